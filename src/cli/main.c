@@ -1,0 +1,2 @@
+#include "util/error.h"
+int main(void) { return 0; }

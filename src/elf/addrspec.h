@@ -1,0 +1,36 @@
+/* addrspec.h - the ADDR forms every command accepts, resolved to a runtime
+ * address in the target:
+ *   0xHEX                runtime address
+ *   @0xHEX               static (ELF virtual) address in the main executable,
+ *                        or in --bin FILE when given
+ *   SYMBOL[+OFF]         symbol of .symtab/.dynsym, main executable first,
+ *                        then every other image in map order
+ *   IMAGE:SYMBOL[+OFF]   symbol in the image whose file name is IMAGE
+ * OFF is decimal or 0xHEX.  Errors are -EINVAL (malformed), -ENOENT (no such
+ * symbol or image), -ERANGE (overflow), with a sentence in err. */
+#ifndef VG_ADDRSPEC_H
+#define VG_ADDRSPEC_H
+
+#include <stdint.h>
+
+#include "elf/image.h"
+#include "util/error.h"
+
+struct vg_addr {
+	uint64_t runtime;                 /* the resolved address */
+	const struct vg_image *image;     /* image that resolved it, or NULL for 0xHEX */
+	const char *symbol;               /* borrowed, NULL unless SYMBOL form */
+	uint64_t symbol_offset;
+};
+
+/* bin, if non-NULL, is the --bin image (static addresses and symbols come
+ * from it; its bias is the running main image's). */
+int vg_addr_parse(const char *spec, const struct vg_images *imgs,
+		  const struct vg_image *bin, struct vg_addr *out,
+		  struct vg_error *err);
+
+/* Strict unsigned integer: decimal, 0xHEX; optional k/M/G suffix when
+ * allow_suffix (binary units).  -EINVAL on junk, -ERANGE on overflow. */
+int vg_parse_u64(const char *s, int allow_suffix, uint64_t *out);
+
+#endif

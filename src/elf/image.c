@@ -1,0 +1,1 @@
+#include "elf/image.h"

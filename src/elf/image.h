@@ -1,0 +1,112 @@
+/* image.h - one ELF file mapped by the target (or given with --bin), and the
+ * set of them for a target.
+ *
+ * Each mapped file is opened once, keyed by device + inode (+ build-id when
+ * known).  The file is opened, in order, through /proc/PID/map_files/START-END
+ * (the exact mapped inode, even if unlinked or replaced; needs CAP_SYS_ADMIN
+ * or CAP_CHECKPOINT_RESTORE), /proc/PID/root/PATH (the target's mount
+ * namespace; checked against the mapping's dev+inode so a replaced file is
+ * never used silently), and, for a deleted image that neither reaches, the ELF
+ * headers read from target memory.  `via` says which path served.
+ * Non-ELF64 and non-x86-64 files are rejected before any header is trusted. */
+#ifndef VG_IMAGE_H
+#define VG_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elf/loadbias.h"
+#include "target/maps.h"
+#include "target/mem.h"
+#include "target/target.h"
+#include "util/error.h"
+
+enum vg_image_via {
+	VG_VIA_NONE = 0,
+	VG_VIA_MAP_FILES,   /* "map_files" */
+	VG_VIA_ROOT,        /* "proc_root" */
+	VG_VIA_MEMORY,      /* "target_memory" */
+	VG_VIA_PATH,        /* "path": a host path (--bin, offline) */
+};
+
+struct vg_symbol {
+	uint64_t vaddr;     /* ELF virtual address (static) */
+	uint64_t size;
+	const char *name;   /* borrowed from the ELF string table */
+	bool from_dynsym;
+};
+
+struct vg_image {
+	char *path;                 /* canonical path in the target ("" if none) */
+	char *open_path;            /* what was actually opened */
+	enum vg_image_via via;
+	bool deleted;
+	bool is_main;               /* the target's executable (/proc/PID/exe) */
+	uint64_t dev, inode;
+	uint8_t build_id[64];
+	size_t build_id_len;        /* 0: none */
+	uint16_t e_type;            /* ET_EXEC, ET_DYN */
+	struct vg_load *loads;
+	size_t n_loads;
+	uint64_t bias;              /* runtime = static + bias */
+	enum vg_bias_method bias_method;
+	uint64_t lo, hi;            /* runtime range covered by its mappings */
+	struct vg_image_priv *priv; /* fd, Elf*, symbol table (lazy) */
+};
+
+struct vg_images {
+	struct vg_image **images;
+	size_t n;
+};
+
+/* Open one ELF file by host path (for --bin and offline use).  -ENOENT,
+ * -EACCES, -ENOEXEC (not ELF64 x86-64, truncated).  bias = 0. */
+int vg_image_open_path(const char *path, struct vg_image **out,
+		       struct vg_error *err);
+struct vg_image *vg_image_free(struct vg_image *img);
+
+/* Every file-backed image the target maps, with its bias.  Regions whose
+ * file is not ELF (fonts, locale archives) are skipped; an ELF that cannot be
+ * opened by any route becomes a target warning, not a failure. */
+int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
+		   struct vg_mem *mem, struct vg_images **out,
+		   struct vg_error *err);
+struct vg_images *vg_images_free(struct vg_images *s);
+
+/* The image whose mappings cover addr, or NULL.  Borrowed. */
+const struct vg_image *vg_images_find(const struct vg_images *s, uint64_t addr);
+/* The main executable, or NULL. */
+const struct vg_image *vg_images_main(const struct vg_images *s);
+/* First image whose path ends with "/name" or equals name (e.g. "libc.so.6"). */
+const struct vg_image *vg_images_by_name(const struct vg_images *s,
+					 const char *name);
+
+/* Symbol lookups in .symtab, then .dynsym (static addresses).  The name
+ * lookup returns 0 and fills *sym, or -ENOENT.  Borrowed until img is freed. */
+int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
+			    struct vg_symbol *sym);
+/* Innermost symbol containing static address vaddr; -ENOENT if none. */
+int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
+		       struct vg_symbol *sym);
+
+/* Lower-case hex of the build-id into buf ("" if none); returns buf. */
+char *vg_image_build_id_hex(const struct vg_image *img, char *buf, size_t size);
+
+enum vg_bin_match {
+	VG_BIN_UNKNOWN = 0,  /* "unknown": no build-id and no comparable bytes */
+	VG_BIN_MATCH,        /* "match" */
+	VG_BIN_MISMATCH,     /* "mismatch" */
+};
+
+/* Is bin the same file as the running image?  Build-ids when both have
+ * one; otherwise compares the file bytes of bin's read-only PT_LOADs with
+ * target memory at running->bias + vaddr.  how: "build_id", "content", "none". */
+enum vg_bin_match vg_image_compare(const struct vg_image *bin,
+				   const struct vg_image *running,
+				   struct vg_mem *mem, const char **how);
+
+const char *vg_image_via_name(enum vg_image_via v);
+const char *vg_bin_match_name(enum vg_bin_match m);
+
+#endif

@@ -1,0 +1,1 @@
+#include "elf/loadbias.h"

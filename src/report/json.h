@@ -1,0 +1,30 @@
+/* json.h - the common header and helpers for every machine-readable report.
+ *
+ * Every document starts with schema_version, tool, tool_version, operation
+ * and process {pid, starttime_ticks, pid_alive_after, process_changed,
+ * warnings}.  Addresses are strings "0x..." in lower-case hex.  Builds cJSON
+ * trees only; printing is the CLI's job. */
+#ifndef VG_JSON_H
+#define VG_JSON_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "target/target.h"
+
+#define VG_SCHEMA_VERSION 1
+
+/* New object with the common header; process is filled from t (may be NULL
+ * for offline operations).  The identity is re-checked here, so call it when
+ * the observation is over.  Returns NULL only on allocation failure. */
+cJSON *vg_json_report_new(const char *operation, const struct vg_target *t);
+
+/* Add "0x..." string member. */
+cJSON *vg_json_add_addr(cJSON *obj, const char *key, uint64_t addr);
+
+/* Error document: header plus {"error": {"message", "code", "exit_code"}}. */
+cJSON *vg_json_error_new(const char *operation, const struct vg_target *t,
+			 const char *message, int code, int exit_code);
+
+#endif

@@ -1,0 +1,76 @@
+/* maps.h - the target's memory regions from /proc/PID/maps.
+ *
+ * The text parser accepts every path the kernel can print: spaces, escaped
+ * newlines ("\012" is decoded), a " (deleted)" suffix (stripped, with
+ * deleted=true: the canonical path is the one without), [heap], [stack],
+ * [vdso], [vvar], [vsyscall], anonymous, "memfd:NAME" and "/memfd:NAME".
+ * A malformed line is an error naming the line number: the table is never
+ * returned half-parsed.  Regions are sorted by start and do not overlap, so
+ * vg_maps_find() is a binary search. */
+#ifndef VG_MAPS_H
+#define VG_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/error.h"
+
+enum vg_region_kind {
+	VG_REGION_ANON,      /* no path */
+	VG_REGION_FILE,      /* path starts with '/' */
+	VG_REGION_HEAP,      /* [heap] */
+	VG_REGION_STACK,     /* [stack] or [stack:TID] */
+	VG_REGION_VDSO,      /* [vdso] */
+	VG_REGION_VVAR,      /* [vvar], [vvar_vclock] */
+	VG_REGION_VSYSCALL,  /* [vsyscall] */
+	VG_REGION_MEMFD,     /* memfd:NAME or /memfd:NAME */
+	VG_REGION_SPECIAL,   /* any other [name] or non-'/' label ([anon:x], [uprobes]) */
+};
+
+struct vg_region {
+	uint64_t start, end;          /* [start, end) */
+	uint64_t offset;              /* file offset of start */
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	char perms[5];                /* "r-xp" */
+	bool readable, writable, executable, shared;
+	bool deleted;                 /* " (deleted)" was printed */
+	enum vg_region_kind kind;
+	char *path;                   /* canonical (unescaped, suffix stripped); "" if none */
+	/* Per-mapping state owned by a consumer (e.g. an image index) that
+	 * vg_maps_carry_over() moves to an identical region of a newer table. */
+	void *state;
+};
+
+struct vg_maps {
+	struct vg_region *regions;
+	size_t n;
+	void (*state_free)(void *state);  /* frees region.state; may be NULL */
+};
+
+/* Parse maps text (need not be NUL-terminated).  Returns 0 or -EINVAL with
+ * the offending line number in err.  *out owned by caller. */
+int vg_maps_parse(const char *text, size_t len, struct vg_maps **out,
+		  struct vg_error *err);
+
+/* Read and parse /proc/PID/maps.  -ESRCH if the process is gone,
+ * -EACCES/-EPERM if not allowed. */
+int vg_maps_read(pid_t pid, struct vg_maps **out, struct vg_error *err);
+
+struct vg_maps *vg_maps_free(struct vg_maps *m);
+
+/* Region containing addr, or NULL.  Borrowed pointer, valid until m is freed. */
+const struct vg_region *vg_maps_find(const struct vg_maps *m, uint64_t addr);
+
+/* Move the state of every region of old that is unchanged in new (same
+ * start, end, offset, perms, dev, inode and path) into new; states of regions
+ * the new table no longer confirms are freed with old->state_free.  old keeps
+ * no state afterwards.  Returns how many states were carried over. */
+size_t vg_maps_carry_over(struct vg_maps *new_maps, struct vg_maps *old_maps);
+
+/* Human label of a kind: "file", "anon", "heap", ... */
+const char *vg_region_kind_name(enum vg_region_kind k);
+
+#endif
