@@ -1,0 +1,167 @@
+/* demo_server: a small, well-behaved multi-threaded "server" for vigil's demo.
+ *
+ * It does nothing useful: four worker threads pretend to serve requests,
+ * bumping global counters and now and then retuning g_config.max_clients.
+ * It exists so `vigil maps` / `vigil read` have a live, changing target whose
+ * globals have known names, types and addresses.
+ *
+ *   demo_server [--seconds N] [--quiet]
+ *
+ * On start it prints its PID and, for each global, the runtime address and
+ * the link-time ("static") address, i.e. the runtime address minus the load
+ * bias of the main executable, which is what `vigil read PID @0x...` takes.
+ * Then it prints a line "ready" and runs until killed (or N seconds pass).
+ * CPU use is low: each worker sleeps ~20 ms per "request".
+ */
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define N_WORKERS 4
+
+struct config {
+    char name[32];
+    int port;
+    int max_clients;
+    double timeout_s;
+};
+
+/* Globals with external linkage: they appear in .symtab as GLOBAL OBJECT
+ * symbols with their plain names, which is what `vigil read PID SYMBOL` looks up. */
+struct config g_config = {
+    .name = "demo-server",
+    .port = 8080,
+    .max_clients = 64,
+    .timeout_s = 2.5,
+};
+unsigned long g_requests_served;
+unsigned long g_bytes_in;
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+/* Load bias of the main executable: the first object dl_iterate_phdr visits. */
+static int first_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    *(uintptr_t *)data = (uintptr_t)info->dlpi_addr;
+    return 1; /* stop after the main program */
+}
+
+static uintptr_t load_bias(void)
+{
+    uintptr_t bias = 0;
+    dl_iterate_phdr(first_object, &bias);
+    return bias;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+    while (nanosleep(&ts, &ts) != 0 && !g_stop) {
+    }
+}
+
+/* xorshift: cheap per-thread pseudo-random numbers, no shared state. */
+static unsigned xorshift(unsigned *s)
+{
+    unsigned x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+static void *worker(void *arg)
+{
+    unsigned seed = 2463534242u + (unsigned)(uintptr_t)arg * 7919u;
+    while (!g_stop) {
+        unsigned r = xorshift(&seed);
+        /* "Serve" one request: a small payload arrives, the counter moves. */
+        __atomic_fetch_add(&g_bytes_in, 64 + r % 4032, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&g_requests_served, 1, __ATOMIC_RELAXED);
+        /* Occasionally an "operator" retunes the limit: 48..127. */
+        if (r % 100 == 0)
+            __atomic_store_n(&g_config.max_clients, 48 + (int)(r / 100 % 80), __ATOMIC_RELAXED);
+        sleep_ms(15 + r % 10);
+    }
+    return NULL;
+}
+
+static void usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s [--seconds N] [--quiet]\n", argv0);
+}
+
+int main(int argc, char **argv)
+{
+    long seconds = 0; /* 0: run until killed */
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
+            char *end;
+            seconds = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || seconds < 0) {
+                usage(argv[0]);
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--quiet") == 0) {
+            quiet = 1;
+        } else {
+            usage(argv[0]);
+            return 2;
+        }
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    uintptr_t bias = load_bias();
+    printf("demo_server pid %ld\n", (long)getpid());
+    printf("load bias 0x%lx\n", (unsigned long)bias);
+    printf("%-21s %-18s %s\n", "global", "address", "static");
+#define SHOW(sym) \
+    printf("%-21s 0x%-16lx @0x%lx\n", #sym, (unsigned long)(uintptr_t)&(sym), \
+           (unsigned long)((uintptr_t)&(sym) - bias))
+    SHOW(g_config);
+    SHOW(g_config.max_clients);
+    SHOW(g_requests_served);
+    SHOW(g_bytes_in);
+#undef SHOW
+    printf("ready\n");
+    fflush(stdout);
+
+    pthread_t th[N_WORKERS];
+    for (int i = 0; i < N_WORKERS; i++) {
+        if (pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)(i + 1)) != 0) {
+            perror("pthread_create");
+            return 1;
+        }
+    }
+
+    time_t start = time(NULL);
+    while (!g_stop) {
+        sleep_ms(200);
+        if (seconds > 0 && time(NULL) - start >= seconds)
+            g_stop = 1;
+    }
+    for (int i = 0; i < N_WORKERS; i++)
+        pthread_join(th[i], NULL);
+    if (!quiet)
+        printf("served %lu requests, %lu bytes in\n", g_requests_served, g_bytes_in);
+    return 0;
+}
