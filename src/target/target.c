@@ -1,1 +1,360 @@
+/* target.c - one observed process: pid, start time, comm, warnings.
+ *
+ * Uses only /proc/PID/stat (comm, state, starttime), /proc/PID/status (Tgid)
+ * and /proc/PID/task: attaching never stops or signals the target.  The pair
+ * (pid, starttime) is the identity; vg_target_recheck() compares it again so
+ * a reused pid is reported as changed.  A zombie thread-group leader whose
+ * other threads still run is alive (the process is); a zombie whose threads
+ * are all gone has exited.  Deliberately no ptrace and no pidfd here: mem.c
+ * holds the pidfd it needs for its own race check. */
 #include "target/target.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Read a small /proc file into buf (NUL-terminated).  Returns length or
+ * negative errno. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	size_t got = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (got + 1 < size) {
+		ssize_t n = read(fd, buf + got, size - 1 - got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+int vg_parse_stat_line(const char *line, char *comm, size_t comm_size,
+		       char *state, unsigned long long *starttime)
+{
+	const char *open, *close_paren, *p;
+	unsigned long long v = 0;
+	char *end;
+	size_t n;
+	int field;
+
+	if (!line)
+		return -EINVAL;
+	open = strchr(line, '(');
+	close_paren = strrchr(line, ')');
+	if (!open || !close_paren || close_paren < open)
+		return -EINVAL;
+	/* field 1: the pid, digits only */
+	for (p = line; p < open && *p == ' '; p++)
+		;
+	if (p == open || !isdigit((unsigned char)*p))
+		return -EINVAL;
+	n = (size_t)(close_paren - open - 1);
+	if (comm && comm_size > 0) {
+		if (n >= comm_size)
+			n = comm_size - 1;
+		memcpy(comm, open + 1, n);
+		comm[n] = '\0';
+	}
+	/* field 3: state, a single character after ") " */
+	p = close_paren + 1;
+	if (p[0] != ' ' || p[1] == '\0' || p[1] == ' ' || (p[2] != ' ' && p[2] != '\0'))
+		return -EINVAL;
+	if (state)
+		*state = p[1];
+	p += 2;
+	/* fields 4..22; 22 is starttime */
+	for (field = 4; field <= 22; field++) {
+		if (*p != ' ')
+			return -EINVAL;
+		p++;
+		errno = 0;
+		if (*p == '-')  /* some fields are signed (priority, nice) */
+			(void)strtoll(p, &end, 10);
+		else
+			v = strtoull(p, &end, 10);
+		if (end == p || errno)
+			return -EINVAL;
+		p = end;
+	}
+	if (*p != ' ' && *p != '\n' && *p != '\0')
+		return -EINVAL;
+	if (starttime)
+		*starttime = v;
+	return 0;
+}
+
+char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,
+			  const char *rest)
+{
+	snprintf(buf, size, "/proc/%d/%s", t ? (int)t->pid : 0, rest ? rest : "");
+	return buf;
+}
+
+struct stat_info {
+	char comm[64];
+	char state;
+	unsigned long long starttime;
+};
+
+static int read_stat(pid_t pid, struct stat_info *si)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	n = read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (n == 0)  /* the task was released between open and read */
+		return -ESRCH;
+	return vg_parse_stat_line(buf, si->comm, sizeof(si->comm), &si->state,
+				  &si->starttime);
+}
+
+/* Tgid: from /proc/PID/status; 0 if not found. */
+static int read_tgid(pid_t pid, pid_t *tgid)
+{
+	char path[64], buf[4096];
+	const char *p;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	n = read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	p = strstr(buf, "\nTgid:");
+	if (!p)
+		return -ESRCH;
+	*tgid = (pid_t)strtol(p + 6, NULL, 10);
+	return *tgid > 0 ? 0 : -ESRCH;
+}
+
+/* A zombie leader with live threads is a running process. */
+static bool any_live_thread(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	bool live = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!live && (de = readdir(d))) {
+		struct stat_info si;
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0 || tid == pid)
+			continue;
+		if (read_stat((pid_t)tid, &si) == 0 && si.state != 'Z' && si.state != 'X')
+			live = true;
+	}
+	closedir(d);
+	return live;
+}
+
+static bool state_dead(pid_t pid, char state)
+{
+	if (state == 'X')
+		return true;
+	return state == 'Z' && !any_live_thread(pid);
+}
+
+static int stat_error(pid_t pid, int rc, struct vg_error *err)
+{
+	if (rc == -ENOENT || rc == -ESRCH)
+		return vg_error_set(err, -ESRCH, "no process with pid %d; check the pid with 'ps -p %d'",
+				    (int)pid, (int)pid);
+	if (rc == -EACCES || rc == -EPERM)
+		return vg_error_set(err, rc, "cannot read /proc/%d/stat: permission denied; run as root or as the target's user",
+				    (int)pid);
+	if (rc == -EINVAL)
+		return vg_error_set(err, -EIO, "cannot parse /proc/%d/stat: unexpected format; report this kernel version as a bug",
+				    (int)pid);
+	return vg_error_set(err, rc, "cannot read /proc/%d/stat: %s", (int)pid, strerror(-rc));
+}
+
+int vg_target_open(pid_t pid, struct vg_target **out, struct vg_error *err)
+{
+	struct vg_target *t;
+	struct stat_info si;
+	pid_t tgid = 0;
+	int rc;
+
+	*out = NULL;
+	if (pid <= 0)
+		return vg_error_set(err, -EINVAL, "invalid pid %d: a pid is a positive number", (int)pid);
+	/* The requested id first: it may be a thread id, which /proc serves
+	 * (unlisted) as /proc/TID. */
+	rc = read_stat(pid, &si);
+	if (rc < 0)
+		return stat_error(pid, rc, err);
+	rc = read_tgid(pid, &tgid);
+	if (rc < 0)
+		return stat_error(pid, rc, err);
+	if (tgid != pid) {
+		rc = read_stat(tgid, &si);
+		if (rc < 0)
+			return stat_error(tgid, rc, err);
+	}
+	if (state_dead(tgid, si.state))
+		return vg_error_set(err, -ESRCH, "pid %d has exited (zombie); nothing left to observe",
+				    (int)tgid);
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return vg_error_set(err, -ENOMEM, "cannot attach to pid %d: out of memory", (int)pid);
+	t->pid = tgid;
+	t->requested = pid;
+	t->starttime = si.starttime;
+	snprintf(t->comm, sizeof(t->comm), "%s", si.comm);
+	if (tgid != pid)
+		vg_target_warn(t, "pid %d is a thread of process %d; observing process %d",
+			       (int)pid, (int)tgid, (int)tgid);
+	*out = t;
+	return 0;
+}
+
+struct vg_target *vg_target_free(struct vg_target *t)
+{
+	size_t i;
+
+	if (!t)
+		return NULL;
+	for (i = 0; i < t->n_warnings; i++)
+		free(t->warnings[i]);
+	free(t);
+	return NULL;
+}
+
+void vg_target_recheck(const struct vg_target *t, bool *alive, bool *changed)
+{
+	struct stat_info si;
+	bool a = false, c = false;
+
+	if (t && read_stat(t->pid, &si) == 0) {
+		c = si.starttime != t->starttime;
+		a = !c && !state_dead(t->pid, si.state);
+	}
+	if (alive)
+		*alive = a;
+	if (changed)
+		*changed = c;
+}
+
+int vg_target_explain(const struct vg_target *t, int code, struct vg_error *err)
+{
+	bool alive, changed;
+
+	if (!t)
+		return code;
+	vg_target_recheck(t, &alive, &changed);
+	if (changed)
+		return vg_error_reset(err, -ESRCH, "pid %d now belongs to another process (start time changed): the observed process '%s' has exited",
+				      (int)t->pid, t->comm);
+	if (!alive)
+		return vg_error_reset(err, -ESRCH, "pid %d ('%s') has exited", (int)t->pid, t->comm);
+	return code;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int vg_target_threads(const struct vg_target *t, pid_t **tids, size_t *n,
+		      struct vg_error *err)
+{
+	pid_t *v = NULL;
+	size_t len = 0, cap = 0;
+	struct dirent *de;
+	char path[64];
+	DIR *d;
+	int rc;
+
+	*tids = NULL;
+	*n = 0;
+	vg_target_proc_path(t, path, sizeof(path), "task");
+	d = opendir(path);  /* glibc opens with O_CLOEXEC */
+	if (!d) {
+		rc = -errno;
+		if (rc == -ENOENT)
+			return vg_error_set(err, -ESRCH, "cannot list threads of pid %d: the process has exited",
+					    (int)t->pid);
+		if (rc == -EACCES || rc == -EPERM)
+			return vg_error_set(err, rc, "cannot list threads of pid %d: permission denied; run as root or as the target's user",
+					    (int)t->pid);
+		return vg_error_set(err, rc, "cannot list threads of pid %d: %s", (int)t->pid, strerror(-rc));
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0)
+			continue;
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 16, bytes;
+			pid_t *nv;
+
+			if (__builtin_mul_overflow(ncap, sizeof(*v), &bytes) ||
+			    !(nv = realloc(v, bytes))) {
+				free(v);
+				closedir(d);
+				return vg_error_set(err, -ENOMEM, "cannot list threads of pid %d: out of memory",
+						    (int)t->pid);
+			}
+			v = nv;
+			cap = ncap;
+		}
+		v[len++] = (pid_t)tid;
+	}
+	closedir(d);
+	if (len == 0) {
+		free(v);
+		return vg_error_set(err, -ESRCH, "cannot list threads of pid %d: the process has exited",
+				    (int)t->pid);
+	}
+	qsort(v, len, sizeof(*v), cmp_pid);
+	*tids = v;
+	*n = len;
+	return 0;
+}
+
+void vg_target_warn(struct vg_target *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	if (!t || t->n_warnings >= VG_TARGET_MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s)
+		t->warnings[t->n_warnings++] = s;
+}
