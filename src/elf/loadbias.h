@@ -11,6 +11,7 @@
 #ifndef VG_LOADBIAS_H
 #define VG_LOADBIAS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,5 +38,19 @@ int vg_loadbias_compute(const struct vg_load *loads, size_t n_loads,
 			enum vg_bias_method *method);
 
 const char *vg_bias_method_name(enum vg_bias_method m);
+
+/* Is mapping m a piece (whole, or split off by mprotect) of one of the loads
+ * when the file is loaded at bias?  Lets callers ignore mappings of the same
+ * file that the loader did not make (a program mmap()ing its own binary). */
+bool vg_loadbias_explains(const struct vg_load *loads, size_t n_loads,
+			  const struct vg_mapping *m, uint64_t page_size,
+			  uint64_t bias);
+
+/* The fallback alone: lowest mapping start - PAGESTART(lowest p_vaddr).
+ * Returns 0, or -ENOENT as vg_loadbias_compute.  For tests and reports that
+ * show how far a guess would have been off. */
+int vg_loadbias_heuristic(const struct vg_load *loads, size_t n_loads,
+			  const struct vg_mapping *maps, size_t n_maps,
+			  uint64_t page_size, uint64_t *bias);
 
 #endif
