@@ -1,0 +1,46 @@
+/* tgt_dlopen - loads a library in the middle of its life.
+ * usage: tgt_dlopen TRUTHFILE LIBPATH [now]
+ * Without "now": writes "state ready", waits for SIGUSR1, then dlopens
+ * LIBPATH and rewrites the truth file with "state loaded".  With "now" it
+ * loads at once (used when LIBPATH exists only in the target's mount
+ * namespace).  Then waits until killed. */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "truth.h"
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return 99;
+	truth_init(120);
+	int now = argc > 3 && strcmp(argv[3], "now") == 0;
+	if (!now) {
+		sigset_t set;
+		int sig;
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		FILE *f = truth_begin(argv[1]);
+		truth_objects(f);
+		fprintf(f, "state ready\n");
+		truth_end(f, argv[1]);
+		sigwait(&set, &sig);
+	}
+	void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "tgt_dlopen: %s\n", dlerror());
+		return 99;
+	}
+	void *counter = dlsym(h, "vglib_counter");
+	if (!counter)
+		return 99;
+	FILE *f = truth_begin(argv[1]);
+	truth_objects(f);
+	truth_symbol(f, "vglib_counter", counter, sizeof(unsigned long long));
+	fprintf(f, "state loaded\n");
+	truth_end(f, argv[1]);
+	truth_wait_forever();
+}

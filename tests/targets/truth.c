@@ -1,0 +1,133 @@
+/* truth.c - see truth.h.  Uses dl_iterate_phdr (the dynamic linker's own
+ * view of every loaded object: dlpi_addr is the exact load bias) and reads
+ * each object's NT_GNU_BUILD_ID note from its own memory. */
+#include "truth.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <limits.h>
+#include <link.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+void truth_init(unsigned max_seconds)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(max_seconds);
+}
+
+static void die(const char *what, const char *path)
+{
+	fprintf(stderr, "target: %s '%s' failed\n", what, path);
+	exit(99);
+}
+
+FILE *truth_begin(const char *path)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		die("open", tmp);
+	return f;
+}
+
+void truth_end(FILE *f, const char *path)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0)
+		die("write", tmp);
+	if (rename(tmp, path) != 0)
+		die("rename", path);
+}
+
+static void canonical(const char *name, char *out, size_t size)
+{
+	char buf[PATH_MAX];
+	if (!name || !*name) {
+		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		snprintf(out, size, "%s", buf);
+	} else if (name[0] == '/' && realpath(name, buf)) {
+		snprintf(out, size, "%s", buf);
+	} else {
+		snprintf(out, size, "%s", name);
+	}
+}
+
+static void build_id(const struct dl_phdr_info *info, char *out, size_t size)
+{
+	snprintf(out, size, "-");
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		const unsigned char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const unsigned char *name = p + sizeof(*n);
+			const unsigned char *desc = name + ((n->n_namesz + 3) & ~3u);
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0 && desc + n->n_descsz <= end) {
+				size_t o = 0;
+				for (unsigned j = 0; j < n->n_descsz && o + 3 <= size; j++)
+					o += snprintf(out + o, size - o, "%02x", desc[j]);
+				return;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
+static int one_object(struct dl_phdr_info *info, size_t sz, void *data)
+{
+	FILE *f = data;
+	char path[PATH_MAX], bid[256];
+	const char *kind = "other";
+	if (!info->dlpi_name || !*info->dlpi_name)
+		kind = "main";
+	else if (info->dlpi_name[0] == '/')
+		kind = "lib";
+	canonical(info->dlpi_name, path, sizeof(path));
+	build_id(info, bid, sizeof(bid));
+	fprintf(f, "obj %s 0x%llx %s %s\n", kind,
+		(unsigned long long)info->dlpi_addr, bid, path);
+	return 0;
+}
+
+void truth_objects(FILE *f)
+{
+	fprintf(f, "pid %d\n", (int)getpid());
+	dl_iterate_phdr(one_object, f);
+}
+
+void truth_symbol(FILE *f, const char *name, const volatile void *addr,
+		  size_t size)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+	char path[PATH_MAX];
+	uintptr_t a = (uintptr_t)addr;
+	if (!dladdr1((const void *)a, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) {
+		fprintf(stderr, "target: dladdr1 failed for %s\n", name);
+		exit(99);
+	}
+	canonical(lm->l_name, path, sizeof(path));
+	fprintf(f, "sym %s 0x%llx 0x%llx %zu ", name, (unsigned long long)a,
+		(unsigned long long)(a - lm->l_addr), size);
+	for (size_t i = 0; i < size; i++)
+		fprintf(f, "%02x", ((const volatile unsigned char *)addr)[i]);
+	fprintf(f, " %s\n", path);
+}
+
+void truth_wait_forever(void)
+{
+	for (;;)
+		pause();
+}

@@ -1,0 +1,38 @@
+/* truth.h - ground truth written by the e2e target programs.
+ *
+ * A target knows facts about itself that vigil must rediscover from outside
+ * (load biases, build-ids, addresses and bytes of its globals).  It writes
+ * them as lines "KEY WORDS..." to a temporary file and renames it into place,
+ * so a test never sees half a file.  Line formats:
+ *   pid PID
+ *   state WORD
+ *   obj main|lib|other 0xBIAS BUILDID|- PATH      (one per dl_iterate_phdr object)
+ *   sym NAME 0xRUNTIME 0xSTATIC SIZE HEXBYTES IMAGEPATH
+ *   KEY VALUE                                     (target specific)
+ * PATH is the canonical path (realpath) so that it equals what the kernel
+ * prints in /proc/PID/maps; it is the last field and may contain spaces. */
+#ifndef VG_TARGET_TRUTH_H
+#define VG_TARGET_TRUTH_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Safety net for every target: die with the parent (the test) and after
+ * max_seconds in any case, so no target outlives a crashed test. */
+void truth_init(unsigned max_seconds);
+
+/* Open "<path>.tmp" for writing; exits the program on failure. */
+FILE *truth_begin(const char *path);
+/* Flush, close and rename "<path>.tmp" to path; exits on failure. */
+void truth_end(FILE *f, const char *path);
+
+/* "pid" line plus one "obj" line per loaded object. */
+void truth_objects(FILE *f);
+/* One "sym" line for the object at addr (size bytes). */
+void truth_symbol(FILE *f, const char *name, const volatile void *addr,
+		  size_t size);
+
+/* Sleep until killed. */
+void truth_wait_forever(void) __attribute__((noreturn));
+
+#endif
