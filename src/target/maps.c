@@ -1,1 +1,585 @@
+/* maps.c - the region table of a process, from the text of /proc/PID/maps.
+ *
+ * The kernel prints one VMA per line (fs/proc/task_mmu.c, show_map_vma):
+ *   start-end perms offset major:minor inode   path
+ * with hex numbers, the path padded to a column and escaped by
+ * seq_file_path(..., "\n"), so only a newline is escaped, as "\012".  We
+ * decode any "\ooo" octal escape, keep every other byte (spaces included),
+ * strip a trailing " (deleted)" and classify the name.
+ *
+ * Speed: the whole file is read with large read()s into one buffer, parsed
+ * without sscanf, and every path goes into one arena, so a table costs three
+ * allocations whatever its size.  A line that does not match the format is an
+ * error naming the line, and no table is returned: half a table looks
+ * complete and is worse than none.
+ *
+ * It does not open the mapped files or interpret offsets: that is images'
+ * job.  vg_maps_load() prefers PROCMAP_QUERY (procmap.c) when the kernel has
+ * it and falls back to the text. */
 #include "target/maps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "target/procmap.h"
+
+#define READ_CHUNK (1u << 20)
+#define LIVE_READ_TRIES 3
+
+static const char *const kind_names[] = {
+	[VG_REGION_ANON] = "anon",
+	[VG_REGION_FILE] = "file",
+	[VG_REGION_HEAP] = "heap",
+	[VG_REGION_STACK] = "stack",
+	[VG_REGION_VDSO] = "vdso",
+	[VG_REGION_VVAR] = "vvar",
+	[VG_REGION_VSYSCALL] = "vsyscall",
+	[VG_REGION_MEMFD] = "memfd",
+	[VG_REGION_SPECIAL] = "special",
+};
+
+const char *vg_region_kind_name(enum vg_region_kind k)
+{
+	if ((unsigned)k >= sizeof(kind_names) / sizeof(kind_names[0]))
+		return "unknown";
+	return kind_names[k];
+}
+
+/* Exact names; [stack:TID] and prefixes are handled in vg_region_classify. */
+static const struct {
+	const char *name;
+	enum vg_region_kind kind;
+} special_names[] = {
+	{ "[heap]", VG_REGION_HEAP },
+	{ "[stack]", VG_REGION_STACK },
+	{ "[vdso]", VG_REGION_VDSO },
+	{ "[vvar]", VG_REGION_VVAR },
+	{ "[vvar_vclock]", VG_REGION_VVAR },
+	{ "[vsyscall]", VG_REGION_VSYSCALL },
+};
+
+static const char deleted_suffix[] = " (deleted)";
+
+static bool is_stack_tid(const char *p)
+{
+	/* "[stack:1234]" (kernels before 4.5 named thread stacks so) */
+	if (strncmp(p, "[stack:", 7) != 0)
+		return false;
+	p += 7;
+	if (*p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p[0] == ']' && p[1] == '\0';
+}
+
+void vg_region_classify(struct vg_region *r)
+{
+	char *p = r->path;
+	size_t len = strlen(p);
+	size_t sl = sizeof(deleted_suffix) - 1;
+
+	r->deleted = false;
+	/* Only files (and memfds, which are files) get the suffix: d_path()
+	 * appends it to an unlinked dentry.  A bracketed name is a label. */
+	if (p[0] != '[' && len > sl && memcmp(p + len - sl, deleted_suffix, sl) == 0) {
+		p[len - sl] = '\0';
+		r->deleted = true;
+	}
+
+	if (p[0] == '\0') {
+		r->kind = VG_REGION_ANON;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(special_names) / sizeof(special_names[0]); i++) {
+		if (strcmp(p, special_names[i].name) == 0) {
+			r->kind = special_names[i].kind;
+			return;
+		}
+	}
+	if (is_stack_tid(p))
+		r->kind = VG_REGION_STACK;
+	else if (strncmp(p, "memfd:", 6) == 0 || strncmp(p, "/memfd:", 7) == 0)
+		r->kind = VG_REGION_MEMFD;
+	else if (p[0] == '/')
+		r->kind = VG_REGION_FILE;
+	else
+		r->kind = VG_REGION_SPECIAL;
+}
+
+void vg_region_set_perms(struct vg_region *r)
+{
+	r->readable = r->perms[0] == 'r';
+	r->writable = r->perms[1] == 'w';
+	r->executable = r->perms[2] == 'x';
+	r->shared = r->perms[3] == 's';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* 1 to max_digits hex digits; *pp advanced past them. */
+static bool parse_hex(const char **pp, const char *e, unsigned max_digits, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	unsigned n = 0;
+	int d;
+
+	while (p < e && (d = hexval(*p)) >= 0) {
+		if (++n > max_digits)
+			return false;
+		v = (v << 4) | (uint64_t)d;
+		p++;
+	}
+	if (n == 0)
+		return false;
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+static bool parse_dec(const char **pp, const char *e, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+
+	if (p >= e || *p < '0' || *p > '9')
+		return false;
+	while (p < e && *p >= '0' && *p <= '9') {
+		if (__builtin_mul_overflow(v, 10, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
+			return false;
+		p++;
+	}
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+static bool expect(const char **pp, const char *e, char c)
+{
+	if (*pp >= e || **pp != c)
+		return false;
+	(*pp)++;
+	return true;
+}
+
+static bool is_octal(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
+/* Copy the printed path [p, e) to dst, decoding "\ooo".  "\000" and
+ * escapes above 0377 are kept literally: the kernel never prints them and a
+ * NUL would silently cut the path.  Returns bytes written (no NUL), or -1 if
+ * the path holds a NUL byte. */
+static long unescape(char *dst, const char *p, const char *e)
+{
+	char *d = dst;
+
+	while (p < e) {
+		char c = *p;
+
+		if (c == '\0')
+			return -1;
+		if (c == '\\' && e - p >= 4 && p[1] >= '0' && p[1] <= '3' &&
+		    is_octal(p[2]) && is_octal(p[3])) {
+			int v = (p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0');
+
+			if (v != 0) {
+				*d++ = (char)v;
+				p += 4;
+				continue;
+			}
+		}
+		*d++ = c;
+		p++;
+	}
+	return d - dst;
+}
+
+/* Parse one line [p, e) into r; the path goes to arena + *used.  On error
+ * returns a static description of what is wrong. */
+static const char *parse_line(const char *p, const char *e, struct vg_region *r,
+			      char *arena, size_t *used)
+{
+	uint64_t v;
+	long n;
+
+	if (p == e)
+		return "empty line";
+	if (!parse_hex(&p, e, 16, &r->start))
+		return "bad start address";
+	if (!expect(&p, e, '-'))
+		return "expected '-' after the start address";
+	if (!parse_hex(&p, e, 16, &r->end))
+		return "bad end address";
+	if (!expect(&p, e, ' '))
+		return "expected ' ' after the end address";
+	if (r->end <= r->start)
+		return "end address not above start address";
+	if (e - p < 4)
+		return "bad permissions";
+	if ((p[0] != 'r' && p[0] != '-') || (p[1] != 'w' && p[1] != '-') ||
+	    (p[2] != 'x' && p[2] != '-') || (p[3] != 'p' && p[3] != 's'))
+		return "bad permissions (expected like 'r-xp')";
+	memcpy(r->perms, p, 4);
+	r->perms[4] = '\0';
+	p += 4;
+	if (!expect(&p, e, ' '))
+		return "expected ' ' after the permissions";
+	if (!parse_hex(&p, e, 16, &r->offset))
+		return "bad offset";
+	if (!expect(&p, e, ' '))
+		return "expected ' ' after the offset";
+	if (!parse_hex(&p, e, 8, &v))
+		return "bad device major";
+	r->dev_major = (uint32_t)v;
+	if (!expect(&p, e, ':'))
+		return "expected ':' in the device";
+	if (!parse_hex(&p, e, 8, &v))
+		return "bad device minor";
+	r->dev_minor = (uint32_t)v;
+	if (!expect(&p, e, ' '))
+		return "expected ' ' after the device";
+	if (!parse_dec(&p, e, &r->inode))
+		return "bad inode";
+	if (p < e && *p != ' ')
+		return "bad inode";
+	while (p < e && *p == ' ')
+		p++;
+
+	n = unescape(arena + *used, p, e);
+	if (n < 0)
+		return "NUL byte in the path";
+	arena[*used + (size_t)n] = '\0';
+	/* Offsets for now: the arena may move when it is shrunk. */
+	r->path = (char *)(uintptr_t)*used;
+	*used += (size_t)n + 1;
+	r->state = NULL;
+	vg_region_set_perms(r);
+	return NULL;
+}
+
+int vg_maps_parse(const char *text, size_t len, struct vg_maps **out,
+		  struct vg_error *err)
+{
+	struct vg_maps *m = NULL;
+	struct vg_region *regions = NULL;
+	char *arena = NULL, *shrunk;
+	size_t lines = 1, n = 0, used = 0, arena_size, lineno = 0;
+	const char *p = text, *end = text + len;
+	int r;
+
+	*out = NULL;
+	for (const char *q = text; q < end && (q = memchr(q, '\n', (size_t)(end - q))); q++)
+		lines++;
+
+	/* Each path plus its NUL fits in its line plus its newline, so the
+	 * arena never needs more than len + 1 bytes; +1 more for the "". */
+	if (__builtin_add_overflow(len, 2, &arena_size))
+		return vg_error_set(err, -ENOMEM, "cannot parse maps: input too large");
+	regions = calloc(lines, sizeof(*regions));
+	arena = malloc(arena_size);
+	m = calloc(1, sizeof(*m));
+	if (!regions || !arena || !m) {
+		r = vg_error_set(err, -ENOMEM, "cannot parse maps: out of memory for %zu lines", lines);
+		goto fail;
+	}
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+		struct vg_region *reg = &regions[n];
+		const char *why;
+
+		lineno++;
+		why = parse_line(p, e, reg, arena, &used);
+		if (why) {
+			r = vg_error_set(err, -EINVAL, "maps line %zu: %s%s; expected 'start-end perms offset major:minor inode [path]'",
+					 lineno, why, nl ? "" : " (truncated last line?)");
+			goto fail;
+		}
+		if (n > 0 && reg->start < regions[n - 1].end) {
+			r = vg_error_set(err, -EINVAL, "maps line %zu: region %" PRIx64 "-%" PRIx64 " overlaps or precedes %" PRIx64 "-%" PRIx64 "; regions must be sorted and disjoint",
+					 lineno, reg->start, reg->end,
+					 regions[n - 1].start, regions[n - 1].end);
+			goto fail;
+		}
+		n++;
+		p = nl ? nl + 1 : end;
+	}
+
+	shrunk = realloc(arena, used ? used : 1);
+	if (shrunk)
+		arena = shrunk;
+	for (size_t i = 0; i < n; i++)
+		regions[i].path = arena + (uintptr_t)regions[i].path;
+	for (size_t i = 0; i < n; i++)
+		vg_region_classify(&regions[i]);
+
+	m->regions = regions;
+	m->n = n;
+	m->path_arena = arena;
+	*out = m;
+	return 0;
+fail:
+	free(regions);
+	free(arena);
+	free(m);
+	return r;
+}
+
+struct vg_maps *vg_maps_free(struct vg_maps *m)
+{
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->regions[i].state && m->state_free)
+			m->state_free(m->regions[i].state);
+		if (!m->path_arena)
+			free(m->regions[i].path);
+	}
+	free(m->path_arena);
+	free(m->regions);
+	free(m);
+	return NULL;
+}
+
+const struct vg_region *vg_maps_find(const struct vg_maps *m, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!m)
+		return NULL;
+	/* Find the first region with start > addr; the one before it is the
+	 * only one that can contain addr. */
+	hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->regions[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	if (addr < m->regions[lo - 1].end)
+		return &m->regions[lo - 1];
+	return NULL;
+}
+
+static bool same_mapping(const struct vg_region *a, const struct vg_region *b)
+{
+	return a->start == b->start && a->end == b->end &&
+	       a->offset == b->offset && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && a->inode == b->inode &&
+	       memcmp(a->perms, b->perms, 4) == 0 &&
+	       strcmp(a->path ? a->path : "", b->path ? b->path : "") == 0;
+}
+
+static void drop_state(struct vg_maps *m, struct vg_region *r)
+{
+	if (r->state && m->state_free)
+		m->state_free(r->state);
+	r->state = NULL;
+}
+
+size_t vg_maps_carry_over(struct vg_maps *new_maps, struct vg_maps *old_maps)
+{
+	size_t i = 0, j = 0, moved = 0;
+
+	if (!old_maps)
+		return 0;
+	if (!new_maps) {
+		for (i = 0; i < old_maps->n; i++)
+			drop_state(old_maps, &old_maps->regions[i]);
+		return 0;
+	}
+	if (!new_maps->state_free)
+		new_maps->state_free = old_maps->state_free;
+	/* Both tables are sorted by start: walk them side by side. */
+	while (i < old_maps->n) {
+		struct vg_region *o = &old_maps->regions[i];
+
+		while (j < new_maps->n && new_maps->regions[j].start < o->start)
+			j++;
+		if (o->state && j < new_maps->n && !new_maps->regions[j].state &&
+		    same_mapping(o, &new_maps->regions[j])) {
+			new_maps->regions[j].state = o->state;
+			o->state = NULL;
+			moved++;
+		} else {
+			drop_state(old_maps, o);
+		}
+		i++;
+	}
+	return moved;
+}
+
+/* An empty maps is either a kernel thread (no mm: an empty table is the
+ * truth) or a process that exited and is a zombie or being reaped. */
+static bool process_gone(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *rp;
+	ssize_t k;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	k = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (k <= 0)
+		return true;
+	buf[k] = '\0';
+	/* comm may contain ')' and spaces: the state follows the last ')'. */
+	rp = strrchr(buf, ')');
+	if (!rp || rp[1] != ' ')
+		return true;
+	return rp[2] == 'Z' || rp[2] == 'X' || rp[2] == 'x';
+}
+
+static int gone(struct vg_error *err, pid_t pid)
+{
+	return vg_error_set(err, -ESRCH, "pid %d does not exist or has exited", (int)pid);
+}
+
+static int open_errno(struct vg_error *err, pid_t pid, int e)
+{
+	if (e == ENOENT || e == ESRCH)
+		return gone(err, pid);
+	if (e == EACCES || e == EPERM)
+		return vg_error_set(err, -EACCES, "cannot read /proc/%d/maps: permission denied; run as root or as the target's user; check kernel.yama.ptrace_scope",
+				    (int)pid);
+	return vg_error_set(err, -e, "cannot read /proc/%d/maps: %s", (int)pid, strerror(e));
+}
+
+/* Read the whole of /proc/PID/maps; *buf malloc'ed. */
+static int slurp_maps(pid_t pid, char **buf, size_t *len, struct vg_error *err)
+{
+	char path[64];
+	char *b = NULL, *nb;
+	size_t cap = READ_CHUNK, n = 0;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return open_errno(err, pid, errno);
+	b = malloc(cap);
+	if (!b) {
+		r = vg_error_set(err, -ENOMEM, "cannot read /proc/%d/maps: out of memory", (int)pid);
+		goto out;
+	}
+	for (;;) {
+		ssize_t k;
+
+		if (n == cap) {
+			if (__builtin_mul_overflow(cap, 2, &cap)) {
+				r = vg_error_set(err, -EFBIG, "cannot read /proc/%d/maps: too large", (int)pid);
+				goto out;
+			}
+			nb = realloc(b, cap);
+			if (!nb) {
+				r = vg_error_set(err, -ENOMEM, "cannot read /proc/%d/maps: out of memory for %zu bytes",
+						 (int)pid, cap);
+				goto out;
+			}
+			b = nb;
+		}
+		k = read(fd, b + n, cap - n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			r = open_errno(err, pid, errno);
+			goto out;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	*buf = b;
+	*len = n;
+	b = NULL;
+	r = 0;
+out:
+	free(b);
+	close(fd);
+	return r;
+}
+
+int vg_maps_read(pid_t pid, struct vg_maps **out, struct vg_error *err)
+{
+	struct vg_error perr;
+	int r = -EINVAL;
+
+	*out = NULL;
+	if (pid <= 0)
+		return vg_error_set(err, -EINVAL, "pid %d is not valid; give a positive process id", (int)pid);
+	/* The kernel prints the file in several passes when it is large, and
+	 * the target may map or unmap between them: a table that then fails
+	 * the order check is a torn read, not bad input.  Read it again. */
+	for (int tries = 0; tries < LIVE_READ_TRIES; tries++) {
+		char *buf = NULL;
+		size_t len = 0;
+
+		r = slurp_maps(pid, &buf, &len, err);
+		if (r < 0)
+			return r;
+		if (len == 0 && process_gone(pid)) {
+			free(buf);
+			return gone(err, pid);
+		}
+		vg_error_clear(&perr);
+		r = vg_maps_parse(buf, len, out, &perr);
+		free(buf);
+		if (r != -EINVAL)
+			break;
+	}
+	if (r < 0)
+		return vg_error_set(err, r, "cannot parse /proc/%d/maps: %s", (int)pid, perr.msg);
+	return 0;
+}
+
+int vg_maps_load(pid_t pid, unsigned flags, struct vg_maps **out,
+		 const char **method, struct vg_error *err)
+{
+	struct vg_procmap pm;
+	int r;
+
+	*out = NULL;
+	if (!(flags & VG_MAPS_FORCE_TEXT)) {
+		r = vg_procmap_open(pid, &pm, err);
+		if (r == 0) {
+			r = vg_procmap_read_all(&pm, out, err);
+			vg_procmap_close(&pm);
+			if (method)
+				*method = "procmap_query";
+			return r;
+		}
+		if (r != -EOPNOTSUPP)
+			return r;
+		/* the kernel predates PROCMAP_QUERY: the text says the same */
+		vg_error_clear(err);
+	}
+	if (method)
+		*method = "text";
+	return vg_maps_read(pid, out, err);
+}

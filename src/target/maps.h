@@ -48,6 +48,10 @@ struct vg_maps {
 	struct vg_region *regions;
 	size_t n;
 	void (*state_free)(void *state);  /* frees region.state; may be NULL */
+	/* Internal: one block holding every region's path, freed by
+	 * vg_maps_free().  NULL means each path is its own malloc (a table
+	 * built by hand); vg_maps_free() then frees them one by one. */
+	char *path_arena;
 };
 
 /* Parse maps text (need not be NUL-terminated).  Returns 0 or -EINVAL with
@@ -72,5 +76,22 @@ size_t vg_maps_carry_over(struct vg_maps *new_maps, struct vg_maps *old_maps);
 
 /* Human label of a kind: "file", "anon", "heap", ... */
 const char *vg_region_kind_name(enum vg_region_kind k);
+
+/* vg_maps_load() flags. */
+#define VG_MAPS_FORCE_TEXT 0x1u  /* parse the text even if PROCMAP_QUERY works */
+
+/* The table of pid from PROCMAP_QUERY when the kernel has it (and flags
+ * lack VG_MAPS_FORCE_TEXT), else from the text of /proc/PID/maps.  Both give
+ * the same table.  *method (if non-NULL) is set to the static string
+ * "procmap_query" or "text".  Errors as for vg_maps_read(). */
+int vg_maps_load(pid_t pid, unsigned flags, struct vg_maps **out,
+		 const char **method, struct vg_error *err);
+
+/* Shared by the text parser and PROCMAP_QUERY, exposed so both agree.
+ * vg_region_classify: r->path holds the unescaped name as the kernel
+ * printed it; strip a " (deleted)" suffix in place (setting r->deleted) and
+ * set r->kind.  vg_region_set_perms: derive readable..shared from r->perms. */
+void vg_region_classify(struct vg_region *r);
+void vg_region_set_perms(struct vg_region *r);
 
 #endif

@@ -3,9 +3,16 @@
  * One ioctl answers "which VMA covers (or follows) this address" with its
  * range, flags, offset, device, inode, path and the ELF build-id the kernel
  * recorded for file-backed executable mappings, without opening the file.
- * Debian 12's headers predate it, so the UAPI struct is declared here.
+ * Debian 12's headers predate it, so procmap.c declares the UAPI struct.
  * When the kernel lacks it (ENOTTY/EINVAL), callers fall back to the text
- * parser in maps.h. */
+ * parser in maps.h (vg_maps_load() does so).
+ *
+ * Differences from the text it papers over, so that vg_procmap_read_all()
+ * and vg_maps_read() give identical tables: the ioctl returns names raw (a
+ * newline is a newline, not "\012"), with the same " (deleted)" suffix; it
+ * never reports the [vsyscall] gate page, which is not a VMA, so the walk
+ * adds it when the text would show it; a process without an mm (kernel
+ * thread) answers ESRCH where the text is empty. */
 #ifndef VG_PROCMAP_H
 #define VG_PROCMAP_H
 
@@ -18,17 +25,23 @@
 #include "util/error.h"
 
 struct vg_procmap {
-	int fd;  /* open /proc/PID/maps */
+	int fd;     /* open /proc/PID/maps, O_CLOEXEC */
+	pid_t pid;
 };
 
+#define VG_BUILD_ID_MAX 20  /* the kernel's BUILD_ID_SIZE_MAX */
+
 /* Open /proc/PID/maps for queries.  -EOPNOTSUPP if the kernel has no
- * PROCMAP_QUERY; -ESRCH, -EACCES as for vg_maps_read. */
+ * PROCMAP_QUERY; -ESRCH, -EACCES as for vg_maps_read.  On failure pm->fd
+ * is -1 and vg_procmap_close() is a no-op. */
 int vg_procmap_open(pid_t pid, struct vg_procmap *pm, struct vg_error *err);
 void vg_procmap_close(struct vg_procmap *pm);
 
 /* Fill *r (path malloc'ed, owned by caller: free(r->path)) with the region
- * covering addr.  If build_id is non-NULL (size >= 20), also the build-id
- * (*build_id_len = 0 if none).  Returns 0, -ENOENT if nothing covers addr. */
+ * covering addr, path and kind as the text parser gives them.  If build_id
+ * is non-NULL (size >= VG_BUILD_ID_MAX), also the build-id the kernel reads
+ * from the mapped ELF file (*build_id_len = 0 if none).  Returns 0, -ENOENT
+ * if nothing covers addr, -ESRCH if the process is gone. */
 int vg_procmap_query(const struct vg_procmap *pm, uint64_t addr,
 		     struct vg_region *r, uint8_t *build_id,
 		     size_t *build_id_len, struct vg_error *err);
