@@ -44,11 +44,23 @@ struct vg_mem_result {
 
 struct vg_mem;  /* opaque: pid, lazily opened /proc/PID/mem fd, maps ref */
 
-/* maps is borrowed and used for the file fallback; it may be NULL (no file
- * fallback).  Never fails except on allocation. */
+/* t and maps are borrowed and must outlive m; maps is used for the file
+ * fallback and for error sentences; it may be NULL (no file fallback).
+ * Never fails except on allocation. */
 int vg_mem_open(const struct vg_target *t, const struct vg_maps *maps,
 		struct vg_mem **out, struct vg_error *err);
 struct vg_mem *vg_mem_free(struct vg_mem *m);
+
+/* Replace the borrowed maps after a refresh (NULL: no file fallback). */
+void vg_mem_set_maps(struct vg_mem *m, const struct vg_maps *maps);
+
+/* Restrict the sources tried (tests, and the CLI's --source option).
+ * Default VG_MEM_SRC_ALL; a mask of 0 is treated as VG_MEM_SRC_ALL. */
+#define VG_MEM_SRC_VM_READV  (1u << 0)
+#define VG_MEM_SRC_PROC_MEM  (1u << 1)
+#define VG_MEM_SRC_FILE      (1u << 2)
+#define VG_MEM_SRC_ALL       (VG_MEM_SRC_VM_READV | VG_MEM_SRC_PROC_MEM | VG_MEM_SRC_FILE)
+void vg_mem_set_sources(struct vg_mem *m, unsigned mask);
 
 /* Read len bytes at addr into buf.  Returns 0 if every byte was read,
  * otherwise the negative errno of the first unreadable byte (-EFAULT for an
