@@ -12,7 +12,8 @@
 #   vigil maps PID --json                   the JSON path
 #   VIGIL_MAPS_SOURCE=text vigil maps PID   forcing the /proc/PID/maps text parser
 # and prints medians in ms and ratios vs cat. Goal: vigil maps < 20 ms wall.
-# Uses hyperfine when installed (apt-get install hyperfine), else a python3 loop.
+# Uses hyperfine when installed (apt-get install hyperfine), else (or with
+# BENCH_NO_HYPERFINE=1) a python3 loop that also subtracts the shell spawn time.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -96,7 +97,7 @@ cmds=("cat /proc/$pid/maps > /dev/null"
       "'$vigil' maps $pid --json > /dev/null"
       "VIGIL_MAPS_SOURCE=text '$vigil' maps $pid > /dev/null")
 
-if command -v hyperfine >/dev/null; then
+if [[ -z ${BENCH_NO_HYPERFINE:-} ]] && command -v hyperfine >/dev/null; then
     tool="hyperfine $(hyperfine --version | awk '{print $2}')"
     hargs=()
     for i in "${!cmds[@]}"; do hargs+=(-n "${labels[$i]}" "${cmds[$i]}"); done
