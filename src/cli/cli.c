@@ -1,1 +1,152 @@
-#include "util/error.h"
+/* cli.c - the parts of every subcommand that must sound the same: errors,
+ * warnings, PID parsing, attaching, JSON output and the final flush. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/addrspec.h"
+#include "report/json.h"
+#include "target/maps.h"
+
+int cli_fail(struct vg_cli *cli, const struct vg_error *err)
+{
+	int code = err->exit ? (int)err->exit : VG_EXIT_RUNTIME;
+	const char *msg = err->msg[0] ? err->msg : strerror(-err->code);
+
+	if (cli->json) {
+		cJSON *doc = vg_json_error_new(cli->operation, cli->target, msg,
+					       err->code, code);
+		cli_print_json(doc);
+	} else {
+		fprintf(stderr, "vigil: error: %s\n", msg);
+	}
+	return code;
+}
+
+int cli_usage_error(struct vg_cli *cli, const char *fmt, ...)
+{
+	struct vg_error err = { 0 };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err.msg, sizeof(err.msg), fmt, ap);
+	va_end(ap);
+	err.code = -EINVAL;
+	err.exit = VG_EXIT_USAGE;
+	return cli_fail(cli, &err);
+}
+
+int cli_bad_option(struct vg_cli *cli, const char *arg)
+{
+	return cli_usage_error(cli, "unknown or incomplete option '%s' for '%s'; see 'vigil help %s'",
+			       arg ? arg : "?", cli->operation, cli->operation);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vigil: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid)
+{
+	uint64_t v;
+
+	if (!s || s[0] < '0' || s[0] > '9' || vg_parse_u64(s, 0, &v) < 0 ||
+	    strncmp(s, "0x", 2) == 0 || v == 0 || v > INT_MAX)
+		return cli_usage_error(cli, "invalid PID '%s': expected a positive decimal number",
+				       s ? s : "");
+	*pid = (pid_t)v;
+	return 0;
+}
+
+int cli_attach(struct vg_cli *cli, const char *pid_arg)
+{
+	struct vg_error err = { 0 };
+	pid_t pid;
+	int r = cli_parse_pid(cli, pid_arg, &pid);
+
+	if (r)
+		return r;
+	if (vg_target_open(pid, &cli->target, &err) < 0)
+		return cli_fail(cli, &err);
+	return 0;
+}
+
+int cli_print_json(cJSON *doc)
+{
+	char *text;
+
+	if (!doc)
+		return VG_EXIT_RUNTIME;
+	text = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	if (!text) {
+		fprintf(stderr, "vigil: error: out of memory formatting JSON\n");
+		return VG_EXIT_RUNTIME;
+	}
+	fputs(text, stdout);
+	fputc('\n', stdout);
+	free(text);
+	return 0;
+}
+
+int cli_finish_output(void)
+{
+	/* A truncated JSON document is a bug: check the last write and the
+	 * close, where a full disk or a closed pipe finally shows. */
+	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+		fprintf(stderr, "vigil: error: cannot write output: %s\n", strerror(errno));
+		return VG_EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+void cli_prescan_json(struct vg_cli *cli, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--json") == 0)
+			cli->json = true;
+	}
+}
+
+int cli_load_maps(struct vg_cli *cli, struct vg_maps **maps, const char **method)
+{
+	struct vg_error err = { 0 };
+	const char *src = getenv("VIGIL_MAPS_SOURCE");
+	unsigned flags = 0;
+	int r;
+
+	if (src && strcmp(src, "text") == 0)
+		flags |= VG_MAPS_FORCE_TEXT;
+	else if (src && *src && strcmp(src, "query") != 0)
+		return cli_usage_error(cli, "invalid VIGIL_MAPS_SOURCE '%s': expected 'text' or 'query'", src);
+	r = vg_maps_load(cli->target->pid, flags, maps, method, &err);
+	if (r < 0)
+		return cli_fail(cli, &err);
+	return 0;
+}
+
+void cli_print_target_notes(const struct vg_target *t)
+{
+	bool alive, changed;
+
+	for (size_t i = 0; i < t->n_warnings; i++)
+		cli_warn("%s", t->warnings[i]);
+	vg_target_recheck(t, &alive, &changed);
+	if (changed)
+		cli_warn("pid %d now belongs to another process: what was shown may mix both", (int)t->pid);
+	else if (!alive)
+		cli_warn("pid %d exited during the observation", (int)t->pid);
+}

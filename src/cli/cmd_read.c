@@ -1,1 +1,623 @@
-#include "util/error.h"
+/* cmd_read.c - `vigil read PID ADDR [LEN]`: bytes of a live process as an
+ * xxd-style dump, a typed value or raw bytes, with the region they lie in and
+ * the source that served them.
+ *
+ * Reads stream in chunks so a 1 GiB --raw read needs a few MiB of memory.  A
+ * read that stops early prints what it got, then says where and why it
+ * stopped: nothing is padded. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "elf/addrspec.h"
+#include "elf/image.h"
+#include "report/json.h"
+#include "target/maps.h"
+#include "target/mem.h"
+
+const char cmd_read_usage[] =
+	"usage: vigil read PID ADDR [LEN] [--as TYPE] [--raw] [--bin FILE [--force-bin]] [--json]\n"
+	"\n"
+	"Read LEN bytes (default 64, or the size of TYPE) at ADDR in a running process\n"
+	"without stopping it.  Prints an xxd-style dump headed by the region and the\n"
+	"source that served the bytes: process_vm_readv, proc_pid_mem (/proc/PID/mem,\n"
+	"also reads PROT_NONE pages) or image_file (the mapped file, for a private file\n"
+	"mapping the process has not written).  A read that cannot complete shows what\n"
+	"it read and says where it stopped; bytes are never made up.\n"
+	"\n"
+	"LEN: decimal or 0xHEX, with an optional k, M or G suffix (binary units).\n"
+	"\n"
+	"options:\n"
+	"  --as TYPE       decode the bytes: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 ptr\n"
+	"                  (little-endian), or str (up to the first NUL, LEN default 256)\n"
+	"  --raw           write the bytes unformatted to stdout (for files and pipes)\n"
+	"  --bin FILE      take @0xHEX and symbols from FILE (an unstripped copy of the\n"
+	"                  running executable); refused if FILE is not that executable\n"
+	"  --force-bin     use --bin FILE even when it does not match (with a warning)\n"
+	"  --json          one JSON document: address, length, bytes_read, complete,\n"
+	"                  source, segments[], region, hex (and as, value with --as)\n"
+	"  -h, --help      this help\n"
+	"\n"
+	"examples:\n"
+	"  vigil read 4242 0x7ffd5e8c1000 128\n"
+	"  vigil read 4242 g_config --as str\n"
+	"  vigil read 4242 libc.so.6:__libc_single_threaded --as u8 --json\n"
+	"  vigil read 4242 @0x4010 8 --bin ./server.debug\n"
+	"  vigil read 4242 0x7f0000000000 1G --raw > heap.bin\n";
+
+enum value_kind { V_UNSIGNED, V_SIGNED, V_FLOAT, V_PTR, V_STR };
+
+struct value_type {
+	const char *name;
+	size_t size;
+	enum value_kind kind;
+};
+
+static const struct value_type value_types[] = {
+	{ "u8", 1, V_UNSIGNED }, { "u16", 2, V_UNSIGNED }, { "u32", 4, V_UNSIGNED },
+	{ "u64", 8, V_UNSIGNED }, { "i8", 1, V_SIGNED }, { "i16", 2, V_SIGNED },
+	{ "i32", 4, V_SIGNED }, { "i64", 8, V_SIGNED }, { "f32", 4, V_FLOAT },
+	{ "f64", 8, V_FLOAT }, { "ptr", 8, V_PTR }, { "str", 256, V_STR },
+};
+
+#define CHUNK (8u << 20)             /* streaming unit for table and raw output */
+#define JSON_MAX_LEN (16u << 20)     /* a hex string beyond this helps nobody */
+
+struct read_opts {
+	const struct value_type *as;
+	bool raw, force_bin;
+	const char *bin_path;
+	unsigned sources;
+};
+
+/* What one read produced, accumulated over chunks. */
+struct read_outcome {
+	uint64_t addr;
+	uint64_t length;
+	uint64_t bytes_read;
+	struct vg_mem_segment seg[VG_MEM_MAX_SEGMENTS];
+	size_t n_seg;
+	struct vg_error err;
+};
+
+static const struct value_type *find_type(const char *name)
+{
+	for (size_t i = 0; i < sizeof(value_types) / sizeof(value_types[0]); i++)
+		if (strcmp(value_types[i].name, name) == 0)
+			return &value_types[i];
+	return NULL;
+}
+
+static unsigned parse_sources(const char *s)
+{
+	if (strcmp(s, "process_vm_readv") == 0)
+		return VG_MEM_SRC_VM_READV;
+	if (strcmp(s, "proc_pid_mem") == 0)
+		return VG_MEM_SRC_PROC_MEM;
+	if (strcmp(s, "image_file") == 0)
+		return VG_MEM_SRC_FILE;
+	return 0;
+}
+
+static void add_segments(struct read_outcome *o, const struct vg_mem_result *res)
+{
+	for (size_t i = 0; i < res->n_seg; i++) {
+		struct vg_mem_segment *last = o->n_seg ? &o->seg[o->n_seg - 1] : NULL;
+
+		if (last && last->source == res->seg[i].source &&
+		    last->addr + last->len == res->seg[i].addr) {
+			last->len += res->seg[i].len;
+		} else if (o->n_seg < VG_MEM_MAX_SEGMENTS) {
+			o->seg[o->n_seg++] = res->seg[i];
+		} else {
+			last->len = res->seg[i].addr + res->seg[i].len - last->addr;
+		}
+	}
+}
+
+static const char *source_summary(const struct read_outcome *o)
+{
+	if (o->n_seg == 0)
+		return "none";
+	for (size_t i = 1; i < o->n_seg; i++)
+		if (o->seg[i].source != o->seg[0].source)
+			return "mixed";
+	return vg_mem_source_name(o->seg[0].source);
+}
+
+static void dump_lines(uint64_t addr, const unsigned char *buf, size_t n)
+{
+	for (size_t off = 0; off < n; off += 16) {
+		size_t k = n - off < 16 ? n - off : 16;
+		char hex[48], asc[17];
+		size_t h = 0;
+
+		for (size_t i = 0; i < 16; i++) {
+			if (i < k)
+				h += (size_t)snprintf(hex + h, sizeof(hex) - h, "%02x", buf[off + i]);
+			else
+				h += (size_t)snprintf(hex + h, sizeof(hex) - h, "  ");
+			if (i % 2 == 1 && i != 15)
+				hex[h++] = ' ';
+			asc[i] = i < k ? (isprint(buf[off + i]) ? (char)buf[off + i] : '.') : '\0';
+		}
+		hex[h] = '\0';
+		asc[k] = '\0';
+		printf("0x%012" PRIx64 ": %s  %s\n", addr + off, hex, asc);
+	}
+}
+
+/* Read [addr, addr+len) chunk by chunk; sink gets each piece that was read.
+ * Returns 0 when complete, else the read error (in o->err). */
+static int stream_read(struct vg_mem *mem, struct read_outcome *o, unsigned char *buf,
+		       size_t bufsize, void (*sink)(uint64_t, const unsigned char *, size_t, void *),
+		       void *ctx)
+{
+	while (o->bytes_read < o->length) {
+		uint64_t want = o->length - o->bytes_read;
+		size_t n = want < bufsize ? (size_t)want : bufsize;
+		struct vg_mem_result res;
+		int r = vg_mem_read(mem, o->addr + o->bytes_read, buf, n, &res, &o->err);
+
+		add_segments(o, &res);
+		if (res.bytes_read)
+			sink(o->addr + o->bytes_read, buf, res.bytes_read, ctx);
+		o->bytes_read += res.bytes_read;
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void sink_raw(uint64_t addr, const unsigned char *buf, size_t n, void *ctx)
+{
+	fwrite(buf, 1, n, stdout);
+}
+
+static void sink_dump(uint64_t addr, const unsigned char *buf, size_t n, void *ctx)
+{
+	dump_lines(addr, buf, n);
+}
+
+struct hex_sink {
+	char *hex;
+	size_t used;
+};
+
+static void sink_hex(uint64_t addr, const unsigned char *buf, size_t n, void *ctx)
+{
+	static const char digits[] = "0123456789abcdef";
+	struct hex_sink *h = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		h->hex[h->used++] = digits[buf[i] >> 4];
+		h->hex[h->used++] = digits[buf[i] & 15];
+	}
+	h->hex[h->used] = '\0';
+}
+
+static uint64_t load_le(const unsigned char *p, size_t size)
+{
+	uint64_t v = 0;
+
+	for (size_t i = size; i-- > 0;)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static int64_t sign_extend(uint64_t v, size_t size)
+{
+	unsigned shift = (unsigned)(64 - 8 * size);
+
+	return (int64_t)(v << shift) >> shift;
+}
+
+/* The string up to the first NUL, non-printable bytes as \xNN. */
+static char *printable_string(const unsigned char *p, size_t n, bool *terminated)
+{
+	char *s = malloc(4 * n + 1);
+	size_t j = 0;
+
+	*terminated = false;
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\0') {
+			*terminated = true;
+			break;
+		}
+		if (isprint(p[i]) && p[i] != '\\')
+			s[j++] = (char)p[i];
+		else
+			j += (size_t)sprintf(s + j, "\\x%02x", p[i]);
+	}
+	s[j] = '\0';
+	return s;
+}
+
+/* Decoded value: into JSON when obj is non-NULL, else printed. */
+static void emit_value(const struct value_type *t, const unsigned char *p, size_t n,
+		       const struct vg_maps *maps, cJSON *obj)
+{
+	uint64_t v = t->kind == V_STR ? 0 : load_le(p, t->size);
+	char text[64];
+
+	switch (t->kind) {
+	case V_UNSIGNED:
+		snprintf(text, sizeof(text), "%" PRIu64, v);
+		break;
+	case V_SIGNED:
+		snprintf(text, sizeof(text), "%" PRId64, sign_extend(v, t->size));
+		break;
+	case V_FLOAT:
+		if (t->size == 4) {
+			float f;
+
+			memcpy(&f, p, 4);
+			snprintf(text, sizeof(text), "%.9g", (double)f);
+		} else {
+			double d;
+
+			memcpy(&d, p, 8);
+			snprintf(text, sizeof(text), "%.17g", d);
+		}
+		break;
+	case V_PTR:
+		snprintf(text, sizeof(text), "0x%" PRIx64, v);
+		break;
+	case V_STR: {
+		bool term;
+		char *s = printable_string(p, n, &term);
+
+		if (obj) {
+			cJSON_AddStringToObject(obj, "value", s ? s : "");
+			cJSON_AddBoolToObject(obj, "nul_terminated", term);
+		} else {
+			printf("str: \"%s\"%s\n", s ? s : "", term ? "" : " (no NUL within length)");
+		}
+		free(s);
+		return;
+	}
+	}
+	if (obj) {
+		/* 64-bit integers do not survive a double: strings. */
+		if (t->size == 8 && t->kind != V_FLOAT)
+			cJSON_AddStringToObject(obj, "value", text);
+		else
+			cJSON_AddNumberToObject(obj, "value", strtod(text, NULL));
+		if (t->kind == V_PTR) {
+			const struct vg_region *pr = vg_maps_find(maps, v);
+
+			if (pr)
+				cJSON_AddStringToObject(obj, "points_to", pr->path[0] ? pr->path
+							: vg_region_kind_name(pr->kind));
+		}
+		return;
+	}
+	printf("%s: %s", t->name, text);
+	if (t->kind == V_PTR) {
+		const struct vg_region *pr = vg_maps_find(maps, v);
+
+		if (pr)
+			printf("  (points into %s %s)", pr->perms,
+			       pr->path[0] ? pr->path : vg_region_kind_name(pr->kind));
+		else if (v)
+			printf("  (not mapped)");
+	}
+	printf("\n");
+}
+
+static cJSON *region_json(const struct vg_region *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	vg_json_add_addr(o, "start", r->start);
+	vg_json_add_addr(o, "end", r->end);
+	cJSON_AddStringToObject(o, "perms", r->perms);
+	cJSON_AddStringToObject(o, "path", r->path);
+	cJSON_AddStringToObject(o, "kind", vg_region_kind_name(r->kind));
+	return o;
+}
+
+static cJSON *segments_json(const struct read_outcome *o)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t i = 0; i < o->n_seg; i++) {
+		cJSON *s = cJSON_CreateObject();
+
+		vg_json_add_addr(s, "address", o->seg[i].addr);
+		cJSON_AddNumberToObject(s, "length", (double)o->seg[i].len);
+		cJSON_AddStringToObject(s, "source", vg_mem_source_name(o->seg[i].source));
+		cJSON_AddItemToArray(arr, s);
+	}
+	return arr;
+}
+
+/* Load images, open --bin and check it against the running executable. */
+static int prepare_images(struct vg_cli *cli, const struct read_opts *ro,
+			  const struct vg_maps *maps, struct vg_mem *mem,
+			  struct vg_images **imgs, struct vg_image **bin,
+			  const char **bin_match)
+{
+	struct vg_error err = { 0 };
+	const struct vg_image *running;
+	const char *how;
+	enum vg_bin_match m;
+	char a[160], b[160];
+
+	if (vg_images_load(cli->target, maps, mem, imgs, &err) < 0)
+		return cli_fail(cli, &err);
+	if (!ro->bin_path)
+		return 0;
+	if (vg_image_open_path(ro->bin_path, bin, &err) < 0)
+		return cli_fail(cli, &err);
+	running = vg_images_main(*imgs);
+	if (!running)
+		return cli_usage_error(cli, "cannot check --bin '%s': the main executable of pid %d is not known",
+				       ro->bin_path, (int)cli->target->pid);
+	m = vg_image_compare(*bin, running, mem, &how);
+	*bin_match = vg_bin_match_name(m);
+	vg_image_build_id_hex(*bin, a, sizeof(a));
+	vg_image_build_id_hex(running, b, sizeof(b));
+	if (m == VG_BIN_MISMATCH && !ro->force_bin)
+		return cli_usage_error(cli, "--bin '%s' is not the running executable '%s' (build-id %s vs %s, compared by %s); --force-bin uses it anyway",
+				       ro->bin_path, running->path, a[0] ? a : "none",
+				       b[0] ? b : "none", how);
+	if (m == VG_BIN_MISMATCH)
+		vg_target_warn(cli->target, "--bin '%s' does not match the running executable (build-id %s vs %s): addresses may be wrong",
+			       ro->bin_path, a[0] ? a : "none", b[0] ? b : "none");
+	else if (m == VG_BIN_UNKNOWN)
+		vg_target_warn(cli->target, "cannot tell whether --bin '%s' is the running executable (no build-id, no comparable bytes)",
+			       ro->bin_path);
+	return 0;
+}
+
+static int parse_args(struct vg_cli *cli, int argc, char **argv, struct read_opts *ro,
+		      char **pos, int *npos)
+{
+	enum { OPT_AS = 256, OPT_RAW, OPT_BIN, OPT_FORCE_BIN, OPT_JSON, OPT_SOURCE };
+	static const struct option opts[] = {
+		{ "as", required_argument, NULL, OPT_AS },
+		{ "raw", no_argument, NULL, OPT_RAW },
+		{ "bin", required_argument, NULL, OPT_BIN },
+		{ "force-bin", no_argument, NULL, OPT_FORCE_BIN },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "source", required_argument, NULL, OPT_SOURCE },  /* testing aid */
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	*npos = 0;
+	/* Leading '-' keeps positionals in order among options (ADDR may
+	 * follow --as), and lets "-5" reach the PID check. */
+	while ((c = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (*npos == 3)
+				return cli_usage_error(cli, "unexpected argument '%s'; usage: vigil read PID ADDR [LEN]", optarg);
+			pos[(*npos)++] = optarg;
+			break;
+		case OPT_AS:
+			ro->as = find_type(optarg);
+			if (!ro->as)
+				return cli_usage_error(cli, "unknown type '%s' for --as: expected u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 ptr str", optarg);
+			break;
+		case OPT_RAW:
+			ro->raw = true;
+			break;
+		case OPT_BIN:
+			ro->bin_path = optarg;
+			break;
+		case OPT_FORCE_BIN:
+			ro->force_bin = true;
+			break;
+		case OPT_JSON:
+			cli->json = true;
+			break;
+		case OPT_SOURCE:
+			ro->sources = parse_sources(optarg);
+			if (!ro->sources)
+				return cli_usage_error(cli, "unknown --source '%s': expected process_vm_readv, proc_pid_mem or image_file", optarg);
+			break;
+		case 'h':
+			fputs(cmd_read_usage, stdout);
+			return -1;
+		default:
+			return cli_bad_option(cli, argv[optind - 1]);
+		}
+	}
+	if (*npos < 2)
+		return cli_usage_error(cli, "expected PID and ADDR; usage: vigil read PID ADDR [LEN]");
+	if (ro->raw && (cli->json || ro->as))
+		return cli_usage_error(cli, "--raw cannot be combined with --json or --as");
+	if (ro->force_bin && !ro->bin_path)
+		return cli_usage_error(cli, "--force-bin needs --bin FILE");
+	return 0;
+}
+
+static int check_length(struct vg_cli *cli, const char *arg, const struct read_opts *ro,
+			uint64_t *len)
+{
+	int r;
+
+	if (!arg) {
+		*len = ro->as ? ro->as->size : 64;
+		return 0;
+	}
+	r = vg_parse_u64(arg, 1, len);
+	if (r < 0 || *len == 0)
+		return cli_usage_error(cli, "invalid length '%s': expected a positive number (decimal, 0xHEX, k/M/G suffix)", arg);
+	if (ro->as && ro->as->kind != V_STR && *len < ro->as->size)
+		return cli_usage_error(cli, "length %" PRIu64 " is shorter than --as %s (%zu bytes)",
+				       *len, ro->as->name, ro->as->size);
+	if (cli->json && *len > JSON_MAX_LEN)
+		return cli_usage_error(cli, "length %" PRIu64 " is too large for --json (at most %u bytes); use --raw",
+				       *len, JSON_MAX_LEN);
+	return 0;
+}
+
+int cmd_read(struct vg_cli *cli, int argc, char **argv)
+{
+	struct read_opts ro = { 0 };
+	struct read_outcome o = { 0 };
+	struct vg_error err = { 0 };
+	struct vg_maps *maps = NULL;
+	struct vg_mem *mem = NULL;
+	struct vg_images *imgs = NULL;
+	struct vg_image *bin = NULL;
+	const struct vg_region *region;
+	const char *method, *bin_match = NULL;
+	struct vg_addr a;
+	unsigned char *buf = NULL;
+	char *pos[3] = { NULL, NULL, NULL };
+	int npos, r, rr = 0;
+
+	cli_prescan_json(cli, argc, argv);
+	r = parse_args(cli, argc, argv, &ro, pos, &npos);
+	if (r)
+		return r < 0 ? 0 : r;
+	/* Validate every argument before touching the target. */
+	r = check_length(cli, pos[2], &ro, &o.length);
+	if (r)
+		return r;
+	r = cli_attach(cli, pos[0]);
+	if (r)
+		return r;
+	r = cli_load_maps(cli, &maps, &method);
+	if (r)
+		goto out;
+	if (vg_mem_open(cli->target, maps, &mem, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (ro.sources)
+		vg_mem_set_sources(mem, ro.sources);
+	if (!(pos[1][0] == '0' && (pos[1][1] == 'x' || pos[1][1] == 'X')) || ro.bin_path) {
+		r = prepare_images(cli, &ro, maps, mem, &imgs, &bin, &bin_match);
+		if (r)
+			goto out;
+	}
+	if (vg_addr_parse(pos[1], imgs, bin, &a, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	o.addr = a.runtime;
+	region = vg_maps_find(maps, o.addr);
+	if (!region) {
+		vg_error_set(&err, -EFAULT, "address 0x%" PRIx64 " is not mapped in pid %d; 'vigil maps %d' lists the regions",
+			     o.addr, (int)cli->target->pid, (int)cli->target->pid);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (__builtin_add_overflow(o.addr, o.length, &(uint64_t){ 0 })) {
+		r = cli_usage_error(cli, "address 0x%" PRIx64 " + length %" PRIu64 " overflows",
+				    o.addr, o.length);
+		goto out;
+	}
+
+	if (cli->json) {
+		struct hex_sink h = { .hex = malloc(2 * o.length + 1), .used = 0 };
+		cJSON *doc;
+
+		buf = malloc(o.length);
+		if (!buf || !h.hex) {
+			free(h.hex);
+			r = cli_usage_error(cli, "cannot allocate %" PRIu64 " bytes for the read", o.length);
+			goto out;
+		}
+		h.hex[0] = '\0';
+		rr = stream_read(mem, &o, buf, o.length, sink_hex, &h);
+		doc = vg_json_report_new("read", cli->target);
+		vg_json_add_addr(doc, "address", o.addr);
+		cJSON_AddNumberToObject(doc, "length", (double)o.length);
+		cJSON_AddNumberToObject(doc, "bytes_read", (double)o.bytes_read);
+		cJSON_AddBoolToObject(doc, "complete", o.bytes_read == o.length);
+		cJSON_AddStringToObject(doc, "source", source_summary(&o));
+		cJSON_AddItemToObject(doc, "segments", segments_json(&o));
+		cJSON_AddItemToObject(doc, "region", region_json(region));
+		if (a.symbol) {
+			cJSON_AddStringToObject(doc, "symbol", a.symbol);
+			cJSON_AddNumberToObject(doc, "symbol_offset", (double)a.symbol_offset);
+		}
+		if (a.image)
+			cJSON_AddStringToObject(doc, "image", a.image->path);
+		if (bin_match)
+			cJSON_AddStringToObject(doc, "binary_match", bin_match);
+		cJSON_AddStringToObject(doc, "hex", h.hex);
+		free(h.hex);
+		if (ro.as) {
+			cJSON_AddStringToObject(doc, "as", ro.as->name);
+			if (o.bytes_read >= (ro.as->kind == V_STR ? 1 : ro.as->size))
+				emit_value(ro.as, buf, (size_t)o.bytes_read, maps, doc);
+			else
+				cJSON_AddNullToObject(doc, "value");
+		}
+		if (rr < 0) {
+			cJSON *e = cJSON_AddObjectToObject(doc, "error");
+
+			cJSON_AddStringToObject(e, "message", o.err.msg);
+			cJSON_AddNumberToObject(e, "errno", -o.err.code);
+			cJSON_AddNumberToObject(e, "exit_code", o.err.exit);
+		}
+		r = cli_print_json(doc);
+		if (rr < 0)
+			r = o.err.exit;
+		goto out;
+	}
+
+	{
+		size_t bufsize = o.length < CHUNK ? (size_t)o.length : CHUNK;
+
+		buf = malloc(bufsize);
+		if (!buf) {
+			r = cli_usage_error(cli, "cannot allocate a %zu-byte buffer", bufsize);
+			goto out;
+		}
+		if (ro.raw) {
+			rr = stream_read(mem, &o, buf, bufsize, sink_raw, NULL);
+		} else if (ro.as) {
+			rr = stream_read(mem, &o, buf, bufsize, sink_dump, NULL);
+		} else {
+			printf("# pid %d: %" PRIu64 " bytes at 0x%" PRIx64, (int)cli->target->pid,
+			       o.length, o.addr);
+			if (a.symbol)
+				printf(" (%s+%" PRIu64 ")", a.symbol, a.symbol_offset);
+			printf(" in %s 0x%" PRIx64 "-0x%" PRIx64 " %s\n", region->perms,
+			       region->start, region->end,
+			       region->path[0] ? region->path : vg_region_kind_name(region->kind));
+			rr = stream_read(mem, &o, buf, bufsize, sink_dump, NULL);
+		}
+		if (!ro.raw) {
+			if (ro.as && o.bytes_read >= (ro.as->kind == V_STR ? 1 : ro.as->size))
+				emit_value(ro.as, buf, (size_t)(o.bytes_read < bufsize ? o.bytes_read : bufsize),
+					   maps, NULL);
+			printf("# %" PRIu64 " of %" PRIu64 " bytes via %s\n", o.bytes_read,
+			       o.length, source_summary(&o));
+			for (size_t i = 0; o.n_seg > 1 && i < o.n_seg; i++)
+				printf("#   0x%" PRIx64 " +%zu via %s\n", o.seg[i].addr, o.seg[i].len,
+				       vg_mem_source_name(o.seg[i].source));
+			cli_print_target_notes(cli->target);
+		}
+		if (rr < 0) {
+			fflush(stdout);
+			fprintf(stderr, "vigil: error: %s (read %" PRIu64 " of %" PRIu64 " bytes)\n",
+				o.err.msg, o.bytes_read, o.length);
+			r = o.err.exit ? (int)o.err.exit : VG_EXIT_RUNTIME;
+		}
+	}
+out:
+	free(buf);
+	vg_image_free(bin);
+	vg_images_free(imgs);
+	vg_mem_free(mem);
+	vg_maps_free(maps);
+	return r;
+}

@@ -1,2 +1,119 @@
-#include "util/error.h"
-int main(void) { return 0; }
+/* main.c - `vigil <command> [options]`: the command table and the global
+ * options.  Each command parses its own options (cmd_<verb>.c); this file
+ * only dispatches, so adding a command is one table row. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct vg_cmd commands[] = {
+	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage },
+	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char addr_forms[] =
+	"ADDR forms (every command):\n"
+	"  0xHEX               runtime address in the process\n"
+	"  @0xHEX              static address (ELF virtual address) in the main executable,\n"
+	"                      or in --bin FILE when given\n"
+	"  SYMBOL[+OFF]        symbol from .symtab/.dynsym: main executable first, then the\n"
+	"                      other images in address order\n"
+	"  IMAGE:SYMBOL[+OFF]  symbol in the image whose file name is IMAGE (libc.so.6:errno)\n"
+	"  OFF is decimal or 0xHEX.\n";
+
+static void print_main_help(FILE *out)
+{
+	fprintf(out,
+		"usage: vigil <command> [options] PID ...\n"
+		"\n"
+		"vigil observes a running process without stopping it: no ptrace stop, no\n"
+		"restart, no recompile.  It never writes into the target.\n"
+		"\n"
+		"commands:\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out,
+		"\n"
+		"global options:\n"
+		"  -h, --help       this help; 'vigil help COMMAND' for one command\n"
+		"  -V, --version    print the version\n"
+		"  --json           (on every command) one JSON document on stdout, errors too\n"
+		"\n%s"
+		"\n"
+		"exit codes:\n"
+		"  0 success   1 runtime failure   2 usage error or bad input (malformed or\n"
+		"  unmapped address, unknown symbol)   3 missing permission or kernel capability\n"
+		"  4 target does not exist, exited, or the PID now names another process\n"
+		"\n"
+		"examples:\n"
+		"  vigil maps 4242                  regions and images, with load biases\n"
+		"  vigil read 4242 g_config 64      hex dump of a global\n"
+		"  vigil read 4242 @0x4010 --as u64 --json\n",
+		addr_forms);
+}
+
+static const struct vg_cmd *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int help_command(const char *name)
+{
+	const struct vg_cmd *cmd = find_command(name);
+
+	if (!cmd) {
+		fprintf(stderr, "vigil: error: no command '%s'; 'vigil --help' lists them\n", name);
+		return 2;
+	}
+	fputs(cmd->usage, stdout);
+	fputs("\n", stdout);
+	fputs(addr_forms, stdout);
+	return cli_finish_output();
+}
+
+int main(int argc, char **argv)
+{
+	const struct vg_cmd *cmd;
+	struct vg_cli cli = { 0 };
+	int r;
+
+	if (argc < 2) {
+		print_main_help(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		print_main_help(stdout);
+		return cli_finish_output();
+	}
+	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+		printf("vigil %s\n", VG_VERSION);
+		return cli_finish_output();
+	}
+	if (strcmp(argv[1], "help") == 0) {
+		if (argc < 3) {
+			print_main_help(stdout);
+			return cli_finish_output();
+		}
+		return help_command(argv[2]);
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "vigil: error: unknown command '%s'; 'vigil --help' lists the commands\n",
+			argv[1]);
+		return 2;
+	}
+	cli.operation = cmd->name;
+	r = cmd->run(&cli, argc - 1, argv + 1);
+	cli.target = vg_target_free(cli.target);
+	if (r == 0)
+		r = cli_finish_output();
+	else
+		fflush(stdout);
+	return r;
+}

@@ -1,1 +1,217 @@
+/* addrspec.c - resolve the ADDR forms of addrspec.h to runtime addresses.
+ *
+ * Symbols come from .symtab/.dynsym of the images (full DWARF is the
+ * symbolizer's job).  C++ names contain "::" and may contain '+'
+ * (operator+), so IMAGE is split off only at a single ':' and +OFF only when
+ * what follows the last '+' is a number. */
 #include "elf/addrspec.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+int vg_parse_u64(const char *s, int allow_suffix, uint64_t *out)
+{
+	uint64_t v = 0, mul = 1;
+	int base = 10;
+	const char *p = s;
+
+	if (!s || !*s)
+		return -EINVAL;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+		if (!*p)
+			return -EINVAL;
+	}
+	for (; *p; p++) {
+		int d;
+
+		if (isdigit((unsigned char)*p))
+			d = *p - '0';
+		else if (base == 16 && isxdigit((unsigned char)*p))
+			d = tolower((unsigned char)*p) - 'a' + 10;
+		else
+			break;
+		if (__builtin_mul_overflow(v, (uint64_t)base, &v) ||
+		    __builtin_add_overflow(v, (uint64_t)d, &v))
+			return -ERANGE;
+	}
+	if (p == s)
+		return -EINVAL;
+	if (*p && allow_suffix && !p[1]) {
+		switch (*p) {
+		case 'k': case 'K': mul = 1ULL << 10; break;
+		case 'm': case 'M': mul = 1ULL << 20; break;
+		case 'g': case 'G': mul = 1ULL << 30; break;
+		default: return -EINVAL;
+		}
+		p++;
+	}
+	if (*p)
+		return -EINVAL;
+	if (__builtin_mul_overflow(v, mul, &v))
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* Position of the ':' separating IMAGE from SYMBOL, ignoring "::". */
+static const char *image_separator(const char *spec)
+{
+	for (const char *p = spec; (p = strchr(p, ':')); p++) {
+		if (p[1] == ':') {
+			p++;
+			continue;
+		}
+		return p;
+	}
+	return NULL;
+}
+
+static int static_in_loads(const struct vg_image *img, uint64_t vaddr)
+{
+	for (size_t i = 0; i < img->n_loads; i++)
+		if (vaddr >= img->loads[i].vaddr &&
+		    vaddr < img->loads[i].vaddr + img->loads[i].memsz)
+			return 1;
+	return 0;
+}
+
+static int resolve_static(const char *spec, const struct vg_images *imgs,
+			  const struct vg_image *bin, struct vg_addr *out,
+			  struct vg_error *err)
+{
+	const struct vg_image *main_img = imgs ? vg_images_main(imgs) : NULL;
+	const struct vg_image *img = bin ? bin : main_img;
+	uint64_t vaddr;
+	int r = vg_parse_u64(spec + 1, 0, &vaddr);
+
+	if (r < 0 || strncmp(spec + 1, "0x", 2) != 0)
+		return vg_error_set(err, r < 0 ? r : -EINVAL,
+				    "malformed static address '%s': expected @0xHEX", spec);
+	if (!main_img)
+		return vg_error_set(err, -ENOENT,
+				    "cannot resolve '%s': the main executable's image is unknown", spec);
+	if (!static_in_loads(img, vaddr))
+		return vg_error_set(err, -EFAULT,
+				    "static address 0x%" PRIx64 " is not inside any PT_LOAD of '%s'",
+				    vaddr, img->path);
+	if (__builtin_add_overflow(vaddr, main_img->bias, &out->runtime))
+		return vg_error_set(err, -ERANGE, "static address '%s' overflows", spec);
+	out->image = img;
+	return 0;
+}
+
+static int lookup_symbol(const struct vg_images *imgs, const struct vg_image *bin,
+			 const char *image_name, const char *name,
+			 const struct vg_image **img, struct vg_symbol *sym,
+			 struct vg_error *err)
+{
+	const struct vg_image *main_img = vg_images_main(imgs);
+
+	if (bin && (!image_name || (main_img && vg_images_by_name(imgs, image_name) == main_img))) {
+		*img = bin;
+		if (vg_image_symbol_by_name(bin, name, sym) == 0)
+			return 0;
+		return vg_error_set(err, -ENOENT, "no symbol '%s' in '%s'", name, bin->path);
+	}
+	if (image_name) {
+		*img = vg_images_by_name(imgs, image_name);
+		if (!*img)
+			return vg_error_set(err, -ENOENT,
+					    "no image named '%s' is mapped in the target; 'vigil maps PID' lists them",
+					    image_name);
+		if (vg_image_symbol_by_name(*img, name, sym) == 0)
+			return 0;
+		return vg_error_set(err, -ENOENT, "no symbol '%s' in '%s'", name, (*img)->path);
+	}
+	if (main_img && vg_image_symbol_by_name(main_img, name, sym) == 0) {
+		*img = main_img;
+		return 0;
+	}
+	for (size_t i = 0; i < imgs->n; i++) {
+		if (imgs->images[i] == main_img)
+			continue;
+		if (vg_image_symbol_by_name(imgs->images[i], name, sym) == 0) {
+			*img = imgs->images[i];
+			return 0;
+		}
+	}
+	return vg_error_set(err, -ENOENT,
+			    "no symbol '%s' in any image of the target (.symtab/.dynsym)", name);
+}
+
+static int resolve_symbol(const char *spec, const struct vg_images *imgs,
+			  const struct vg_image *bin, struct vg_addr *out,
+			  struct vg_error *err)
+{
+	const char *sep = image_separator(spec);
+	const char *plus = strrchr(spec, '+');
+	char *image_name = NULL, *name;
+	uint64_t off = 0, bias;
+	struct vg_symbol sym;
+	const struct vg_image *img;
+	int r;
+
+	if (plus && plus > spec && vg_parse_u64(plus + 1, 0, &off) == 0)
+		name = strndup(spec, (size_t)(plus - spec));
+	else
+		name = strdup(spec);
+	if (!name)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	if (sep) {
+		char *s = name + (sep - spec);
+
+		*s = '\0';
+		image_name = name;
+		r = (*image_name && s[1]) ? 0 : -EINVAL;
+		if (r < 0) {
+			free(name);
+			return vg_error_set(err, -EINVAL,
+					    "malformed address '%s': expected IMAGE:SYMBOL[+OFF]", spec);
+		}
+		r = lookup_symbol(imgs, bin, image_name, s + 1, &img, &sym, err);
+	} else {
+		r = lookup_symbol(imgs, bin, NULL, name, &img, &sym, err);
+	}
+	free(name);
+	if (r < 0)
+		return r;
+	/* A --bin image has no bias of its own: it stands for the main image. */
+	bias = (img == bin) ? vg_images_main(imgs)->bias : img->bias;
+	if (__builtin_add_overflow(sym.vaddr, bias, &out->runtime) ||
+	    __builtin_add_overflow(out->runtime, off, &out->runtime))
+		return vg_error_set(err, -ERANGE, "address of '%s' overflows", spec);
+	out->image = img;
+	out->symbol = sym.name;
+	out->symbol_offset = off;
+	return 0;
+}
+
+int vg_addr_parse(const char *spec, const struct vg_images *imgs,
+		  const struct vg_image *bin, struct vg_addr *out,
+		  struct vg_error *err)
+{
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!spec || !*spec)
+		return vg_error_set(err, -EINVAL, "empty address");
+	if (spec[0] == '0' && (spec[1] == 'x' || spec[1] == 'X')) {
+		r = vg_parse_u64(spec, 0, &out->runtime);
+		if (r < 0)
+			return vg_error_set(err, r, "malformed address '%s': expected 0xHEX", spec);
+		return 0;
+	}
+	if (spec[0] == '@')
+		return resolve_static(spec, imgs, bin, out, err);
+	if (isdigit((unsigned char)spec[0]))
+		return vg_error_set(err, -EINVAL,
+				    "malformed address '%s': write runtime addresses as 0xHEX", spec);
+	if (!imgs)
+		return vg_error_set(err, -ENOENT, "cannot resolve symbol '%s': no images loaded", spec);
+	return resolve_symbol(spec, imgs, bin, out, err);
+}

@@ -1,0 +1,72 @@
+/* cli.h - what every subcommand shares: the command table entry, the
+ * one-voice error path, strict argument parsing and checked output.
+ * Only src/cli/ prints or exits. */
+#ifndef VG_CLI_H
+#define VG_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#include "target/target.h"
+#include "util/error.h"
+
+struct vg_cli {
+	const char *operation;       /* "maps", "read": the JSON operation */
+	bool json;
+	struct vg_target *target;    /* set once attached; used by error reports */
+};
+
+struct vg_cmd {
+	const char *name;
+	int (*run)(struct vg_cli *cli, int argc, char **argv);
+	const char *summary;         /* one line for `vigil --help` */
+	const char *usage;           /* full text for `vigil help NAME` */
+};
+
+int cmd_maps(struct vg_cli *cli, int argc, char **argv);
+int cmd_read(struct vg_cli *cli, int argc, char **argv);
+extern const char cmd_maps_usage[];
+extern const char cmd_read_usage[];
+
+/* Report err in one voice (one stderr line, or a JSON error document on
+ * stdout with --json) and return the exit code to use. */
+int cli_fail(struct vg_cli *cli, const struct vg_error *err);
+/* Same for a usage error with a formatted message; returns VG_EXIT_USAGE. */
+int cli_usage_error(struct vg_cli *cli, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* getopt_long's own complaint already printed? This prints the hint line. */
+int cli_bad_option(struct vg_cli *cli, const char *arg);
+
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Strict PID: decimal, > 0, fits pid_t. */
+int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid);
+
+/* Attach to the PID given on the command line; on failure prints and
+ * returns the exit code (> 0), else 0 with cli->target set. */
+int cli_attach(struct vg_cli *cli, const char *pid_arg);
+
+/* Print a JSON document to stdout (consumes doc).  Returns 0 or exit code. */
+int cli_print_json(cJSON *doc);
+
+/* Set cli->json when --json is anywhere in argv, so that even an error in
+ * an earlier argument is reported as JSON. */
+void cli_prescan_json(struct vg_cli *cli, int argc, char **argv);
+
+struct vg_maps;
+/* Load the target's maps, honouring VIGIL_MAPS_SOURCE=text|query.  Prints
+ * and returns the exit code on failure. */
+int cli_load_maps(struct vg_cli *cli, struct vg_maps **maps, const char **method);
+
+/* Table mode: print the target's warnings and whether it exited or changed
+ * while observed (JSON carries the same in its process header). */
+void cli_print_target_notes(const struct vg_target *t);
+
+/* Flush stdout and report a failed write (ENOSPC, EPIPE, EIO). */
+int cli_finish_output(void);
+
+#endif
