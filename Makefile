@@ -1,0 +1,40 @@
+# Thin front door: the real build is Meson (meson.build).  Every target
+# installs missing Debian packages first (scripts/install-deps.sh, idempotent).
+#
+#   make          build ./build/vigil
+#   make test     ASan+UBSan build with -Werror, unit + end-to-end tests, a
+#                 short fuzz run; ends with "N passed, N failed, N skipped"
+#   make demo     build, start the bundled demo server and look at it with vigil
+#   make bench    benchmarks against cat, dd (see bench/README.md)
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_SECONDS ?= 15
+
+.PHONY: all deps test demo bench clean
+
+all: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+deps:
+	@./scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --buildtype=debugoptimized
+
+$(ASAN_BUILD)/build.ninja:
+	meson setup $(ASAN_BUILD) --buildtype=debug -Db_sanitize=address,undefined -Dwerror=true
+
+test: deps $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD)
+	./scripts/run-tests.sh $(ASAN_BUILD) $(FUZZ_SECONDS)
+
+demo: all
+	./scripts/demo.sh $(BUILD)
+
+bench: all
+	./bench/maps.sh
+	./bench/read.sh
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
