@@ -19,7 +19,7 @@
 
 /* A real stat line with the comm replaced; starttime is 987654. */
 #define STAT_FMT \
-	"4242 (%s) S 1 4242 4242 0 -1 4194560 120 0 0 0 1 2 0 0 20 0 1 0 987654 "
+	"4242 (%s) S 1 4242 4242 0 -1 4194560 120 0 0 0 1 2 0 0 20 0 1 0 987654 " \
 	"5390336 320 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
 
 static void check_comm(const char *comm)
