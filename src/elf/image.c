@@ -1,1 +1,1232 @@
+/* image.c - ELF images: one mapped file (or --bin file), its PT_LOADs, its
+ * build-id, its symbol tables, and the set of images a target maps.
+ *
+ * Parsing goes through libelf (gelf) only.  Nothing in a header is trusted
+ * before e_ident says ELF64, little-endian, and e_machine says x86-64; then the
+ * program header table, every PT_LOAD's file bytes and the section header
+ * table must lie inside the file, or the file is "truncated" (-ENOEXEC).
+ * Files are read with ELF_C_READ (pread on demand), never mmap()ed, so a file
+ * truncated under us yields an error, not SIGBUS.
+ *
+ * A target's images are grouped by (device, inode) of their maps entries and
+ * opened once each, through /proc/PID/map_files, /proc/PID/root/PATH (checked
+ * against the mapping's device and inode) or, for an unlinked file neither
+ * reaches, from the target's memory: the bytes of every readable mapping are
+ * put back at their file offsets and parsed like a file (section headers that
+ * were never mapped are dropped, so such an image may have no symbols).
+ *
+ * Symbols (.symtab, then .dynsym) are loaded on first lookup into two sorted
+ * arrays: by address (with a running maximum of symbol ends, so "which symbol
+ * contains X" is a binary search plus a short backward walk) and by name.
+ * Lookups are not thread-safe: the first one fills the cache.
+ * Never prints, never reads the environment. */
 #include "elf/image.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+/* Largest image rebuilt from target memory. */
+#define MEM_IMAGE_MAX (512ull << 20)
+/* Bytes compared by vg_image_compare when there is no build-id. */
+#define COMPARE_MAX (4ull << 20)
+
+struct sym {
+	uint64_t vaddr, size;
+	uint64_t limit;     /* unsized symbols: end of their section */
+	const char *name;
+	bool dyn;
+};
+
+struct vg_image_priv {
+	int fd;             /* -1 for an in-memory image */
+	char *buf;          /* in-memory image, owned */
+	uint64_t size;      /* bytes of the file (or buffer) */
+	Elf *elf;
+
+	bool syms_loaded;
+	struct sym *syms;   /* by address */
+	uint64_t *max_end;  /* max end of sized syms[0..i] */
+	size_t *by_name;    /* indices into syms, by name */
+	size_t n_syms;
+};
+
+/* ------------------------------------------------------------------ */
+/* opening                                                              */
+
+static const char *class_name(unsigned char c)
+{
+	switch (c) {
+	case ELFCLASS32:
+		return "ELFCLASS32";
+	case ELFCLASS64:
+		return "ELFCLASS64";
+	default:
+		return "invalid class";
+	}
+}
+
+static bool range_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+static int truncated(struct vg_error *err, const char *label, const char *what,
+		     uint64_t end, uint64_t size)
+{
+	return vg_error_set(err, -ENOEXEC,
+			    "'%s' is truncated or corrupt: its %s end at byte %llu but the file has %llu bytes; use a complete copy of the file",
+			    label, what, (unsigned long long)end,
+			    (unsigned long long)size);
+}
+
+static int read_build_id_notes(Elf_Data *data, struct vg_image *img)
+{
+	GElf_Nhdr nh;
+	size_t off = 0, next, name_off, desc_off;
+
+	while (off < data->d_size &&
+	       (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *d = data->d_buf;
+
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp(d + name_off, "GNU", 4) == 0 && nh.n_descsz > 0 &&
+		    nh.n_descsz <= sizeof(img->build_id)) {
+			memcpy(img->build_id, d + desc_off, nh.n_descsz);
+			img->build_id_len = nh.n_descsz;
+			return 1;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+static void find_build_id(struct vg_image *img, size_t n_phdr)
+{
+	struct vg_image_priv *p = img->priv;
+	Elf_Scn *scn = NULL;
+
+	for (size_t i = 0; i < n_phdr; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+
+		if (!gelf_getphdr(p->elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    !range_ok(ph.p_offset, ph.p_filesz, p->size))
+			continue;
+		d = elf_getdata_rawchunk(p->elf, (int64_t)ph.p_offset,
+					 ph.p_filesz,
+					 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (d && read_build_id_notes(d, img))
+			return;
+	}
+	while ((scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && read_build_id_notes(d, img))
+			return;
+	}
+}
+
+static int check_sections(struct vg_image *img, const char *label,
+			  const GElf_Ehdr *eh, struct vg_error *err)
+{
+	struct vg_image_priv *p = img->priv;
+	Elf_Scn *scn = NULL;
+	size_t shnum;
+	uint64_t tab;
+
+	if (eh->e_shoff == 0)
+		return 0;
+	if (eh->e_shentsize != sizeof(Elf64_Shdr))
+		return vg_error_set(err, -ENOEXEC,
+				    "'%s' has section headers of %u bytes instead of %zu; the file is corrupt",
+				    label, eh->e_shentsize, sizeof(Elf64_Shdr));
+	/* Section 0 holds the real count when e_shnum is 0. */
+	if (!range_ok(eh->e_shoff, sizeof(Elf64_Shdr), p->size))
+		return truncated(err, label, "section headers",
+				 eh->e_shoff + sizeof(Elf64_Shdr), p->size);
+	if (elf_getshdrnum(p->elf, &shnum) != 0)
+		return vg_error_set(err, -ENOEXEC,
+				    "cannot count the sections of '%s': %s; the file is corrupt",
+				    label, elf_errmsg(-1));
+	if (__builtin_mul_overflow((uint64_t)shnum, sizeof(Elf64_Shdr), &tab) ||
+	    !range_ok(eh->e_shoff, tab, p->size))
+		return truncated(err, label, "section headers",
+				 eh->e_shoff + tab, p->size);
+	while ((scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return vg_error_set(err, -ENOEXEC,
+					    "cannot read section %zu of '%s': %s; the file is corrupt",
+					    elf_ndxscn(scn), label, elf_errmsg(-1));
+		if (sh.sh_type != SHT_NOBITS &&
+		    !range_ok(sh.sh_offset, sh.sh_size, p->size))
+			return truncated(err, label, "sections",
+					 sh.sh_offset + sh.sh_size, p->size);
+	}
+	return 0;
+}
+
+/* Parse the ELF behind img->priv (fd or buf already set).  lenient: the
+ * bytes come from target memory, so PT_LOAD file ranges past the end are
+ * expected.  *not_elf is set when the bytes are not ELF at all. */
+static int parse(struct vg_image *img, const char *label, bool lenient,
+		 bool *not_elf, struct vg_error *err)
+{
+	struct vg_image_priv *p = img->priv;
+	const char *ident;
+	size_t n_ident = 0, n_phdr;
+	GElf_Ehdr eh;
+	uint64_t tab;
+
+	*not_elf = false;
+	elf_version(EV_CURRENT);
+	if (p->fd >= 0)
+		p->elf = elf_begin(p->fd, ELF_C_READ, NULL);
+	else
+		p->elf = elf_memory(p->buf, p->size);
+	if (!p->elf)
+		return vg_error_set(err, -ENOEXEC,
+				    "cannot read '%s' as ELF: %s; the file is corrupt",
+				    label, elf_errmsg(-1));
+
+	ident = elf_getident(p->elf, &n_ident);
+	if (elf_kind(p->elf) != ELF_K_ELF || !ident || n_ident < EI_NIDENT) {
+		*not_elf = true;
+		return vg_error_set(err, -ENOEXEC,
+				    "'%s' is not an ELF file; pass an executable or a shared library",
+				    label);
+	}
+	if (ident[EI_CLASS] != ELFCLASS64)
+		return vg_error_set(err, -ENOEXEC,
+				    "'%s' is not an ELF64 x86-64 file (%s); vigil reads 64-bit x86-64 programs only",
+				    label, class_name(ident[EI_CLASS]));
+	if (ident[EI_DATA] != ELFDATA2LSB)
+		return vg_error_set(err, -ENOEXEC,
+				    "'%s' is not an ELF64 x86-64 file (not little-endian); vigil reads 64-bit x86-64 programs only",
+				    label);
+	if (p->size < sizeof(Elf64_Ehdr))
+		return truncated(err, label, "ELF header",
+				 sizeof(Elf64_Ehdr), p->size);
+	if (!gelf_getehdr(p->elf, &eh))
+		return vg_error_set(err, -ENOEXEC,
+				    "cannot read the ELF header of '%s': %s; the file is corrupt",
+				    label, elf_errmsg(-1));
+	if (eh.e_machine != EM_X86_64)
+		return vg_error_set(err, -ENOEXEC,
+				    "'%s' is not an ELF64 x86-64 file (e_machine %u); vigil reads x86-64 programs only",
+				    label, eh.e_machine);
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
+		return vg_error_set(err, -ENOEXEC,
+				    "'%s' is an ELF file of type %u, not an executable or shared library; pass a linked program",
+				    label, eh.e_type);
+	img->e_type = eh.e_type;
+
+	if (elf_getphdrnum(p->elf, &n_phdr) != 0)
+		return vg_error_set(err, -ENOEXEC,
+				    "cannot count the program headers of '%s': %s; the file is corrupt",
+				    label, elf_errmsg(-1));
+	if (n_phdr && eh.e_phentsize != sizeof(Elf64_Phdr))
+		return vg_error_set(err, -ENOEXEC,
+				    "'%s' has program headers of %u bytes instead of %zu; the file is corrupt",
+				    label, eh.e_phentsize, sizeof(Elf64_Phdr));
+	if (__builtin_mul_overflow((uint64_t)n_phdr, sizeof(Elf64_Phdr), &tab) ||
+	    !range_ok(eh.e_phoff, tab, p->size))
+		return truncated(err, label, "program headers",
+				 eh.e_phoff + tab, p->size);
+
+	for (size_t i = 0; i < n_phdr; i++) {
+		GElf_Phdr ph;
+		struct vg_load *l;
+
+		if (!gelf_getphdr(p->elf, (int)i, &ph))
+			return vg_error_set(err, -ENOEXEC,
+					    "cannot read program header %zu of '%s': %s; the file is corrupt",
+					    i, label, elf_errmsg(-1));
+		if (ph.p_type != PT_LOAD)
+			continue;
+		if (!lenient && !range_ok(ph.p_offset, ph.p_filesz, p->size))
+			return truncated(err, label, "loadable segments",
+					 ph.p_offset + ph.p_filesz, p->size);
+		/* n_phdr * sizeof(Phdr) fits in the file, so this cannot
+		 * overflow; realloc per load keeps the code short. */
+		l = realloc(img->loads, (img->n_loads + 1) * sizeof(*l));
+		if (!l)
+			return vg_error_set(err, -ENOMEM,
+					    "out of memory reading '%s'", label);
+		img->loads = l;
+		l += img->n_loads++;
+		*l = (struct vg_load){
+			.vaddr = ph.p_vaddr, .offset = ph.p_offset,
+			.filesz = ph.p_filesz, .memsz = ph.p_memsz,
+			.align = ph.p_align, .flags = ph.p_flags,
+		};
+	}
+
+	if (!lenient) {
+		int r = check_sections(img, label, &eh, err);
+
+		if (r < 0)
+			return r;
+	}
+	find_build_id(img, n_phdr);
+	return 0;
+}
+
+static struct vg_image *image_new(void)
+{
+	struct vg_image *img = calloc(1, sizeof(*img));
+
+	if (!img)
+		return NULL;
+	img->priv = calloc(1, sizeof(*img->priv));
+	if (!img->priv) {
+		free(img);
+		return NULL;
+	}
+	img->priv->fd = -1;
+	return img;
+}
+
+struct vg_image *vg_image_free(struct vg_image *img)
+{
+	struct vg_image_priv *p;
+
+	if (!img)
+		return NULL;
+	p = img->priv;
+	if (p) {
+		if (p->elf)
+			elf_end(p->elf);
+		if (p->fd >= 0)
+			close(p->fd);
+		free(p->buf);
+		free(p->syms);
+		free(p->max_end);
+		free(p->by_name);
+		free(p);
+	}
+	free(img->path);
+	free(img->open_path);
+	free(img->loads);
+	free(img);
+	return NULL;
+}
+
+/* Takes fd (closed on failure too). */
+static int open_fd(int fd, const char *label, struct vg_image **out,
+		   bool *not_elf, struct vg_error *err)
+{
+	struct vg_image *img;
+	struct stat st;
+	int r;
+
+	*not_elf = false;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return vg_error_set(err, r, "cannot stat '%s': %s", label,
+				    strerror(-r));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		*not_elf = true;
+		return vg_error_set(err, -ENOEXEC,
+				    "'%s' is not a regular file; pass an executable or a shared library",
+				    label);
+	}
+	img = image_new();
+	if (!img) {
+		close(fd);
+		return vg_error_set(err, -ENOMEM, "out of memory opening '%s'",
+				    label);
+	}
+	img->priv->fd = fd;
+	img->priv->size = (uint64_t)st.st_size;
+	img->dev = st.st_dev;
+	img->inode = st.st_ino;
+	img->open_path = strdup(label);
+	img->path = strdup("");
+	if (!img->open_path || !img->path) {
+		vg_image_free(img);
+		return vg_error_set(err, -ENOMEM, "out of memory opening '%s'",
+				    label);
+	}
+	r = parse(img, label, false, not_elf, err);
+	if (r < 0) {
+		vg_image_free(img);
+		return r;
+	}
+	*out = img;
+	return 0;
+}
+
+int vg_image_open_path(const char *path, struct vg_image **out,
+		       struct vg_error *err)
+{
+	struct vg_image *img = NULL;
+	bool not_elf;
+	int fd, r;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		return vg_error_set(err, r, "cannot open '%s': %s%s", path,
+				    strerror(-r),
+				    r == -ENOENT ? "; check the path" :
+				    (r == -EACCES || r == -EPERM) ?
+				    "; run as a user who can read it" : "");
+	}
+	r = open_fd(fd, path, &img, &not_elf, err);
+	if (r < 0)
+		return r;
+	free(img->path);
+	img->path = strdup(path);
+	if (!img->path) {
+		vg_image_free(img);
+		return vg_error_set(err, -ENOMEM, "out of memory opening '%s'",
+				    path);
+	}
+	img->via = VG_VIA_PATH;
+	*out = img;
+	return 0;
+}
+
+/* Takes buf (freed on failure too). */
+static int open_buffer(char *buf, size_t len, const char *label, bool lenient,
+		       struct vg_image **out, bool *not_elf,
+		       struct vg_error *err)
+{
+	struct vg_image *img = image_new();
+	int r;
+
+	*not_elf = false;
+	if (!img || !(img->open_path = strdup(label ? label : "")) ||
+	    !(img->path = strdup(""))) {
+		free(buf);
+		vg_image_free(img);
+		return vg_error_set(err, -ENOMEM, "out of memory opening '%s'",
+				    label ? label : "");
+	}
+	img->priv->buf = buf;
+	img->priv->size = len;
+	r = parse(img, img->open_path, lenient, not_elf, err);
+	if (r < 0) {
+		vg_image_free(img);
+		return r;
+	}
+	*out = img;
+	return 0;
+}
+
+int vg_image_open_memory(const void *buf, size_t len, const char *label,
+			 struct vg_image **out, struct vg_error *err)
+{
+	char *copy;
+	bool not_elf;
+
+	*out = NULL;
+	if (!label)
+		label = "(memory)";
+	/* elf_memory() wants a writable buffer and the image must outlive
+	 * the caller's: always copy. */
+	copy = malloc(len ? len : 1);
+	if (!copy)
+		return vg_error_set(err, -ENOMEM,
+				    "out of memory copying %zu bytes of '%s'",
+				    len, label);
+	if (len)
+		memcpy(copy, buf, len);
+	return open_buffer(copy, len, label, false, out, &not_elf, err);
+}
+
+/* ------------------------------------------------------------------ */
+/* symbols                                                              */
+
+static bool wanted_type(unsigned t)
+{
+	return t == STT_FUNC || t == STT_OBJECT || t == STT_GNU_IFUNC ||
+	       t == STT_NOTYPE;
+}
+
+static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
+		     const GElf_Shdr *sh, size_t *cap)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t n;
+
+	if (!d || sh->sh_entsize != sizeof(Elf64_Sym))
+		return 0;
+	n = d->d_size / sizeof(Elf64_Sym);
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Shdr tsh;
+		Elf_Scn *target;
+		const char *name;
+		struct sym *e;
+
+		if (!gelf_getsym(d, (int)i, &s) ||
+		    !wanted_type(GELF_ST_TYPE(s.st_info)) ||
+		    s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE)
+			continue;
+		name = elf_strptr(p->elf, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		if (p->n_syms == *cap) {
+			size_t nc = *cap ? *cap * 2 : 256, bytes;
+			struct sym *ns;
+
+			if (__builtin_mul_overflow(nc, sizeof(*ns), &bytes))
+				return -ENOMEM;
+			ns = realloc(p->syms, bytes);
+			if (!ns)
+				return -ENOMEM;
+			p->syms = ns;
+			*cap = nc;
+		}
+		e = &p->syms[p->n_syms++];
+		e->vaddr = s.st_value;
+		e->size = s.st_size;
+		if (e->size > UINT64_MAX - e->vaddr)
+			e->size = UINT64_MAX - e->vaddr;
+		e->name = name;
+		e->dyn = sh->sh_type == SHT_DYNSYM;
+		e->limit = e->vaddr + 1;
+		target = elf_getscn(p->elf, s.st_shndx);
+		if (target && gelf_getshdr(target, &tsh) &&
+		    tsh.sh_addr <= e->vaddr && tsh.sh_size <= UINT64_MAX - tsh.sh_addr &&
+		    tsh.sh_addr + tsh.sh_size > e->vaddr)
+			e->limit = tsh.sh_addr + tsh.sh_size;
+	}
+	return 0;
+}
+
+/* Equal starts: bigger first, .dynsym before .symtab, so the backward walk
+ * in symbol_at meets the innermost, .symtab copy first. */
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	int c;
+
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	if (x->dyn != y->dyn)
+		return x->dyn ? -1 : 1;
+	c = strcmp(x->name, y->name);
+	return c;
+}
+
+static int cmp_name(const void *a, const void *b, void *ctx)
+{
+	const struct sym *syms = ctx;
+	const struct sym *x = &syms[*(const size_t *)a];
+	const struct sym *y = &syms[*(const size_t *)b];
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	if (x->dyn != y->dyn)
+		return x->dyn ? 1 : -1;
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+static int load_symbols(struct vg_image_priv *p)
+{
+	Elf_Scn *scn = NULL;
+	size_t cap = 0, w = 0, bytes;
+	int r = 0;
+
+	if (p->syms_loaded)
+		return p->n_syms ? 0 : -ENOENT;
+	p->syms_loaded = true;
+	if (!p->elf)
+		return -ENOENT;
+	while ((scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		r = add_table(p, scn, &sh, &cap);
+		if (r < 0)
+			goto fail;
+	}
+	if (!p->n_syms)
+		return -ENOENT;
+
+	qsort(p->syms, p->n_syms, sizeof(*p->syms), cmp_addr);
+	/* .dynsym repeats most of .symtab: keep one of each. */
+	for (size_t i = 0; i < p->n_syms; i++) {
+		if (w && p->syms[w - 1].vaddr == p->syms[i].vaddr &&
+		    p->syms[w - 1].size == p->syms[i].size &&
+		    strcmp(p->syms[w - 1].name, p->syms[i].name) == 0) {
+			p->syms[w - 1] = p->syms[i]; /* the .symtab one */
+			continue;
+		}
+		p->syms[w++] = p->syms[i];
+	}
+	p->n_syms = w;
+
+	r = -ENOMEM;
+	if (__builtin_mul_overflow(p->n_syms, sizeof(*p->max_end), &bytes) ||
+	    !(p->max_end = malloc(bytes)) ||
+	    !(p->by_name = malloc(bytes)))
+		goto fail;
+	for (size_t i = 0; i < p->n_syms; i++) {
+		uint64_t e = p->syms[i].size ? p->syms[i].vaddr + p->syms[i].size : 0;
+
+		p->max_end[i] = i && p->max_end[i - 1] > e ? p->max_end[i - 1] : e;
+		p->by_name[i] = i;
+	}
+	qsort_r(p->by_name, p->n_syms, sizeof(*p->by_name), cmp_name, p->syms);
+	return 0;
+fail:
+	free(p->syms);
+	free(p->max_end);
+	free(p->by_name);
+	p->syms = NULL;
+	p->max_end = NULL;
+	p->by_name = NULL;
+	p->n_syms = 0;
+	return r;
+}
+
+static void fill_sym(const struct sym *s, struct vg_symbol *out)
+{
+	out->vaddr = s->vaddr;
+	out->size = s->size;
+	out->name = s->name;
+	out->from_dynsym = s->dyn;
+}
+
+int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
+			    struct vg_symbol *sym)
+{
+	struct vg_image_priv *p;
+	size_t lo = 0, hi;
+
+	if (!img || !img->priv || !name || load_symbols(img->priv) < 0)
+		return -ENOENT;
+	p = img->priv;
+	hi = p->n_syms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(p->syms[p->by_name[mid]].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->n_syms || strcmp(p->syms[p->by_name[lo]].name, name))
+		return -ENOENT;
+	fill_sym(&p->syms[p->by_name[lo]], sym);
+	return 0;
+}
+
+int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
+		       struct vg_symbol *sym)
+{
+	struct vg_image_priv *p;
+	size_t lo = 0, hi;
+
+	if (!img || !img->priv || load_symbols(img->priv) < 0)
+		return -ENOENT;
+	p = img->priv;
+	hi = p->n_syms;
+	/* lo = number of symbols starting at or before vaddr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->syms[mid].vaddr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Sized symbols first: the nearest start that still covers vaddr. */
+	for (size_t k = lo; k > 0 && p->max_end[k - 1] > vaddr; k--) {
+		const struct sym *s = &p->syms[k - 1];
+
+		if (s->size && vaddr < s->vaddr + s->size) {
+			fill_sym(s, sym);
+			return 0;
+		}
+	}
+	/* Else an unsized label right before vaddr, in the same section and
+	 * with no sized symbol in between. */
+	for (size_t k = lo; k > 0; k--) {
+		const struct sym *s = &p->syms[k - 1];
+
+		if (s->size)
+			break;
+		if (vaddr < s->limit) {
+			fill_sym(s, sym);
+			return 0;
+		}
+		break;
+	}
+	return -ENOENT;
+}
+
+/* ------------------------------------------------------------------ */
+/* a target's images                                                    */
+
+struct group {
+	uint32_t major, minor;
+	uint64_t inode;
+	size_t *idx;        /* region indices, ascending start */
+	size_t n;
+};
+
+static bool region_is_file(const struct vg_region *r)
+{
+	return (r->kind == VG_REGION_FILE || r->kind == VG_REGION_MEMFD) &&
+	       r->inode != 0;
+}
+
+static bool same_file(const struct stat *st, const struct group *g)
+{
+	return major(st->st_dev) == g->major && minor(st->st_dev) == g->minor &&
+	       (uint64_t)st->st_ino == g->inode;
+}
+
+static int open_map_files(struct vg_target *t, const struct vg_region *r,
+			  const struct group *g, struct vg_image **out,
+			  bool *not_elf)
+{
+	char rest[64], path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	snprintf(rest, sizeof(rest), "map_files/%llx-%llx",
+		 (unsigned long long)r->start, (unsigned long long)r->end);
+	vg_target_proc_path(t, path, sizeof(path), rest);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !same_file(&st, g)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return open_fd(fd, path, out, not_elf, NULL);
+}
+
+static int open_root(struct vg_target *t, const struct vg_region *r,
+		     const struct group *g, struct vg_image **out,
+		     bool *not_elf)
+{
+	char rest[PATH_MAX], path[PATH_MAX + 64];
+	struct stat st;
+	int fd;
+
+	if (r->path[0] != '/')
+		return -ENOENT;
+	if ((size_t)snprintf(rest, sizeof(rest), "root%s", r->path) >= sizeof(rest))
+		return -ENAMETOOLONG;
+	vg_target_proc_path(t, path, sizeof(path), rest);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* The path may now name another file (replaced on upgrade). */
+	if (fstat(fd, &st) < 0 || !same_file(&st, g)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return open_fd(fd, path, out, not_elf, NULL);
+}
+
+/* Rebuild the file from the target's readable mappings of it. */
+static int open_memory_route(struct vg_target *t, const struct vg_maps *maps,
+			     struct vg_mem *mem, const struct group *g,
+			     struct vg_image **out, bool *not_elf)
+{
+	uint64_t len = 0;
+	bool have_header = false;
+	char label[96];
+	char *buf;
+	int r;
+
+	*not_elf = false;
+	if (!mem)
+		return -ENOENT;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct vg_region *reg = &maps->regions[g->idx[i]];
+		uint64_t end;
+
+		if (!reg->readable)
+			continue;
+		if (reg->offset == 0)
+			have_header = true;
+		if (__builtin_add_overflow(reg->offset, reg->end - reg->start, &end))
+			continue;
+		if (end > len)
+			len = end;
+	}
+	if (!have_header || len < sizeof(Elf64_Ehdr))
+		return -ENOENT;
+	if (len > MEM_IMAGE_MAX)
+		len = MEM_IMAGE_MAX;
+	buf = calloc(1, len);
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct vg_region *reg = &maps->regions[g->idx[i]];
+		struct vg_mem_result res;
+		uint64_t n;
+
+		if (!reg->readable || reg->offset >= len)
+			continue;
+		n = reg->end - reg->start;
+		if (n > len - reg->offset)
+			n = len - reg->offset;
+		vg_mem_read(mem, reg->start, buf + reg->offset, n, &res, NULL);
+	}
+	/* Section headers sit past the last PT_LOAD and are not mapped: drop
+	 * them rather than parse zeros. */
+	if (len >= sizeof(Elf64_Ehdr) && memcmp(buf, ELFMAG, SELFMAG) == 0 &&
+	    buf[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr eh;
+		uint64_t tab;
+
+		memcpy(&eh, buf, sizeof(eh));
+		if (eh.e_shoff &&
+		    (__builtin_mul_overflow((uint64_t)eh.e_shnum, sizeof(Elf64_Shdr), &tab) ||
+		     !range_ok(eh.e_shoff, tab, len) || eh.e_shnum == 0)) {
+			eh.e_shoff = 0;
+			eh.e_shnum = 0;
+			eh.e_shstrndx = 0;
+			memcpy(buf, &eh, sizeof(eh));
+		}
+	}
+	snprintf(label, sizeof(label), "pid %d memory at 0x%llx", (int)t->pid,
+		 (unsigned long long)maps->regions[g->idx[0]].start);
+	r = open_buffer(buf, len, label, true, out, not_elf, NULL);
+	return r;
+}
+
+static int set_strings(struct vg_image *img, const struct vg_region *r)
+{
+	free(img->path);
+	img->path = strdup(r->path ? r->path : "");
+	return img->path ? 0 : -ENOMEM;
+}
+
+static void compute_bias(struct vg_image *img, const struct vg_maps *maps,
+			 const struct group *g, uint64_t page)
+{
+	struct vg_mapping *mp;
+	bool any = false;
+
+	img->lo = UINT64_MAX;
+	img->hi = 0;
+	mp = calloc(g->n, sizeof(*mp));
+	if (mp) {
+		for (size_t i = 0; i < g->n; i++) {
+			const struct vg_region *r = &maps->regions[g->idx[i]];
+
+			mp[i] = (struct vg_mapping){ r->start, r->end, r->offset };
+		}
+		if (vg_loadbias_compute(img->loads, img->n_loads, mp, g->n, page,
+					&img->bias, &img->bias_method) < 0)
+			img->bias_method = VG_BIAS_NONE;
+		/* The range is what the loader mapped, not every mapping of
+		 * the file (a program may mmap() its own binary too). */
+		for (size_t i = 0; img->bias_method == VG_BIAS_EXACT && i < g->n; i++) {
+			if (!vg_loadbias_explains(img->loads, img->n_loads, &mp[i],
+						  page, img->bias))
+				continue;
+			any = true;
+			if (mp[i].start < img->lo)
+				img->lo = mp[i].start;
+			if (mp[i].end > img->hi)
+				img->hi = mp[i].end;
+		}
+		free(mp);
+	}
+	if (!any) {
+		for (size_t i = 0; i < g->n; i++) {
+			const struct vg_region *r = &maps->regions[g->idx[i]];
+
+			if (r->start < img->lo)
+				img->lo = r->start;
+			if (r->end > img->hi)
+				img->hi = r->end;
+		}
+	}
+}
+
+static int cmp_image_lo(const void *a, const void *b)
+{
+	const struct vg_image *x = *(const struct vg_image *const *)a;
+	const struct vg_image *y = *(const struct vg_image *const *)b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void free_groups(struct group *gs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(gs[i].idx);
+	free(gs);
+}
+
+static int make_groups(const struct vg_maps *maps, struct group **out,
+		       size_t *n_out)
+{
+	struct group *gs = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct vg_region *r = &maps->regions[i];
+		struct group *g = NULL;
+		size_t *ni;
+
+		if (!region_is_file(r))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			if (gs[k].major == r->dev_major && gs[k].minor == r->dev_minor &&
+			    gs[k].inode == r->inode) {
+				g = &gs[k];
+				break;
+			}
+		}
+		if (!g) {
+			/* n < maps->n, so this cannot overflow */
+			struct group *ng = realloc(gs, (n + 1) * sizeof(*gs));
+
+			if (!ng)
+				goto oom;
+			gs = ng;
+			g = &gs[n++];
+			*g = (struct group){ r->dev_major, r->dev_minor, r->inode, NULL, 0 };
+		}
+		ni = realloc(g->idx, (g->n + 1) * sizeof(*g->idx));
+		if (!ni)
+			goto oom;
+		g->idx = ni;
+		g->idx[g->n++] = i;
+	}
+	*out = gs;
+	*n_out = n;
+	return 0;
+oom:
+	free_groups(gs, n);
+	return -ENOMEM;
+}
+
+int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
+		   struct vg_mem *mem, struct vg_images **out,
+		   struct vg_error *err)
+{
+	struct vg_images *s;
+	struct group *gs = NULL;
+	size_t n_groups = 0;
+	struct stat exe;
+	bool have_exe;
+	char path[64];
+	long page = sysconf(_SC_PAGESIZE);
+	int r;
+
+	*out = NULL;
+	if (page <= 0)
+		page = 4096;
+	if (make_groups(maps, &gs, &n_groups) < 0)
+		return vg_error_set(err, -ENOMEM,
+				    "out of memory grouping the mappings of pid %d",
+				    (int)t->pid);
+	s = calloc(1, sizeof(*s));
+	if (!s || (n_groups && !(s->images = calloc(n_groups, sizeof(*s->images))))) {
+		free(s);
+		free_groups(gs, n_groups);
+		return vg_error_set(err, -ENOMEM,
+				    "out of memory loading the images of pid %d",
+				    (int)t->pid);
+	}
+
+	vg_target_proc_path(t, path, sizeof(path), "exe");
+	have_exe = stat(path, &exe) == 0;
+
+	for (size_t k = 0; k < n_groups; k++) {
+		const struct group *g = &gs[k];
+		const struct vg_region *first = &maps->regions[g->idx[0]];
+		struct vg_image *img = NULL;
+		enum vg_image_via via = VG_VIA_NONE;
+		bool not_elf = false;
+
+		r = open_map_files(t, first, g, &img, &not_elf);
+		if (r == 0)
+			via = VG_VIA_MAP_FILES;
+		if (r < 0 && !not_elf) {
+			r = open_root(t, first, g, &img, &not_elf);
+			if (r == 0)
+				via = VG_VIA_ROOT;
+		}
+		if (r < 0 && !not_elf) {
+			r = open_memory_route(t, maps, mem, g, &img, &not_elf);
+			if (r == 0)
+				via = VG_VIA_MEMORY;
+		}
+		if (r == -ENOMEM) {
+			vg_images_free(s);
+			free_groups(gs, n_groups);
+			return vg_error_set(err, -ENOMEM,
+					    "out of memory loading '%s' of pid %d",
+					    first->path, (int)t->pid);
+		}
+		if (r < 0) {
+			/* Not ELF (fonts, locale-archive) is not news; an
+			 * ELF nothing can open is. */
+			bool code = false;
+
+			for (size_t i = 0; i < g->n; i++)
+				code |= maps->regions[g->idx[i]].executable;
+			if (!not_elf && code)
+				vg_target_warn(t,
+					       "cannot open '%s' mapped at 0x%llx: %s; its symbols are unavailable",
+					       first->path,
+					       (unsigned long long)first->start,
+					       strerror(-r));
+			continue;
+		}
+		if (set_strings(img, first) < 0) {
+			vg_image_free(img);
+			vg_images_free(s);
+			free_groups(gs, n_groups);
+			return vg_error_set(err, -ENOMEM,
+					    "out of memory loading '%s' of pid %d",
+					    first->path, (int)t->pid);
+		}
+		img->via = via;
+		img->deleted = first->deleted;
+		img->dev = makedev(g->major, g->minor);
+		img->inode = g->inode;
+		if (have_exe)
+			img->is_main = major(exe.st_dev) == g->major &&
+				       minor(exe.st_dev) == g->minor &&
+				       (uint64_t)exe.st_ino == g->inode;
+		compute_bias(img, maps, g, (uint64_t)page);
+		s->images[s->n++] = img;
+	}
+	if (!have_exe) {
+		/* The first file the target maps is, by construction of the
+		 * loader, its executable (the kernel maps it before ld.so). */
+		for (size_t k = 0; k < s->n; k++) {
+			if (s->images[k]->inode == gs[0].inode &&
+			    s->images[k]->dev == makedev(gs[0].major, gs[0].minor)) {
+				s->images[k]->is_main = true;
+				break;
+			}
+		}
+	}
+	free_groups(gs, n_groups);
+	if (s->n)
+		qsort(s->images, s->n, sizeof(*s->images), cmp_image_lo);
+	*out = s;
+	return 0;
+}
+
+struct vg_images *vg_images_free(struct vg_images *s)
+{
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < s->n; i++)
+		vg_image_free(s->images[i]);
+	free(s->images);
+	free(s);
+	return NULL;
+}
+
+const struct vg_image *vg_images_find(const struct vg_images *s, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!s)
+		return NULL;
+	hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->images[mid]->lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < s->images[lo - 1]->hi)
+		return s->images[lo - 1];
+	return NULL;
+}
+
+const struct vg_image *vg_images_main(const struct vg_images *s)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		if (s->images[i]->is_main)
+			return s->images[i];
+	return NULL;
+}
+
+const struct vg_image *vg_images_by_name(const struct vg_images *s,
+					 const char *name)
+{
+	size_t nl = strlen(name);
+
+	for (size_t i = 0; s && i < s->n; i++) {
+		const char *p = s->images[i]->path;
+		size_t pl = strlen(p);
+
+		if (strcmp(p, name) == 0 ||
+		    (pl > nl && p[pl - nl - 1] == '/' &&
+		     strcmp(p + pl - nl, name) == 0))
+			return s->images[i];
+	}
+	return NULL;
+}
+
+char *vg_image_build_id_hex(const struct vg_image *img, char *buf, size_t size)
+{
+	size_t w = 0;
+
+	if (!size)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; img && i < img->build_id_len && w + 3 <= size; i++)
+		w += (size_t)snprintf(buf + w, size - w, "%02x", img->build_id[i]);
+	return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* --bin matching                                                       */
+
+static int image_bytes(const struct vg_image *img, uint64_t off, void *dst,
+		       size_t len)
+{
+	const struct vg_image_priv *p = img->priv;
+
+	if (!range_ok(off, len, p->size))
+		return -ERANGE;
+	if (p->fd < 0) {
+		memcpy(dst, p->buf + off, len);
+		return 0;
+	}
+	for (size_t done = 0; done < len;) {
+		ssize_t n = pread(p->fd, (char *)dst + done, len - done,
+				  (off_t)(off + done));
+
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+enum vg_bin_match vg_image_compare(const struct vg_image *bin,
+				   const struct vg_image *running,
+				   struct vg_mem *mem, const char **how)
+{
+	uint64_t budget = COMPARE_MAX, compared = 0;
+	char *a = NULL, *b = NULL;
+	enum vg_bin_match m = VG_BIN_UNKNOWN;
+	const size_t chunk = 64 << 10;
+
+	if (how)
+		*how = "none";
+	if (!bin || !running)
+		return VG_BIN_UNKNOWN;
+	if (bin->build_id_len && running->build_id_len) {
+		if (how)
+			*how = "build_id";
+		return bin->build_id_len == running->build_id_len &&
+		       memcmp(bin->build_id, running->build_id,
+			      bin->build_id_len) == 0 ? VG_BIN_MATCH : VG_BIN_MISMATCH;
+	}
+	if (!mem || running->bias_method == VG_BIAS_NONE || !bin->priv)
+		return VG_BIN_UNKNOWN;
+	a = malloc(chunk);
+	b = malloc(chunk);
+	if (!a || !b)
+		goto out;
+	for (size_t i = 0; i < bin->n_loads && budget; i++) {
+		const struct vg_load *l = &bin->loads[i];
+
+		if (l->flags & PF_W)
+			continue;
+		for (uint64_t done = 0; done < l->filesz && budget;) {
+			size_t n = chunk;
+			struct vg_mem_result res;
+
+			if (n > l->filesz - done)
+				n = (size_t)(l->filesz - done);
+			if (n > budget)
+				n = (size_t)budget;
+			if (image_bytes(bin, l->offset + done, a, n) < 0 ||
+			    vg_mem_read(mem, running->bias + l->vaddr + done, b, n,
+					&res, NULL) < 0) {
+				/* Unreadable memory proves nothing either way. */
+				budget = 0;
+				break;
+			}
+			if (memcmp(a, b, n) != 0) {
+				m = VG_BIN_MISMATCH;
+				if (how)
+					*how = "content";
+				goto out;
+			}
+			done += n;
+			budget -= n;
+			compared += n;
+		}
+	}
+	if (compared) {
+		m = VG_BIN_MATCH;
+		if (how)
+			*how = "content";
+	}
+out:
+	free(a);
+	free(b);
+	return m;
+}
+
+const char *vg_image_via_name(enum vg_image_via v)
+{
+	static const char *const names[] = {
+		[VG_VIA_NONE] = "none",
+		[VG_VIA_MAP_FILES] = "map_files",
+		[VG_VIA_ROOT] = "proc_root",
+		[VG_VIA_MEMORY] = "target_memory",
+		[VG_VIA_PATH] = "path",
+	};
+
+	if ((unsigned)v < sizeof(names) / sizeof(names[0]) && names[v])
+		return names[v];
+	return "none";
+}
+
+const char *vg_bin_match_name(enum vg_bin_match m)
+{
+	switch (m) {
+	case VG_BIN_MATCH:
+		return "match";
+	case VG_BIN_MISMATCH:
+		return "mismatch";
+	case VG_BIN_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}

@@ -66,6 +66,13 @@ int vg_image_open_path(const char *path, struct vg_image **out,
 		       struct vg_error *err);
 struct vg_image *vg_image_free(struct vg_image *img);
 
+/* Parse an ELF file held in memory (fuzzing, images rebuilt from target
+ * memory).  buf is copied: the caller keeps it.  label names the bytes in
+ * messages (NULL: "(memory)").  Same checks and errors as
+ * vg_image_open_path; via = VG_VIA_NONE, path = "", bias = 0. */
+int vg_image_open_memory(const void *buf, size_t len, const char *label,
+			 struct vg_image **out, struct vg_error *err);
+
 /* Every file-backed image the target maps, with its bias.  Regions whose
  * file is not ELF (fonts, locale archives) are skipped; an ELF that cannot be
  * opened by any route becomes a target warning, not a failure. */
