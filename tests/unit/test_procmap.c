@@ -1,0 +1,429 @@
+/* test_procmap.c - PROCMAP_QUERY against the text of /proc/PID/maps on a
+ * live child that maps hostile names, and build-ids against the ELF note. */
+#include "target/procmap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "target/maps.h"
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+#endif
+
+#define CHILD_SMALL_MAPS 3000
+
+struct fixture {
+	pid_t child;
+	char dir[64];
+	char spaced[PATH_MAX];   /* "a b\nc.bin" */
+	char gone[PATH_MAX];     /* unlinked after mapping */
+	uint64_t named_anon;     /* address of the [anon:vigil test] VMA, 0 if unsupported */
+};
+
+static int write_file(const char *path, size_t size)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0)
+		return -1;
+	return fd;
+}
+
+/* The child: maps everything, reports "ok <named anon addr>", waits. */
+static void child_main(struct fixture *fx, int wfd)
+{
+	char msg[64];
+	void *p;
+	int fd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	fd = write_file(fx->spaced, 3 * 4096);
+	if (fd < 0 || mmap(NULL, 3 * 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+		_exit(10);
+	/* a second mapping of the same file at an offset */
+	if (mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 4096) == MAP_FAILED)
+		_exit(11);
+	close(fd);
+	fd = write_file(fx->gone, 4096);
+	if (fd < 0 || mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED)
+		_exit(12);
+	close(fd);
+	if (unlink(fx->gone) < 0)
+		_exit(13);
+	fd = memfd_create("vigil test", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, 8192) < 0 ||
+	    mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED)
+		_exit(14);
+	close(fd);
+	/* shared anonymous memory is a "/dev/zero (deleted)" file */
+	if (mmap(NULL, 4096, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+		_exit(15);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		_exit(16);
+	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, 4096, "vigil test") < 0)
+		p = NULL;
+	/* many small VMAs that cannot merge: alternate the protection */
+	for (int i = 0; i < CHILD_SMALL_MAPS; i++) {
+		if (mmap(NULL, 4096, (i & 1) ? PROT_READ : PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+			_exit(17);
+	}
+	snprintf(msg, sizeof(msg), "ok %llx\n", (unsigned long long)(uintptr_t)p);
+	if (write(wfd, msg, strlen(msg)) < 0)
+		_exit(18);
+	for (;;)
+		pause();
+}
+
+static int setup_child(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	char msg[64] = "";
+	unsigned long long addr;
+	int pfd[2];
+	ssize_t k;
+
+	if (!fx)
+		return -1;
+	strcpy(fx->dir, "/tmp/vigil-procmap-XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	snprintf(fx->spaced, sizeof(fx->spaced), "%s/a b\nc.bin", fx->dir);
+	snprintf(fx->gone, sizeof(fx->gone), "%s/gone.bin", fx->dir);
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	fx->child = fork();
+	if (fx->child < 0)
+		return -1;
+	if (fx->child == 0) {
+		close(pfd[0]);
+		child_main(fx, pfd[1]);
+	}
+	close(pfd[1]);
+	*state = fx;
+	k = read(pfd[0], msg, sizeof(msg) - 1);
+	close(pfd[0]);
+	if (k <= 0 || sscanf(msg, "ok %llx", &addr) != 1) {
+		fprintf(stderr, "# child failed to set up: '%s'\n", msg);
+		return -1;
+	}
+	fx->named_anon = addr;
+	return 0;
+}
+
+static int teardown_child(void **state)
+{
+	struct fixture *fx = *state;
+	int st;
+
+	if (!fx)
+		return 0;
+	if (fx->child > 0) {
+		kill(fx->child, SIGKILL);
+		waitpid(fx->child, &st, 0);
+	}
+	unlink(fx->spaced);
+	unlink(fx->gone);
+	rmdir(fx->dir);
+	free(fx);
+	return 0;
+}
+
+static void assert_same_region(const struct vg_region *a, const struct vg_region *b, size_t i)
+{
+	if (a->start != b->start || a->end != b->end || a->offset != b->offset ||
+	    a->dev_major != b->dev_major || a->dev_minor != b->dev_minor ||
+	    a->inode != b->inode || strcmp(a->perms, b->perms) != 0 ||
+	    strcmp(a->path, b->path) != 0 || a->deleted != b->deleted ||
+	    a->kind != b->kind || a->readable != b->readable ||
+	    a->writable != b->writable || a->executable != b->executable ||
+	    a->shared != b->shared)
+		fail_msg("region %zu differs:\n query %llx-%llx %s %llx %x:%x %llu '%s' del=%d kind=%d\n text  %llx-%llx %s %llx %x:%x %llu '%s' del=%d kind=%d",
+			 i, (unsigned long long)a->start, (unsigned long long)a->end, a->perms,
+			 (unsigned long long)a->offset, a->dev_major, a->dev_minor,
+			 (unsigned long long)a->inode, a->path, a->deleted, a->kind,
+			 (unsigned long long)b->start, (unsigned long long)b->end, b->perms,
+			 (unsigned long long)b->offset, b->dev_major, b->dev_minor,
+			 (unsigned long long)b->inode, b->path, b->deleted, b->kind);
+}
+
+static const struct vg_region *find_path(const struct vg_maps *m, const char *path)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->regions[i].path, path) == 0)
+			return &m->regions[i];
+	return NULL;
+}
+
+static const struct vg_region *find_mapping(const struct vg_maps *m, const char *path,
+					    const char *perms, uint64_t offset)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->regions[i].path, path) == 0 &&
+		    strcmp(m->regions[i].perms, perms) == 0 &&
+		    m->regions[i].offset == offset)
+			return &m->regions[i];
+	return NULL;
+}
+
+static void test_query_equals_text(void **state)
+{
+	struct fixture *fx = *state;
+	struct vg_error err = { 0 };
+	struct vg_procmap pm;
+	struct vg_maps *q = NULL, *t = NULL;
+	const struct vg_region *r;
+	char memfd_path[] = "/memfd:vigil test";
+
+	assert_int_equal(vg_procmap_open(fx->child, &pm, &err), 0);
+	assert_int_equal(vg_procmap_read_all(&pm, &q, &err), 0);
+	vg_procmap_close(&pm);
+	assert_int_equal(pm.fd, -1);
+	assert_int_equal(vg_maps_read(fx->child, &t, &err), 0);
+
+	assert_true(t->n > CHILD_SMALL_MAPS);
+	assert_int_equal(q->n, t->n);
+	for (size_t i = 0; i < t->n; i++)
+		assert_same_region(&q->regions[i], &t->regions[i], i);
+
+	/* the hostile names came through both ways */
+	r = find_mapping(t, fx->spaced, "r--p", 0);
+	assert_non_null(r);
+	assert_int_equal(r->kind, VG_REGION_FILE);
+	assert_false(r->deleted);
+	assert_int_equal(r->end - r->start, 3 * 4096);
+	r = find_mapping(t, fx->spaced, "rw-s", 4096);
+	assert_non_null(r);
+	assert_int_equal(r->end - r->start, 4096);
+	r = find_path(t, fx->gone);
+	assert_non_null(r);
+	assert_true(r->deleted);
+	assert_int_equal(r->kind, VG_REGION_FILE);
+	assert_string_equal(r->perms, "r--s");
+	r = find_path(t, memfd_path);
+	assert_non_null(r);
+	assert_true(r->deleted);
+	assert_int_equal(r->kind, VG_REGION_MEMFD);
+	r = find_path(t, "/dev/zero");
+	assert_non_null(r);
+	assert_true(r->deleted);
+	assert_non_null(find_path(t, "[heap]") ? find_path(t, "[heap]") : find_path(t, "[stack]"));
+	if (fx->named_anon) {
+		r = vg_maps_find(t, fx->named_anon);
+		assert_non_null(r);
+		assert_string_equal(r->path, "[anon:vigil test]");
+		assert_int_equal(r->kind, VG_REGION_SPECIAL);
+	}
+	vg_maps_free(q);
+	vg_maps_free(t);
+}
+
+static void test_load_methods(void **state)
+{
+	struct fixture *fx = *state;
+	struct vg_error err = { 0 };
+	struct vg_maps *q = NULL, *t = NULL;
+	const char *method = NULL;
+
+	assert_int_equal(vg_maps_load(fx->child, 0, &q, &method, &err), 0);
+	/* this machine runs Linux 6.18: the ioctl must be there */
+	assert_string_equal(method, "procmap_query");
+	assert_int_equal(vg_maps_load(fx->child, VG_MAPS_FORCE_TEXT, &t, &method, &err), 0);
+	assert_string_equal(method, "text");
+	assert_int_equal(q->n, t->n);
+	for (size_t i = 0; i < t->n; i++)
+		assert_same_region(&q->regions[i], &t->regions[i], i);
+	vg_maps_free(q);
+	vg_maps_free(t);
+	assert_int_equal(vg_maps_load(99999999, 0, &q, &method, &err), -ESRCH);
+	assert_null(q);
+}
+
+static void test_query_single(void **state)
+{
+	struct fixture *fx = *state;
+	struct vg_error err = { 0 };
+	struct vg_procmap pm;
+	struct vg_maps *t = NULL;
+	struct vg_region r;
+	uint8_t bid[VG_BUILD_ID_MAX];
+	size_t bid_len = 99;
+	size_t gaps = 0;
+
+	assert_int_equal(vg_maps_read(fx->child, &t, &err), 0);
+	assert_int_equal(vg_procmap_open(fx->child, &pm, &err), 0);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct vg_region *e = &t->regions[i];
+
+		if (e->kind == VG_REGION_VSYSCALL)
+			continue;  /* not a VMA: no query sees it */
+		assert_int_equal(vg_procmap_query(&pm, e->end - 1, &r, bid, &bid_len, &err), 0);
+		assert_same_region(&r, e, i);
+		free(r.path);
+		if (i + 1 < t->n && e->end < t->regions[i + 1].start && gaps < 20) {
+			gaps++;
+			vg_error_clear(&err);
+			assert_int_equal(vg_procmap_query(&pm, e->end, &r, NULL, NULL, &err), -ENOENT);
+			assert_int_equal(err.code, -ENOENT);
+			assert_null(r.path);
+		}
+	}
+	assert_true(gaps > 0);
+	vg_error_clear(&err);
+	assert_int_equal(vg_procmap_query(&pm, 0, &r, NULL, NULL, &err), -ENOENT);
+	vg_procmap_close(&pm);
+	vg_procmap_close(&pm);  /* twice is harmless */
+	vg_maps_free(t);
+}
+
+/* The GNU build-id note of a file, via libelf. */
+static size_t elf_build_id(const char *path, uint8_t *out, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t found = 0;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 &&
+			    nh.n_descsz <= size) {
+				memcpy(out, (char *)d->d_buf + doff, nh.n_descsz);
+				found = nh.n_descsz;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static void test_build_id_self(void **state)
+{
+	struct vg_error err = { 0 };
+	struct vg_procmap pm;
+	struct vg_region r;
+	uint8_t bid[VG_BUILD_ID_MAX], want[64];
+	size_t bid_len = 0, want_len;
+	char exe[PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	assert_true(k > 0);
+	exe[k] = '\0';
+	want_len = elf_build_id(exe, want, sizeof(want));
+	if (want_len == 0)
+		skip();  /* linked without --build-id: nothing to compare */
+	assert_int_equal(vg_procmap_open(getpid(), &pm, &err), 0);
+	assert_int_equal(vg_procmap_query(&pm, (uint64_t)(uintptr_t)&test_build_id_self,
+					  &r, bid, &bid_len, &err), 0);
+	assert_string_equal(r.path, exe);
+	assert_int_equal(r.kind, VG_REGION_FILE);
+	assert_true(r.executable);
+	assert_int_equal(bid_len, want_len);
+	assert_memory_equal(bid, want, want_len);
+	free(r.path);
+
+	/* anonymous memory has no build-id */
+	bid_len = 99;
+	assert_int_equal(vg_procmap_query(&pm, (uint64_t)(uintptr_t)&err, &r, bid, &bid_len, &err), 0);
+	assert_int_equal(r.kind, VG_REGION_STACK);
+	assert_int_equal(bid_len, 0);
+	free(r.path);
+	vg_procmap_close(&pm);
+}
+
+static void test_open_errors(void **state)
+{
+	struct vg_error err = { 0 };
+	struct vg_procmap pm;
+	struct vg_maps *m = NULL;
+	pid_t child;
+	int st;
+
+	assert_int_equal(vg_procmap_open(0, &pm, &err), -EINVAL);
+	assert_int_equal(pm.fd, -1);
+	vg_error_clear(&err);
+	assert_int_equal(vg_procmap_open(99999999, &pm, &err), -ESRCH);
+	assert_string_equal(err.msg, "pid 99999999 does not exist or has exited");
+	vg_procmap_close(&pm);
+
+	/* kthreadd has no mm: an empty table as from the text */
+	vg_error_clear(&err);
+	assert_int_equal(vg_procmap_open(2, &pm, &err), 0);
+	assert_int_equal(vg_procmap_read_all(&pm, &m, &err), 0);
+	assert_int_equal(m->n, 0);
+	vg_maps_free(m);
+	vg_procmap_close(&pm);
+
+	/* a zombie */
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	for (int i = 0; i < 2000; i++) {
+		char path[64], buf[256];
+		FILE *f;
+		char *rp = NULL;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
+		f = fopen(path, "re");
+		if (f && fgets(buf, sizeof(buf), f))
+			rp = strrchr(buf, ')');
+		if (f)
+			fclose(f);
+		if (rp && rp[2] == 'Z')
+			break;
+		usleep(1000);
+	}
+	vg_error_clear(&err);
+	assert_int_equal(vg_maps_load(child, 0, &m, NULL, &err), -ESRCH);
+	assert_null(m);
+	assert_int_equal(waitpid(child, &st, 0), child);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_query_equals_text, setup_child, teardown_child),
+		cmocka_unit_test_setup_teardown(test_load_methods, setup_child, teardown_child),
+		cmocka_unit_test_setup_teardown(test_query_single, setup_child, teardown_child),
+		cmocka_unit_test(test_build_id_self),
+		cmocka_unit_test(test_open_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
