@@ -1,0 +1,57 @@
+#!/bin/sh
+# run.sh - build every tests/fuzz/fuzz_*.c with libFuzzer + ASan + UBSan
+# against all library sources, then run each for FUZZ_SECONDS (default 20)
+# on a scratch copy of its corpus tests/fuzz/corpus/<name>/.
+# Prints one line per harness; exits non-zero on a build failure or a crash
+# (the crash input is left in build-fuzz/<harness>/).  Works from any cwd.
+set -eu
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out="$root/build-fuzz"
+secs=${FUZZ_SECONDS:-20}
+cc=${CC_FUZZ:-clang}
+
+cd "$root"
+mkdir -p "$out"
+# shellcheck disable=SC2046
+libs=$(pkg-config --libs libelf libdw libcjson zlib)
+srcs=$(ls src/util/*.c src/target/*.c src/elf/*.c src/report/*.c 2>/dev/null)
+
+status=0
+found=0
+for h in tests/fuzz/fuzz_*.c; do
+	[ -e "$h" ] || continue
+	found=1
+	base=$(basename "$h" .c)
+	name=${base#fuzz_}
+	work="$out/$base"
+	rm -rf "$work"
+	mkdir -p "$work/corpus"
+	# shellcheck disable=SC2086
+	if ! $cc -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -D_GNU_SOURCE -std=gnu17 -Isrc \
+		-DVG_VERSION='"fuzz"' \
+		-o "$work/$base" "$h" $srcs $libs >"$work/build.log" 2>&1; then
+		echo "$base: build failed (see $work/build.log)"
+		tail -20 "$work/build.log" >&2
+		status=1
+		continue
+	fi
+	if [ -d "tests/fuzz/corpus/$name" ]; then
+		cp -R "tests/fuzz/corpus/$name/." "$work/corpus/"
+	fi
+	if (cd "$work" && "./$base" -max_total_time="$secs" -print_final_stats=1 \
+		-artifact_prefix="$work/" corpus >"$work/run.log" 2>&1); then
+		runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/run.log" | tail -1)
+		echo "$base: ${runs:-?} runs, no crash"
+	else
+		echo "$base: CRASH (input and log in $work/)"
+		grep -E "ERROR|SUMMARY|Test unit written" "$work/run.log" | head -5 >&2
+		status=1
+	fi
+done
+if [ "$found" = 0 ]; then
+	echo "no tests/fuzz/fuzz_*.c found" >&2
+	exit 1
+fi
+exit $status
