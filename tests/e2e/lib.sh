@@ -1,0 +1,151 @@
+# lib.sh - helpers sourced by every e2e test (tests/e2e/<command>_<case>.sh).
+#
+# Each test: its own temp dir $T, targets started with start_target and
+# killed by the EXIT trap, vigil run through `vg` (stdout/stderr kept in
+# $T/NAME.out and $T/NAME.err, exit code in $RC).  Checks that need JSON are
+# written in Python (stdlib only) with the helpers of vgcheck.py.
+# Exit codes: 0 pass, 1 fail, 77 skip (kernel refuses; reason printed),
+# 99 harness broke (a target did not start).
+set -euo pipefail
+
+: "${VIGIL:?set VIGIL to the vigil binary}"
+: "${TARGETS:?set TARGETS to the build dir of tests/targets}"
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export PYTHONPATH="$E2E_DIR${PYTHONPATH:+:$PYTHONPATH}"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/vigil-e2e.XXXXXX")
+T=$(realpath "$T")
+export T
+VG_PIDS=()
+
+vg_cleanup() {
+	local p
+	for p in "${VG_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	for p in "${VG_PIDS[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$T"
+}
+trap vg_cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+harness_error() { echo "HARNESS ERROR: $*" >&2; exit 99; }
+
+# start_target NAME ARGS...  - run $TARGETS/NAME in the background; sets TPID.
+start_target() {
+	local name=$1
+	shift
+	[[ -x $TARGETS/$name ]] || harness_error "target $TARGETS/$name not built"
+	"$TARGETS/$name" "$@" </dev/null &
+	TPID=$!
+	VG_PIDS+=("$TPID")
+}
+
+# track_pid PID  - kill PID in the EXIT trap too.
+track_pid() { VG_PIDS+=("$1"); }
+
+# wait_truth FILE [STATE]  - wait (5 s max) until FILE exists and, if STATE
+# is given, has the line "state STATE".
+wait_truth() {
+	local file=$1 state=${2:-} i
+	for ((i = 0; i < 500; i++)); do
+		if [[ -f $file ]] && { [[ -z $state ]] || grep -qx "state $state" "$file"; }; then
+			return 0
+		fi
+		sleep 0.01
+	done
+	harness_error "target wrote no truth to $file${state:+ with state $state} within 5 s"
+}
+
+# truth_get FILE KEY  - the rest of the first line "KEY ...".
+truth_get() {
+	local line
+	line=$(grep -m1 "^$2 " "$1") || harness_error "no '$2' line in truth file $1"
+	printf '%s\n' "${line#"$2 "}"
+}
+
+# truth_sym FILE NAME FIELD  - FIELD: runtime static size bytes path.
+truth_sym() {
+	local rest idx
+	rest=$(truth_get "$1" "sym $2")
+	case $3 in
+	runtime) idx=1 ;; static) idx=2 ;; size) idx=3 ;; bytes) idx=4 ;; path) idx=5 ;;
+	*) harness_error "truth_sym: unknown field $3" ;;
+	esac
+	if ((idx == 5)); then
+		cut -d' ' -f5- <<<"$rest"
+	else
+		cut -d' ' -f"$idx" <<<"$rest"
+	fi
+}
+
+# vg NAME ARGS...  - run vigil; $T/NAME.out, $T/NAME.err, $RC, $LAST.
+# Environment prefixes work: VIGIL_MAPS_SOURCE=text vg NAME maps PID.
+vg() {
+	local name=$1
+	shift
+	LAST=$name
+	LAST_CMD="vigil $*"
+	set +e
+	"$VIGIL" "$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null
+	RC=$?
+	set -e
+	return 0
+}
+
+# show_last  - what the last vigil run printed (for failure messages).
+show_last() {
+	echo "--- command: ${VIGIL_MAPS_SOURCE:+VIGIL_MAPS_SOURCE=$VIGIL_MAPS_SOURCE }$LAST_CMD (exit $RC)" >&2
+	echo "--- stdout (first 20 lines):" >&2
+	head -c 4000 "$T/$LAST.out" | head -n 20 >&2 || true
+	echo "--- stderr:" >&2
+	head -c 4000 "$T/$LAST.err" >&2 || true
+}
+
+# assert_rc EXPECTED [WHAT]  - exit code of the last vg run.
+assert_rc() {
+	if [[ $RC != "$1" ]]; then
+		show_last
+		fail "${2:-$LAST_CMD}: expected exit $1, got $RC"
+	fi
+}
+
+# assert_eq WHAT EXPECTED ACTUAL
+assert_eq() {
+	if [[ $2 != "$3" ]]; then
+		fail "$1: expected '$2', got '$3'"
+	fi
+}
+
+# assert_one_error_line  - stderr of the last run is one line "vigil: ...".
+assert_one_error_line() {
+	local n
+	n=$(wc -l <"$T/$LAST.err")
+	if [[ $n != 1 ]] || ! head -n1 "$T/$LAST.err" | grep -q '^vigil: '; then
+		show_last
+		fail "$LAST_CMD: stderr must be exactly one line starting 'vigil: ' ($n lines)"
+	fi
+}
+
+# jget FILE EXPR  - evaluate the Python expression EXPR with d = JSON of FILE;
+# strings print raw, everything else as JSON.
+jget() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    sys.exit(f"FAIL: {sys.argv[1]} is not JSON ({e})")
+try:
+    v = eval(sys.argv[2], {"d": d})
+except Exception as e:
+    sys.exit(f"FAIL: cannot get {sys.argv[2]} from {sys.argv[1]}: {e!r}")
+print(v if isinstance(v, str) else json.dumps(v))
+PY
+}
+
+# vg_py ARGS... <<'PY' ... PY  - run a Python check (vgcheck importable).
+vg_py() { python3 - "$@"; }
