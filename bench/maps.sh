@@ -59,18 +59,19 @@ check() {   # check LABEL MIN_LINES CMD...
     local rc=0
     "$@" >"$tmp/check.out" 2>"$tmp/check.err" || rc=$?
     if (( rc != 0 )); then
+        head -c 2000 "$tmp/check.out" >&2   # --json reports its error on stdout
         cat "$tmp/check.err" >&2
         die "'$label' failed with exit code $rc"
     fi
     local lines; lines=$(wc -l <"$tmp/check.out")
     (( lines >= min )) || die "'$label' printed $lines lines, expected >= $min (one per mapping)"
 }
-check "vigil maps" "$n" "$vigil" maps "$pid"
+check "vigil maps PID" "$n" "$vigil" maps "$pid"
 cp "$tmp/check.out" "$tmp/table.default"
-check "VIGIL_MAPS_SOURCE=text vigil maps" "$n" env VIGIL_MAPS_SOURCE=text "$vigil" maps "$pid"
+check "VIGIL_MAPS_SOURCE=text vigil maps PID" "$n" env VIGIL_MAPS_SOURCE=text "$vigil" maps "$pid"
 cp "$tmp/check.out" "$tmp/table.text"
-check "vigil maps --json" 1 "$vigil" maps "$pid" --json
-python3 - "$tmp/check.out" "$n" <<'PY' || die "'vigil maps --json' output is not valid JSON or lacks the mappings"
+check "vigil maps PID --json" 1 "$vigil" maps "$pid" --json
+python3 - "$tmp/check.out" "$n" <<'PY' || die "'vigil maps PID --json' output is not valid JSON or lacks the mappings"
 import json, sys
 doc = json.load(open(sys.argv[1]))
 def longest_list(o):
