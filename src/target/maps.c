@@ -562,11 +562,12 @@ int vg_maps_load(pid_t pid, unsigned flags, struct vg_maps **out,
 		 const char **method, struct vg_error *err)
 {
 	struct vg_procmap pm;
+	struct vg_error perr = { 0 };
 	int r;
 
 	*out = NULL;
 	if (!(flags & VG_MAPS_FORCE_TEXT)) {
-		r = vg_procmap_open(pid, &pm, err);
+		r = vg_procmap_open(pid, &pm, &perr);
 		if (r == 0) {
 			r = vg_procmap_read_all(&pm, out, err);
 			vg_procmap_close(&pm);
@@ -574,10 +575,10 @@ int vg_maps_load(pid_t pid, unsigned flags, struct vg_maps **out,
 				*method = "procmap_query";
 			return r;
 		}
+		/* -EOPNOTSUPP: the kernel predates PROCMAP_QUERY; the text
+		 * says the same, only slower to get */
 		if (r != -EOPNOTSUPP)
-			return r;
-		/* the kernel predates PROCMAP_QUERY: the text says the same */
-		vg_error_clear(err);
+			return vg_error_set(err, r, "%s", perr.msg);
 	}
 	if (method)
 		*method = "text";

@@ -462,6 +462,32 @@ static void test_read_errors(void **state)
 	vg_maps_free(m);
 }
 
+/* Without ptrace rights over the target: -EACCES with the remedy. */
+static void test_read_eacces(void **state)
+{
+	pid_t child = fork();
+	int st;
+
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct vg_error err = { 0 };
+		struct vg_maps *m = NULL;
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(77);
+		if (vg_maps_read(1, &m, &err) != -EACCES || m)
+			_exit(1);
+		if (!strstr(err.msg, "permission denied; run as root or as the target's user; check kernel.yama.ptrace_scope"))
+			_exit(2);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,6 +503,7 @@ int main(void)
 		cmocka_unit_test(test_kind_names),
 		cmocka_unit_test(test_read_self),
 		cmocka_unit_test(test_read_errors),
+		cmocka_unit_test(test_read_eacces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

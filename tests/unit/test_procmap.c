@@ -415,6 +415,35 @@ static void test_open_errors(void **state)
 	assert_int_equal(waitpid(child, &st, 0), child);
 }
 
+static void test_open_eacces(void **state)
+{
+	pid_t child = fork();
+	int st;
+
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct vg_error err = { 0 };
+		struct vg_procmap pm;
+		struct vg_maps *m = NULL;
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(77);
+		if (vg_procmap_open(1, &pm, &err) != -EACCES || pm.fd != -1)
+			_exit(1);
+		vg_error_clear(&err);
+		if (vg_maps_load(1, 0, &m, NULL, &err) != -EACCES || m)
+			_exit(2);
+		if (!strstr(err.msg, "check kernel.yama.ptrace_scope"))
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +452,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_query_single, setup_child, teardown_child),
 		cmocka_unit_test(test_build_id_self),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_open_eacces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
