@@ -157,7 +157,10 @@ static int check_sections(struct vg_image *img, const char *label,
 	if (!range_ok(eh->e_shoff, sizeof(Elf64_Shdr), p->size))
 		return truncated(err, label, "section headers",
 				 eh->e_shoff + sizeof(Elf64_Shdr), p->size);
-	if (elf_getshdrnum(p->elf, &shnum) != 0)
+	/* As for program headers, trust the header's count, not libelf's
+	 * clamped one; only 0 means "the count is in section 0". */
+	shnum = eh->e_shnum;
+	if (shnum == 0 && elf_getshdrnum(p->elf, &shnum) != 0)
 		return vg_error_set(err, -ENOEXEC,
 				    "cannot count the sections of '%s': %s; the file is corrupt",
 				    label, elf_errmsg(-1));
@@ -235,7 +238,10 @@ static int parse(struct vg_image *img, const char *label, bool lenient,
 				    label, eh.e_type);
 	img->e_type = eh.e_type;
 
-	if (elf_getphdrnum(p->elf, &n_phdr) != 0)
+	/* libelf clamps the count to what fits in the file; the header's
+	 * own count is what tells a truncated file. */
+	n_phdr = eh.e_phnum;
+	if (n_phdr == PN_XNUM && elf_getphdrnum(p->elf, &n_phdr) != 0)
 		return vg_error_set(err, -ENOEXEC,
 				    "cannot count the program headers of '%s': %s; the file is corrupt",
 				    label, elf_errmsg(-1));
