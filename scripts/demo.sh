@@ -77,10 +77,10 @@ heading "2. A global struct by symbol name"
 note "struct config { char name[32]; int port; int max_clients; double timeout_s; } g_config"
 note "48 bytes as a hex dump:"
 run read "$pid" g_config 48
-note "its first field, name, as a C string:"
-run read "$pid" g_config --as str
-note "a field by SYMBOL+OFFSET: port at +32"
-run read "$pid" g_config+32 4 --as i32
+note "typed fields by SYMBOL+OFFSET and --as: name (char[32]) at +0, port at +32, timeout_s at +40"
+run read "$pid" g_config 32 --as str
+run read "$pid" g_config+32 --as i32
+run read "$pid" g_config+40 --as f64
 
 heading "3. A counter that moves: read it twice, one second apart"
 note "the workers increment g_requests_served on every request; vigil never stops them"
@@ -91,8 +91,9 @@ run read "$pid" g_requests_served --as u64
 heading "4. By link-time (static) address in the main executable"
 note "@0x... is the address as in the ELF file (nm, objdump); vigil adds the load bias"
 note "g_config.max_clients is $maxc_static (the workers retune it now and then):"
-run read "$pid" "$maxc_static" 4 --as i32
-note "the whole of g_config, $cfg_static, same bytes as in step 2:"
+run read "$pid" "$maxc_static" --as i32
+note "the whole of g_config by its static address $cfg_static: the same memory as in step 2"
+note "(max_clients, at offset 0x24, may have changed in between: the process kept running)"
 run read "$pid" "$cfg_static" 48
 
 heading "5. Machine-readable: the map as JSON (first lines)"
