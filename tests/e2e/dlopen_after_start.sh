@@ -46,7 +46,7 @@ for o in truth.files():
         continue
     im = [i for i in m["images"] if i.get("path") == o["path"]]
     if check(im, f"{src}: no image {o['path']}"):
-        eq(f"{src}: bias of {o['path']}", o["bias"], addr("load_bias", im[0].get("load_bias")))
+        eq_addr(f"{src}: bias of {o['path']}", o["bias"], addr("load_bias", im[0].get("load_bias")))
 sym = truth.syms["vglib_counter"]
 for name in ("read", "bare"):
     doc = load_json(f"{T}/{name}_{src}.out")

@@ -12,6 +12,11 @@ set -euo pipefail
 : "${TARGETS:?set TARGETS to the build dir of tests/targets}"
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export PYTHONPATH="$E2E_DIR${PYTHONPATH:+:$PYTHONPATH}"
+# The real interpreter, not a version-manager shim (pyenv's costs 0.2 s a call).
+PYTHON=$(python3 -c 'import sys; print(sys.executable)') || {
+	echo "HARNESS ERROR: python3 not found" >&2
+	exit 99
+}
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/vigil-e2e.XXXXXX")
 T=$(realpath "$T")
@@ -133,7 +138,7 @@ assert_one_error_line() {
 # jget FILE EXPR  - evaluate the Python expression EXPR with d = JSON of FILE;
 # strings print raw, everything else as JSON.
 jget() {
-	python3 - "$1" "$2" <<'PY'
+	"$PYTHON" -S - "$1" "$2" <<'PY'
 import json, sys
 try:
     d = json.load(open(sys.argv[1]))
@@ -148,4 +153,4 @@ PY
 }
 
 # vg_py ARGS... <<'PY' ... PY  - run a Python check (vgcheck importable).
-vg_py() { python3 - "$@"; }
+vg_py() { "$PYTHON" -S - "$@"; }

@@ -36,8 +36,7 @@ for src, doc in docs.items():
     if proc and regions:
         eq(f"{w}: first region", proc[0], regions[0])
         eq(f"{w}: last region", proc[-1], regions[-1])
-    for i, (p, r) in enumerate(zip(proc, regions)):
-        eq(f"{w}: region {i}", p, r)
+    eq_list(f"{w}: regions vs /proc/PID/maps", proc, regions)
     for r in get(doc, "regions"):
         check(isinstance(r.get("kind"), str) and r.get("kind"), f"{w}: region without kind: {r!r}")
 
@@ -51,7 +50,7 @@ for src, doc in docs.items():
             continue
         im = found[0]
         iw = f"{w}: image {o['path']}"
-        eq(f"{iw} load_bias (dl_iterate_phdr says {o['bias']:#x})", o["bias"], addr(iw + " load_bias", im.get("load_bias")))
+        eq_addr(f"{iw} load_bias (dl_iterate_phdr's dlpi_addr)", o["bias"], addr(iw + " load_bias", im.get("load_bias")))
         eq(f"{iw} bias_method", "exact", im.get("bias_method"))
         eq(f"{iw} build_id", o["build_id"], im.get("build_id"))
         eq(f"{iw} is_main", o["kind"] == "main", im.get("is_main"))
@@ -59,15 +58,15 @@ for src, doc in docs.items():
         check(im.get("open_via") in ("map_files", "proc_root"), f"{iw} open_via: {im.get('open_via')!r}")
         mine = [p for p in proc if p["path"] == o["path"]]
         if mine:
-            eq(f"{iw} low (lowest mapping start)", min(p["start"] for p in mine), addr(iw + " low", im.get("low")))
-            eq(f"{iw} high (highest mapping end)", max(p["end"] for p in mine), addr(iw + " high", im.get("high")))
+            eq_addr(f"{iw} low (lowest mapping start)", min(p["start"] for p in mine), addr(iw + " low", im.get("low")))
+            eq_addr(f"{iw} high (highest mapping end)", max(p["end"] for p in mine), addr(iw + " high", im.get("high")))
 
 # Both sources must agree on everything but maps_source.
 a, b = docs["ioctl"], docs["text"]
 check(a.get("maps_source") != b.get("maps_source"),
       f"{variant}: VIGIL_MAPS_SOURCE=text did not change maps_source ({a.get('maps_source')!r})")
-eq(f"{variant}: regions ioctl vs text", a.get("regions"), b.get("regions"))
-eq(f"{variant}: images ioctl vs text", a.get("images"), b.get("images"))
+eq_list(f"{variant}: regions ioctl vs text", a.get("regions"), b.get("regions"))
+eq_list(f"{variant}: images ioctl vs text", a.get("images"), b.get("images"))
 done()
 PY
 

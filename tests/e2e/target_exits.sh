@@ -33,7 +33,7 @@ done
 echo "ok: dead pid"
 
 # 2. A zombie: exited, not reaped by its parent.
-python3 -c '
+"$PYTHON" -S -c '
 import os, sys, time
 pid = os.fork()
 if pid == 0:

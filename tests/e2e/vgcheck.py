@@ -26,6 +26,34 @@ def eq(what, expected, got):
     return check(expected == got, f"{what}: expected {expected!r}, got {got!r}")
 
 
+def eq_addr(what, expected, got):
+    """eq() for addresses: the message shows hex."""
+    if expected == got:
+        return True
+    h = lambda v: f"{v:#x}" if isinstance(v, int) else repr(v)
+    return check(False, f"{what}: expected {h(expected)}, got {h(got)}")
+
+
+def eq_list(what, expected, got, show=3):
+    """eq() for long lists: reports the length and the first differences."""
+    if expected == got:
+        return True
+    if not isinstance(expected, list) or not isinstance(got, list):
+        return eq(what, expected, got)
+    msgs = []
+    if len(expected) != len(got):
+        msgs.append(f"{len(expected)} entries expected, {len(got)} got")
+    diffs = [i for i in range(max(len(expected), len(got)))
+             if i >= len(expected) or i >= len(got) or expected[i] != got[i]]
+    for i in diffs[:show]:
+        e = expected[i] if i < len(expected) else "<none>"
+        g = got[i] if i < len(got) else "<none>"
+        msgs.append(f"[{i}] expected {e!r}, got {g!r}")
+    if len(diffs) > show:
+        msgs.append(f"... {len(diffs) - show} more differing entries")
+    return check(False, f"{what}: " + "; ".join(msgs))
+
+
 def done():
     if _failures:
         for f in _failures[:40]:
@@ -114,6 +142,13 @@ class Truth:
         fail(f"truth {self.path} has no object {path}")
 
 
+class HexInt(int):
+    """An int that shows as hex in failure messages."""
+
+    def __repr__(self):
+        return hex(self)
+
+
 def unescape_maps_path(p):
     # The kernel escapes '\n' as "\012" in /proc/PID/maps (seq_file_path).
     return p.replace("\\012", "\n")
@@ -134,8 +169,8 @@ def read_proc_maps(path_or_pid):
             if path.endswith(" (deleted)"):
                 path, deleted = path[: -len(" (deleted)")], True
             s, e = rng.split("-")
-            out.append({"start": int(s, 16), "end": int(e, 16), "perms": perms,
-                        "offset": int(off, 16), "dev": dev, "inode": int(inode),
+            out.append({"start": HexInt(int(s, 16)), "end": HexInt(int(e, 16)), "perms": perms,
+                        "offset": HexInt(int(off, 16)), "dev": dev, "inode": int(inode),
                         "path": unescape_maps_path(path), "deleted": deleted})
     return out
 
@@ -143,10 +178,10 @@ def read_proc_maps(path_or_pid):
 def norm_region(r, what):
     """A vigil JSON region in the shape of read_proc_maps()."""
     try:
-        return {"start": addr(what + ".start", r["start"]),
-                "end": addr(what + ".end", r["end"]),
+        return {"start": HexInt(addr(what + ".start", r["start"])),
+                "end": HexInt(addr(what + ".end", r["end"])),
                 "perms": r["perms"],
-                "offset": num(r["offset"]),
+                "offset": HexInt(num(r["offset"])),
                 "dev": str(r["dev"]).lower(),
                 "inode": num(r["inode"]),
                 "path": r["path"] if r["path"] is not None else "",
@@ -208,8 +243,8 @@ def check_image(doc, o, w, deleted=False, open_via=("map_files", "proc_root")):
         return None
     im = found[0]
     iw = f"{w}: image {o['path']}"
-    eq(f"{iw} load_bias (dl_iterate_phdr says {o['bias']:#x})", o["bias"],
-       addr(iw + " load_bias", im.get("load_bias")))
+    eq_addr(f"{iw} load_bias (dl_iterate_phdr's dlpi_addr)", o["bias"],
+            addr(iw + " load_bias", im.get("load_bias")))
     eq(f"{iw} bias_method", "exact", im.get("bias_method"))
     check(o["build_id"], f"{iw}: the target saw no build-id (harness)")
     eq(f"{iw} build_id", o["build_id"], im.get("build_id"))
@@ -221,7 +256,7 @@ def check_image(doc, o, w, deleted=False, open_via=("map_files", "proc_root")):
 
 def check_value_read(doc, sym, w):
     """A read --json of 8 bytes at the symbol."""
-    eq(f"{w}: address", sym["runtime"], addr(w + " address", doc.get("address")))
+    eq_addr(f"{w}: address", sym["runtime"], addr(w + " address", doc.get("address")))
     eq(f"{w}: complete", True, doc.get("complete"))
     eq(f"{w}: bytes_read", 8, doc.get("bytes_read"))
     eq(f"{w}: hex", sym["hex"], doc.get("hex"))
