@@ -1,6 +1,6 @@
 #!/bin/bash
 # bad_input: every malformed command line exits 2 with exactly one line
-# "vigil: ..." on stderr and nothing on stdout; with --json the error is a
+# "vigil: error: ..." on stderr and nothing on stdout; with --json the error is a
 # JSON document on stdout.  Help and version exit 0.
 source "$(dirname "$0")/lib.sh"
 
@@ -53,8 +53,8 @@ for c in "${cases[@]}"; do
 	if [[ $RC != 2 ]]; then
 		echo "FAIL: vigil $c: exit $RC, expected 2; stderr: $(head -c 300 "$T/bad.err")" >&2
 		bad=$((bad + 1))
-	elif [[ $n != 1 ]] || ! head -n1 "$T/bad.err" | grep -q '^vigil: '; then
-		echo "FAIL: vigil $c: stderr must be one line 'vigil: ...', got $n lines: $(head -c 300 "$T/bad.err")" >&2
+	elif [[ $n != 1 ]] || ! head -n1 "$T/bad.err" | grep -q '^vigil: error: '; then
+		echo "FAIL: vigil $c: stderr must be one line 'vigil: error: ...', got $n lines: $(head -c 300 "$T/bad.err")" >&2
 		bad=$((bad + 1))
 	elif [[ -s $T/bad.out ]]; then
 		echo "FAIL: vigil $c: printed on stdout despite the error: $(head -c 200 "$T/bad.out")" >&2

@@ -125,13 +125,13 @@ assert_eq() {
 	fi
 }
 
-# assert_one_error_line  - stderr of the last run is one line "vigil: ...".
+# assert_one_error_line  - stderr of the last run is one line "vigil: error: ...".
 assert_one_error_line() {
 	local n
 	n=$(wc -l <"$T/$LAST.err")
-	if [[ $n != 1 ]] || ! head -n1 "$T/$LAST.err" | grep -q '^vigil: '; then
+	if [[ $n != 1 ]] || ! head -n1 "$T/$LAST.err" | grep -q '^vigil: error: '; then
 		show_last
-		fail "$LAST_CMD: stderr must be exactly one line starting 'vigil: ' ($n lines)"
+		fail "$LAST_CMD: stderr must be exactly one line starting 'vigil: error: ' ($n lines)"
 	fi
 }
 

@@ -56,22 +56,24 @@ assert_rc 4 "read of a zombie"
 assert_one_error_line
 echo "ok: zombie"
 
-# 3. Exits while being read: alternate --json and --raw reads of the whole
-# buffer until vigil reports exit 4.
-start_target tgt_exit "$T/exit.truth" 1200 8
-wait_truth "$T/exit.truth" ready
-pid=$(truth_get "$T/exit.truth" pid)
-read -r buf len <<<"$(truth_get "$T/exit.truth" buf)"
-deadline=$((SECONDS + 8))
-n=0 partial=0
-while :; do
-	((SECONDS < deadline)) || fail "vigil never reported the exit of pid $pid (after $n reads)"
-	n=$((n + 1))
-	if ((n % 2)); then
-		vg race read "$pid" "$buf" "$len" --json
-		case $RC in
-		0)
-			if ! vg_py "$T/race.out" "$len" >"$T/race.py" 2>&1 <<'PY'
+# 3. Exits while being read: three targets with different lifetimes, each
+# read over and over (alternately 4 MiB as JSON and the whole 32 MiB --raw)
+# until vigil reports exit 4.
+race() {
+	local life=$1 truth=$T/exit_$1.truth pid buf len deadline n=0 partial=0 size
+	start_target tgt_exit "$truth" "$life" 32
+	wait_truth "$truth" ready
+	pid=$(truth_get "$truth" pid)
+	read -r buf len <<<"$(truth_get "$truth" buf)"
+	deadline=$((SECONDS + 5))
+	while :; do
+		((SECONDS < deadline)) || fail "vigil never reported the exit of pid $pid (after $n reads)"
+		n=$((n + 1))
+		if ((n % 2)); then
+			vg race read "$pid" "$buf" 4M --json
+			case $RC in
+			0)
+				if ! vg_py "$T/race.out" $((4 << 20)) >"$T/race.py" 2>&1 <<'PY'
 import sys
 from vgcheck import *
 doc, n = load_json(sys.argv[1]), int(sys.argv[2])
@@ -88,34 +90,38 @@ else:
 check(hx == "a5" * (len(hx) // 2), "bytes other than the target's 0xa5")
 done()
 PY
-			then
-				cat "$T/race.py" >&2
-				show_last
-				fail "read $n: exit 0 but inconsistent"
-			fi
-			grep -q partial "$T/race.py" && partial=$((partial + 1))
-			;;
-		4)
-			vg_py "$T/race.out" <<'PY' || { show_last; fail "read $n: bad error document"; }
+				then
+					cat "$T/race.py" >&2
+					show_last
+					fail "read $n: exit 0 but inconsistent"
+				fi
+				if grep -q partial "$T/race.py"; then partial=$((partial + 1)); fi
+				;;
+			4)
+				vg_py "$T/race.out" <<'PY' || { show_last; fail "read $n: bad error document"; }
 import sys
 from vgcheck import *
 check_error_doc(load_json(sys.argv[1]), 4)
 done()
 PY
-			break
-			;;
-		*) show_last; fail "read $n of an exiting target: expected exit 0 or 4, got $RC" ;;
-		esac
-	else
-		vg race_raw read "$pid" "$buf" "$len" --raw
-		case $RC in
-		0)
-			size=$(stat -c %s "$T/race_raw.out")
-			[[ $size == "$len" ]] || { show_last; fail "read $n: --raw exit 0 with $size of $len bytes"; }
-			;;
-		4) assert_one_error_line; break ;;
-		*) show_last; fail "raw read $n of an exiting target: expected exit 0 or 4, got $RC" ;;
-		esac
-	fi
-done
-echo "ok: exited while read ($n reads, $partial partial)"
+				break
+				;;
+			*) show_last; fail "read $n of an exiting target: expected exit 0 or 4, got $RC" ;;
+			esac
+		else
+			vg race_raw read "$pid" "$buf" "$len" --raw
+			case $RC in
+			0)
+				size=$(stat -c %s "$T/race_raw.out")
+				[[ $size == "$len" ]] || { show_last; fail "read $n: --raw exit 0 with $size of $len bytes"; }
+				;;
+			4) assert_one_error_line; break ;;
+			*) show_last; fail "raw read $n of an exiting target: expected exit 0 or 4, got $RC" ;;
+			esac
+		fi
+	done
+	echo "ok: exited after ${life} ms while read ($n reads, $partial partial)"
+}
+race 300
+race 550
+race 800
