@@ -120,12 +120,18 @@ int cmd_maps(struct vg_cli *cli, int argc, char **argv)
 	struct vg_mem *mem = NULL;
 	struct vg_images *imgs = NULL;
 	const char *method = "text";
-	int c, r;
+	const char *pid_arg = NULL;
+	int c, r, npos = 0;
 
 	cli_prescan_json(cli, argc, argv);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	/* Leading '-': options may follow the PID, and "-5" reaches the PID check. */
+	while ((c = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {
 		switch (c) {
+		case 1:
+			if (npos++ == 0)
+				pid_arg = optarg;
+			break;
 		case 'j':
 			cli->json = true;
 			break;
@@ -136,9 +142,9 @@ int cmd_maps(struct vg_cli *cli, int argc, char **argv)
 			return cli_bad_option(cli, argv[optind - 1]);
 		}
 	}
-	if (argc - optind != 1)
+	if (npos != 1)
 		return cli_usage_error(cli, "expected exactly one PID; usage: vigil maps PID [--json]");
-	r = cli_attach(cli, argv[optind]);
+	r = cli_attach(cli, pid_arg);
 	if (r)
 		return r;
 	r = cli_load_maps(cli, &maps, &method);
