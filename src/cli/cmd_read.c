@@ -339,6 +339,18 @@ static cJSON *segments_json(const struct read_outcome *o)
 	return arr;
 }
 
+static void print_header(const struct vg_target *t, const struct read_outcome *o,
+			 const struct vg_addr *a, const struct vg_region *region)
+{
+	printf("# pid %d: %" PRIu64 " bytes at 0x%" PRIx64, (int)t->pid, o->length, o->addr);
+	if (a->symbol && a->symbol_offset)
+		printf(" (%s+%" PRIu64 ")", a->symbol, a->symbol_offset);
+	else if (a->symbol)
+		printf(" (%s)", a->symbol);
+	printf(" in %s 0x%" PRIx64 "-0x%" PRIx64 " %s\n", region->perms, region->start,
+	       region->end, region->path[0] ? region->path : vg_region_kind_name(region->kind));
+}
+
 /* Load images, open --bin and check it against the running executable. */
 static int prepare_images(struct vg_cli *cli, const struct read_opts *ro,
 			  const struct vg_maps *maps, struct vg_mem *mem,
@@ -583,16 +595,8 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 		}
 		if (ro.raw) {
 			rr = stream_read(mem, &o, buf, bufsize, sink_raw, NULL);
-		} else if (ro.as) {
-			rr = stream_read(mem, &o, buf, bufsize, sink_dump, NULL);
 		} else {
-			printf("# pid %d: %" PRIu64 " bytes at 0x%" PRIx64, (int)cli->target->pid,
-			       o.length, o.addr);
-			if (a.symbol)
-				printf(" (%s+%" PRIu64 ")", a.symbol, a.symbol_offset);
-			printf(" in %s 0x%" PRIx64 "-0x%" PRIx64 " %s\n", region->perms,
-			       region->start, region->end,
-			       region->path[0] ? region->path : vg_region_kind_name(region->kind));
+			print_header(cli->target, &o, &a, region);
 			rr = stream_read(mem, &o, buf, bufsize, sink_dump, NULL);
 		}
 		if (!ro.raw) {
