@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "target/procmap.h"
+#include "target/target.h"
 
 #define READ_CHUNK (1u << 20)
 #define LIVE_READ_TRIES 3
@@ -431,31 +432,6 @@ size_t vg_maps_carry_over(struct vg_maps *new_maps, struct vg_maps *old_maps)
 	return moved;
 }
 
-/* An empty maps is either a kernel thread (no mm: an empty table is the
- * truth) or a process that exited and is a zombie or being reaped. */
-static bool process_gone(pid_t pid)
-{
-	char path[64], buf[512];
-	const char *rp;
-	ssize_t k;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	k = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (k <= 0)
-		return true;
-	buf[k] = '\0';
-	/* comm may contain ')' and spaces: the state follows the last ')'. */
-	rp = strrchr(buf, ')');
-	if (!rp || rp[1] != ' ')
-		return true;
-	return rp[2] == 'Z' || rp[2] == 'X' || rp[2] == 'x';
-}
-
 static int gone(struct vg_error *err, pid_t pid)
 {
 	return vg_error_set(err, -ESRCH, "pid %d does not exist or has exited", (int)pid);
@@ -471,15 +447,20 @@ static int open_errno(struct vg_error *err, pid_t pid, int e)
 	return vg_error_set(err, -e, "cannot read /proc/%d/maps: %s", (int)pid, strerror(e));
 }
 
-/* Read the whole of /proc/PID/maps; *buf malloc'ed. */
-static int slurp_maps(pid_t pid, char **buf, size_t *len, struct vg_error *err)
+/* Read the whole of /proc/PID/maps, or of /proc/PID/task/TID/maps when
+ * tid is non-zero; *buf malloc'ed. */
+static int slurp_maps(pid_t pid, pid_t tid, char **buf, size_t *len,
+		      struct vg_error *err)
 {
 	char path[64];
 	char *b = NULL, *nb;
 	size_t cap = READ_CHUNK, n = 0;
 	int fd, r;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return open_errno(err, pid, errno);
@@ -540,12 +521,27 @@ int vg_maps_read(pid_t pid, struct vg_maps **out, struct vg_error *err)
 		char *buf = NULL;
 		size_t len = 0;
 
-		r = slurp_maps(pid, &buf, &len, err);
+		r = slurp_maps(pid, 0, &buf, &len, err);
 		if (r < 0)
 			return r;
-		if (len == 0 && process_gone(pid)) {
-			free(buf);
-			return gone(err, pid);
+		if (len == 0) {
+			/* Empty: a kernel thread (the truth), a process whose
+			 * main thread exited (its threads hold the map), or
+			 * a process exiting right now. */
+			pid_t tid;
+			enum vg_mm_holder h = vg_proc_mm_holder(pid, &tid);
+
+			if (h == VG_MM_THREAD) {
+				free(buf);
+				buf = NULL;
+				r = slurp_maps(pid, tid, &buf, &len, err);
+				if (r < 0)
+					return r;
+			}
+			if (len == 0 && h != VG_MM_KTHREAD) {
+				free(buf);
+				return gone(err, pid);
+			}
 		}
 		vg_error_clear(&perr);
 		r = vg_maps_parse(buf, len, out, &perr);

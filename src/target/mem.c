@@ -42,7 +42,7 @@
 struct vg_mem {
 	const struct vg_target *t;    /* borrowed */
 	const struct vg_maps *maps;   /* borrowed, may be NULL */
-	pid_t pid;
+	pid_t pid;                    /* task holding the mm: target mm_pid */
 	unsigned sources;
 	int pidfd;                    /* -1 if the kernel has none */
 	int mem_fd;                   /* /proc/PID/mem, -1 until first needed */
@@ -79,12 +79,15 @@ int vg_mem_open(const struct vg_target *t, const struct vg_maps *maps,
 				    t ? (int)t->pid : 0);
 	m->t = t;
 	m->maps = maps;
-	m->pid = t->pid;
+	/* Reads go through the task that holds the process's mm (the leader,
+	 * or a live thread once the leader has exited); the pidfd stays on
+	 * the process, which it reports as exited only when all threads are. */
+	m->pid = t->mm_pid ? t->mm_pid : t->pid;
 	m->sources = VG_MEM_SRC_ALL;
 	m->mem_fd = -1;
 	m->file_fd = -1;
 	/* pidfd_open() fds are always close-on-exec. */
-	m->pidfd = (int)syscall(SYS_pidfd_open, m->pid, 0);
+	m->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
 	if (m->pidfd < 0)
 		m->pidfd = -1;
 	*out = m;
@@ -425,9 +428,9 @@ static int denied_error(struct vg_mem *m, int code, struct vg_error *err)
 	}
 	if (scope[0])
 		return vg_error_set(err, code, "cannot read memory of pid %d: permission denied; run as root or as the target's user; kernel.yama.ptrace_scope=%s restricts attaching",
-				    (int)m->pid, scope);
+				    (int)m->t->pid, scope);
 	return vg_error_set(err, code, "cannot read memory of pid %d: permission denied; run as root or as the target's user (a target that changed credentials needs CAP_SYS_PTRACE)",
-			    (int)m->pid);
+			    (int)m->t->pid);
 }
 
 /* The sentence for a read stopped at addr+done.  Uses fresh maps when they
@@ -447,9 +450,9 @@ static int stop_error(struct vg_mem *m, uint64_t addr, size_t len, size_t done,
 		vg_target_recheck(m->t, &alive, &changed);
 		if (changed)
 			return vg_error_set(err, -ESRCH, "pid %d now belongs to another process: the target exited while being read (%zu of %zu bytes read)",
-					    (int)m->pid, done, len);
+					    (int)m->t->pid, done, len);
 		return vg_error_set(err, -ESRCH, "pid %d exited while being read (%zu of %zu bytes read)",
-				    (int)m->pid, done, len);
+				    (int)m->t->pid, done, len);
 	}
 	if (code == -EPERM || code == -EACCES)
 		return denied_error(m, code, err);
@@ -459,14 +462,14 @@ static int stop_error(struct vg_mem *m, uint64_t addr, size_t len, size_t done,
 	r = maps ? vg_maps_find(maps, at) : NULL;
 	if (!r)
 		rc = vg_error_set(err, -EFAULT, "cannot read %zu bytes at 0x%" PRIx64 ": address not mapped in pid %d (%zu of %zu bytes read from 0x%" PRIx64 ")",
-				  len - done, at, (int)m->pid, done, len, addr);
+				  len - done, at, (int)m->t->pid, done, len, addr);
 	else if (!r->readable)
 		rc = vg_error_set(err, -EFAULT, "cannot read %zu bytes at 0x%" PRIx64 ": region 0x%" PRIx64 "-0x%" PRIx64 " is not readable (%s) in pid %d (%zu of %zu bytes read)",
-				  len - done, at, r->start, r->end, r->perms, (int)m->pid, done, len);
+				  len - done, at, r->start, r->end, r->perms, (int)m->t->pid, done, len);
 	else
 		rc = vg_error_set(err, -EFAULT, "cannot read %zu bytes at 0x%" PRIx64 ": no enabled source could read region 0x%" PRIx64 "-0x%" PRIx64 " (%s %s) in pid %d (%zu of %zu bytes read)",
 				  len - done, at, r->start, r->end, r->perms,
-				  vg_region_kind_name(r->kind), (int)m->pid, done, len);
+				  vg_region_kind_name(r->kind), (int)m->t->pid, done, len);
 	vg_maps_free(fresh);
 	return rc;
 }
@@ -594,7 +597,7 @@ int vg_mem_readv(struct vg_mem *m, struct vg_mem_req *reqs, size_t n,
 	}
 	if (rc == -ESRCH)
 		return vg_error_set(err, -ESRCH, "pid %d exited while being read (%zu requests)",
-				    (int)m->pid, n);
+				    (int)m->t->pid, n);
 	if (rc == -EPERM || rc == -EACCES)
 		return denied_error(m, rc, err);
 	return rc;

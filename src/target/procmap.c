@@ -27,6 +27,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "target/target.h"
+
 /* From the kernel UAPI include/uapi/linux/fs.h (6.11+). */
 #ifndef PROCMAP_QUERY
 #define PROCFS_IOCTL_MAGIC 'f'
@@ -71,29 +73,6 @@ static int gone(struct vg_error *err, pid_t pid)
 	return vg_error_set(err, -ESRCH, "pid %d does not exist or has exited", (int)pid);
 }
 
-/* Alive but without an mm (a kernel thread) versus exited. */
-static bool process_gone(pid_t pid)
-{
-	char path[64], buf[512];
-	const char *rp;
-	ssize_t k;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	k = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (k <= 0)
-		return true;
-	buf[k] = '\0';
-	rp = strrchr(buf, ')');
-	if (!rp || rp[1] != ' ')
-		return true;
-	return rp[2] == 'Z' || rp[2] == 'X' || rp[2] == 'x';
-}
-
 static int query(int fd, struct procmap_query *q, uint64_t addr, uint64_t flags,
 		 char *name, size_t name_size, uint8_t *build_id)
 {
@@ -117,14 +96,24 @@ static int query(int fd, struct procmap_query *q, uint64_t addr, uint64_t flags,
 int vg_procmap_open(pid_t pid, struct vg_procmap *pm, struct vg_error *err)
 {
 	struct procmap_query q;
+	enum vg_mm_holder holder;
 	char path[64];
+	pid_t tid;
 	int r;
 
 	pm->fd = -1;
 	pm->pid = pid;
 	if (pid <= 0)
 		return vg_error_set(err, -EINVAL, "pid %d is not valid; give a positive process id", (int)pid);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	/* The ioctl asks the mm of the task the file belongs to: after the
+	 * main thread exited, that is another thread's. */
+	holder = vg_proc_mm_holder(pid, &tid);
+	if (holder == VG_MM_GONE)
+		return gone(err, pid);
+	if (holder == VG_MM_THREAD)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	pm->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (pm->fd < 0) {
 		int e = errno;
@@ -140,8 +129,8 @@ int vg_procmap_open(pid_t pid, struct vg_procmap *pm, struct vg_error *err)
 	r = query(pm->fd, &q, 0, PROCMAP_QUERY_COVERING_OR_NEXT_VMA, NULL, 0, NULL);
 	if (r == 0 || r == -ENOENT)
 		return 0;
-	if (r == -ESRCH && !process_gone(pid))
-		return 0;
+	if (r == -ESRCH && holder == VG_MM_KTHREAD)
+		return 0;  /* no mm: the walk gives the empty table */
 	vg_procmap_close(pm);
 	if (r == -ENOTTY || r == -EINVAL)
 		return vg_error_set(err, -EOPNOTSUPP, "PROCMAP_QUERY is not supported by this kernel (needs linux 6.11); read the text of /proc/%d/maps instead",
@@ -362,7 +351,8 @@ static int walk(const struct vg_procmap *pm, struct table *t, struct vg_error *e
 			r = 0;
 			break;
 		}
-		if (r == -ESRCH && t->n == 0 && !process_gone(pm->pid)) {
+		if (r == -ESRCH && t->n == 0 &&
+		    vg_proc_mm_holder(pm->pid, &(pid_t){ 0 }) == VG_MM_KTHREAD) {
 			r = 0;  /* no mm: a kernel thread, its table is empty */
 			goto out;
 		}

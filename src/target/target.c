@@ -48,17 +48,17 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	return (ssize_t)got;
 }
 
-int vg_parse_stat_line(const char *line, char *comm, size_t comm_size,
-		       char *state, unsigned long long *starttime)
+int vg_proc_stat_parse(const char *line, struct vg_proc_stat *st)
 {
 	const char *open, *close_paren, *p;
-	unsigned long long v = 0;
+	unsigned long long v;
 	char *end;
 	size_t n;
 	int field;
 
-	if (!line)
+	if (!line || !st)
 		return -EINVAL;
+	memset(st, 0, sizeof(*st));
 	open = strchr(line, '(');
 	close_paren = strrchr(line, ')');
 	if (!open || !close_paren || close_paren < open)
@@ -69,37 +69,38 @@ int vg_parse_stat_line(const char *line, char *comm, size_t comm_size,
 	if (p == open || !isdigit((unsigned char)*p))
 		return -EINVAL;
 	n = (size_t)(close_paren - open - 1);
-	if (comm && comm_size > 0) {
-		if (n >= comm_size)
-			n = comm_size - 1;
-		memcpy(comm, open + 1, n);
-		comm[n] = '\0';
-	}
+	if (n >= sizeof(st->comm))
+		n = sizeof(st->comm) - 1;
+	memcpy(st->comm, open + 1, n);
+	st->comm[n] = '\0';
 	/* field 3: state, a single character after ") " */
 	p = close_paren + 1;
 	if (p[0] != ' ' || p[1] == '\0' || p[1] == ' ' || (p[2] != ' ' && p[2] != '\0'))
 		return -EINVAL;
-	if (state)
-		*state = p[1];
+	st->state = p[1];
 	p += 2;
-	/* fields 4..22; 22 is starttime */
+	/* fields 4..22: 9 is flags, 22 is starttime */
 	for (field = 4; field <= 22; field++) {
 		if (*p != ' ')
 			return -EINVAL;
 		p++;
 		errno = 0;
-		if (*p == '-')  /* some fields are signed (priority, nice) */
+		if (*p == '-') {  /* some fields are signed (priority, nice) */
 			(void)strtoll(p, &end, 10);
-		else
+			v = 0;
+		} else {
 			v = strtoull(p, &end, 10);
+		}
 		if (end == p || errno)
 			return -EINVAL;
 		p = end;
+		if (field == 9)
+			st->flags = (unsigned long)v;
+		else if (field == 22)
+			st->starttime = v;
 	}
 	if (*p != ' ' && *p != '\n' && *p != '\0')
 		return -EINVAL;
-	if (starttime)
-		*starttime = v;
 	return 0;
 }
 
@@ -110,13 +111,7 @@ char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,
 	return buf;
 }
 
-struct stat_info {
-	char comm[64];
-	char state;
-	unsigned long long starttime;
-};
-
-static int read_stat(pid_t pid, struct stat_info *si)
+int vg_proc_stat_read(pid_t pid, struct vg_proc_stat *st)
 {
 	char path[64], buf[1024];
 	ssize_t n;
@@ -127,8 +122,7 @@ static int read_stat(pid_t pid, struct stat_info *si)
 		return (int)n;
 	if (n == 0)  /* the task was released between open and read */
 		return -ESRCH;
-	return vg_parse_stat_line(buf, si->comm, sizeof(si->comm), &si->state,
-				  &si->starttime);
+	return vg_proc_stat_parse(buf, st);
 }
 
 /* Tgid: from /proc/PID/status; 0 if not found. */
@@ -149,37 +143,60 @@ static int read_tgid(pid_t pid, pid_t *tgid)
 	return *tgid > 0 ? 0 : -ESRCH;
 }
 
-/* A zombie leader with live threads is a running process. */
-static bool any_live_thread(pid_t pid)
+static bool task_has_mm(const struct vg_proc_stat *st)
+{
+	return st->state != 'Z' && st->state != 'X' && st->state != 'x' &&
+	       !(st->flags & VG_PF_EXITING);
+}
+
+/* A live thread of pid other than the leader, or 0. */
+static pid_t live_thread(pid_t pid)
 {
 	char path[64];
 	struct dirent *de;
-	bool live = false;
+	pid_t found = 0;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (!d)
-		return false;
-	while (!live && (de = readdir(d))) {
-		struct stat_info si;
+		return 0;
+	while (!found && (de = readdir(d))) {
+		struct vg_proc_stat si;
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);
 
 		if (*end || tid <= 0 || tid == pid)
 			continue;
-		if (read_stat((pid_t)tid, &si) == 0 && si.state != 'Z' && si.state != 'X')
-			live = true;
+		if (vg_proc_stat_read((pid_t)tid, &si) == 0 && task_has_mm(&si))
+			found = (pid_t)tid;
 	}
 	closedir(d);
-	return live;
+	return found;
 }
 
-static bool state_dead(pid_t pid, char state)
+static enum vg_mm_holder holder_from_stat(pid_t pid, const struct vg_proc_stat *si,
+					  pid_t *tid)
 {
-	if (state == 'X')
-		return true;
-	return state == 'Z' && !any_live_thread(pid);
+	*tid = 0;
+	if (si->flags & VG_PF_KTHREAD)
+		return VG_MM_KTHREAD;
+	if (task_has_mm(si))
+		return VG_MM_LEADER;
+	/* The leader exited (state Z, or PF_EXITING on its way there): the
+	 * process lives on while another thread does. */
+	*tid = live_thread(pid);
+	return *tid ? VG_MM_THREAD : VG_MM_GONE;
+}
+
+enum vg_mm_holder vg_proc_mm_holder(pid_t pid, pid_t *tid)
+{
+	struct vg_proc_stat si;
+
+	*tid = 0;
+	if (vg_proc_stat_read(pid, &si) < 0)
+		return VG_MM_GONE;
+	return holder_from_stat(pid, &si, tid);
 }
 
 static int stat_error(pid_t pid, int rc, struct vg_error *err)
@@ -199,8 +216,9 @@ static int stat_error(pid_t pid, int rc, struct vg_error *err)
 int vg_target_open(pid_t pid, struct vg_target **out, struct vg_error *err)
 {
 	struct vg_target *t;
-	struct stat_info si;
-	pid_t tgid = 0;
+	struct vg_proc_stat si;
+	enum vg_mm_holder holder;
+	pid_t tgid = 0, mm_tid;
 	int rc;
 
 	*out = NULL;
@@ -208,31 +226,36 @@ int vg_target_open(pid_t pid, struct vg_target **out, struct vg_error *err)
 		return vg_error_set(err, -EINVAL, "invalid pid %d: a pid is a positive number", (int)pid);
 	/* The requested id first: it may be a thread id, which /proc serves
 	 * (unlisted) as /proc/TID. */
-	rc = read_stat(pid, &si);
+	rc = vg_proc_stat_read(pid, &si);
 	if (rc < 0)
 		return stat_error(pid, rc, err);
 	rc = read_tgid(pid, &tgid);
 	if (rc < 0)
 		return stat_error(pid, rc, err);
 	if (tgid != pid) {
-		rc = read_stat(tgid, &si);
+		rc = vg_proc_stat_read(tgid, &si);
 		if (rc < 0)
 			return stat_error(tgid, rc, err);
 	}
-	if (state_dead(tgid, si.state))
-		return vg_error_set(err, -ESRCH, "pid %d has exited (zombie); nothing left to observe",
-				    (int)tgid);
+	holder = holder_from_stat(tgid, &si, &mm_tid);
+	if (holder == VG_MM_GONE)
+		return vg_error_set(err, -ESRCH, "pid %d has exited%s; nothing left to observe",
+				    (int)tgid, si.state == 'Z' ? " (zombie)" : "");
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return vg_error_set(err, -ENOMEM, "cannot attach to pid %d: out of memory", (int)pid);
 	t->pid = tgid;
 	t->requested = pid;
+	t->mm_pid = holder == VG_MM_THREAD ? mm_tid : tgid;
 	t->starttime = si.starttime;
 	snprintf(t->comm, sizeof(t->comm), "%s", si.comm);
 	if (tgid != pid)
 		vg_target_warn(t, "pid %d is a thread of process %d; observing process %d",
 			       (int)pid, (int)tgid, (int)tgid);
+	if (holder == VG_MM_THREAD)
+		vg_target_warn(t, "the main thread of pid %d has exited; its memory is read through thread %d",
+			       (int)tgid, (int)mm_tid);
 	*out = t;
 	return 0;
 }
@@ -251,12 +274,13 @@ struct vg_target *vg_target_free(struct vg_target *t)
 
 void vg_target_recheck(const struct vg_target *t, bool *alive, bool *changed)
 {
-	struct stat_info si;
+	struct vg_proc_stat si;
 	bool a = false, c = false;
+	pid_t mm_tid;
 
-	if (t && read_stat(t->pid, &si) == 0) {
+	if (t && vg_proc_stat_read(t->pid, &si) == 0) {
 		c = si.starttime != t->starttime;
-		a = !c && !state_dead(t->pid, si.state);
+		a = !c && holder_from_stat(t->pid, &si, &mm_tid) != VG_MM_GONE;
 	}
 	if (alive)
 		*alive = a;

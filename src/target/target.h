@@ -19,6 +19,11 @@
 
 struct vg_target {
 	pid_t pid;                    /* thread-group id actually observed */
+	/* The task whose memory map is the process's: pid itself, or a live
+	 * thread when the main thread has exited (pthread_exit in main): the
+	 * leader then has no mm, so /proc/PID/mem, process_vm_readv(PID) and
+	 * /proc/PID/root fail while /proc/TID/... still work. */
+	pid_t mm_pid;
 	pid_t requested;              /* what the user gave (a TID resolves to its pid) */
 	unsigned long long starttime; /* field 22 of /proc/PID/stat, clock ticks */
 	char comm[64];
@@ -54,9 +59,31 @@ void vg_target_warn(struct vg_target *t, const char *fmt, ...)
 char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,
 			  const char *rest);
 
-/* Parse the stat line of /proc/PID/stat: comm (may contain spaces and ')'),
- * field 4 (ppid) unused, field 22 starttime.  Exposed for unit tests. */
-int vg_parse_stat_line(const char *line, char *comm, size_t comm_size,
-		       char *state, unsigned long long *starttime);
+/* What /proc/PID/stat says of one task. */
+struct vg_proc_stat {
+	char comm[64];
+	char state;                   /* field 3: R S D Z X ... */
+	unsigned long flags;          /* field 9: PF_* task flags */
+	unsigned long long starttime; /* field 22, clock ticks since boot */
+};
+
+#define VG_PF_EXITING 0x00000004UL  /* include/linux/sched.h */
+#define VG_PF_KTHREAD 0x00200000UL
+
+/* Parse a /proc/PID/stat line (comm may contain spaces and ')').  Returns
+ * 0 or -EINVAL.  Exposed for unit tests. */
+int vg_proc_stat_parse(const char *line, struct vg_proc_stat *st);
+/* Read and parse /proc/PID/stat: 0, -ESRCH (gone), -EACCES, -EINVAL. */
+int vg_proc_stat_read(pid_t pid, struct vg_proc_stat *st);
+
+/* Whose memory map answers for process pid (stateless; maps.c, procmap.c
+ * and target.c share it). */
+enum vg_mm_holder {
+	VG_MM_LEADER,    /* the main thread: use pid */
+	VG_MM_THREAD,    /* the main thread exited: *tid is a live thread */
+	VG_MM_KTHREAD,   /* a kernel thread: no user memory at all */
+	VG_MM_GONE,      /* exited, or exiting (all threads PF_EXITING) */
+};
+enum vg_mm_holder vg_proc_mm_holder(pid_t pid, pid_t *tid);
 
 #endif

@@ -43,7 +43,7 @@ time.sleep(60)
 ' >"$T/zombie" &
 track_pid $!
 for ((i = 0; i < 500; i++)); do
-	zpid=$(cat "$T/zombie")
+	zpid=$(cat "$T/zombie" 2>/dev/null || true)  # the background shell may not have created it yet
 	[[ -n $zpid ]] && grep -q '^[0-9]* (.*) Z' "/proc/$zpid/stat" 2>/dev/null && break
 	sleep 0.01
 done

@@ -1,5 +1,5 @@
 /* test_target.c - vg_target_* against real processes (this one, its threads
- * and children it forks), and vg_parse_stat_line on hostile comms. */
+ * and children it forks), and vg_proc_stat_parse on hostile comms. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,15 +24,15 @@
 
 static void check_comm(const char *comm)
 {
-	char line[512], got[64];
-	unsigned long long st = 0;
-	char state = 0;
+	char line[512];
+	struct vg_proc_stat st;
 
 	snprintf(line, sizeof(line), STAT_FMT, comm);
-	assert_int_equal(vg_parse_stat_line(line, got, sizeof(got), &state, &st), 0);
-	assert_string_equal(got, comm);
-	assert_int_equal(state, 'S');
-	assert_int_equal(st, 987654ULL);
+	assert_int_equal(vg_proc_stat_parse(line, &st), 0);
+	assert_string_equal(st.comm, comm);
+	assert_int_equal(st.state, 'S');
+	assert_int_equal(st.flags, 4194560UL);
+	assert_int_equal(st.starttime, 987654ULL);
 }
 
 static void test_parse_tricky_comms(void **state)
@@ -47,32 +47,33 @@ static void test_parse_tricky_comms(void **state)
 
 static void test_parse_truncates_comm(void **state)
 {
-	char line[512], got[4];
-	unsigned long long st;
-	char s;
+	char line[512], comm[100];
+	struct vg_proc_stat st;
 
-	snprintf(line, sizeof(line), STAT_FMT, "abcdefgh");
-	assert_int_equal(vg_parse_stat_line(line, got, sizeof(got), &s, &st), 0);
-	assert_string_equal(got, "abc");
+	memset(comm, 'c', sizeof(comm) - 1);
+	comm[sizeof(comm) - 1] = '\0';
+	snprintf(line, sizeof(line), STAT_FMT, comm);
+	assert_int_equal(vg_proc_stat_parse(line, &st), 0);
+	assert_int_equal(strlen(st.comm), sizeof(st.comm) - 1);
+	assert_int_equal(st.starttime, 987654ULL);
 }
 
 static void test_parse_malformed(void **state)
 {
-	char comm[16], s;
-	unsigned long long st;
+	struct vg_proc_stat st;
 
-	assert_int_equal(vg_parse_stat_line("", comm, sizeof(comm), &s, &st), -EINVAL);
-	assert_int_equal(vg_parse_stat_line("12 (x S 1", comm, sizeof(comm), &s, &st), -EINVAL);
-	assert_int_equal(vg_parse_stat_line("12 (x) S 1 2 3", comm, sizeof(comm), &s, &st), -EINVAL);
-	assert_int_equal(vg_parse_stat_line("(x) S 1 4242 4242 0 -1 4194560 120 0 0 0 1 2 0 0 20 0 1 0 5 6",
-					    comm, sizeof(comm), &s, &st), -EINVAL);
-	assert_int_equal(vg_parse_stat_line(NULL, comm, sizeof(comm), &s, &st), -EINVAL);
+	assert_int_equal(vg_proc_stat_parse("", &st), -EINVAL);
+	assert_int_equal(vg_proc_stat_parse("12 (x S 1", &st), -EINVAL);
+	assert_int_equal(vg_proc_stat_parse("12 (x) S 1 2 3", &st), -EINVAL);
+	assert_int_equal(vg_proc_stat_parse("(x) S 1 4242 4242 0 -1 4194560 120 0 0 0 1 2 0 0 20 0 1 0 5 6",
+					    &st), -EINVAL);
+	assert_int_equal(vg_proc_stat_parse(NULL, &st), -EINVAL);
 }
 
 static unsigned long long self_starttime(pid_t pid)
 {
-	char path[64], buf[1024], comm[64], s;
-	unsigned long long st = 0;
+	char path[64], buf[1024];
+	struct vg_proc_stat st;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -80,8 +81,8 @@ static unsigned long long self_starttime(pid_t pid)
 	assert_non_null(f);
 	assert_non_null(fgets(buf, sizeof(buf), f));
 	fclose(f);
-	assert_int_equal(vg_parse_stat_line(buf, comm, sizeof(comm), &s, &st), 0);
-	return st;
+	assert_int_equal(vg_proc_stat_parse(buf, &st), 0);
+	return st.starttime;
 }
 
 static void test_open_self(void **state)
