@@ -12,8 +12,20 @@
  * opened once each, through /proc/PID/map_files, /proc/PID/root/PATH (checked
  * against the mapping's device and inode) or, for an unlinked file neither
  * reaches, from the target's memory: the bytes of every readable mapping are
- * put back at their file offsets and parsed like a file (section headers that
- * were never mapped are dropped, so such an image may have no symbols).
+ * put back at their file offsets and parsed like a file.  Section headers
+ * that were never mapped are dropped; such an image then gets the .dynsym the
+ * dynamic linker itself uses, found through PT_DYNAMIC (DT_SYMTAB, DT_STRTAB,
+ * DT_GNU_HASH or DT_HASH for the count) and described by two synthetic
+ * section headers appended to the buffer, so that one symbol loader serves
+ * every image.  Its local (.symtab) symbols are lost; a target warning says
+ * so, or says that it has no symbols at all.
+ *
+ * Where the kernel has PROCMAP_QUERY, it is asked for the build-id of each
+ * image's first mapping: it reads it from the mapped file (vma->vm_file)
+ * without any open.  A file route whose build-id differs is not the mapped
+ * file (overlayfs keeps the inode number across a copy-up, the mapping keeps
+ * the lower file) and is refused with a warning; an image whose bytes hold
+ * no build-id note gets the kernel's (build_id_from_kernel).
  *
  * Symbols (.symtab, then .dynsym) are loaded on first lookup into two sorted
  * arrays: by address (with a running maximum of symbol ends, so "which symbol
@@ -33,6 +45,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include "target/procmap.h"
 
 /* Largest image rebuilt from target memory. */
 #define MEM_IMAGE_MAX (512ull << 20)
@@ -412,6 +426,214 @@ int vg_image_open_path(const char *path, struct vg_image **out,
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* .dynsym through PT_DYNAMIC                                           */
+
+/* File offset of the n bytes at static address v inside one PT_LOAD's file
+ * bytes and inside the buffer.  A pointer read from a loaded .dynamic may
+ * already be relocated (glibc adds the load bias in place on x86-64), so a
+ * value that no PT_LOAD contains is tried again minus the bias. */
+static bool dyn_offset(const struct vg_image *img, uint64_t v, uint64_t n,
+		       uint64_t *off)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t a = v;
+
+		if (pass == 1) {
+			if (!img->bias || v < img->bias)
+				break;
+			a = v - img->bias;
+		}
+		for (size_t i = 0; i < img->n_loads; i++) {
+			const struct vg_load *l = &img->loads[i];
+
+			if (a < l->vaddr || !range_ok(a - l->vaddr, n, l->filesz))
+				continue;
+			*off = l->offset + (a - l->vaddr);
+			if (range_ok(*off, n, img->priv->size))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* DT_HASH: nchain is the number of symbols. */
+static uint64_t count_hash(const char *buf, uint64_t size, uint64_t off)
+{
+	uint32_t w[2];
+
+	if (!range_ok(off, sizeof(w), size))
+		return 0;
+	memcpy(w, buf + off, sizeof(w));
+	return w[1];
+}
+
+/* DT_GNU_HASH: the highest symbol index is the end of the chain of the
+ * highest bucket (its last entry has bit 0 set). */
+static uint64_t count_gnu_hash(const char *buf, uint64_t size, uint64_t off)
+{
+	uint32_t h[4], maxb = 0;
+	uint64_t buckets, chains;
+
+	if (!range_ok(off, sizeof(h), size))
+		return 0;
+	memcpy(h, buf + off, sizeof(h));
+	/* nbuckets h[0], symoffset h[1], bloom words h[2] (8 bytes each) */
+	buckets = off + sizeof(h) + (uint64_t)h[2] * 8;
+	if (!range_ok(buckets, (uint64_t)h[0] * 4, size))
+		return 0;
+	for (uint32_t i = 0; i < h[0]; i++) {
+		uint32_t b;
+
+		memcpy(&b, buf + buckets + 4 * (uint64_t)i, 4);
+		if (b > maxb)
+			maxb = b;
+	}
+	if (maxb < h[1])
+		return h[1];
+	chains = buckets + 4 * (uint64_t)h[0];
+	for (uint64_t k = maxb;; k++) {
+		uint64_t at = chains + 4 * (k - h[1]);
+		uint32_t c;
+
+		if (!range_ok(at, 4, size))
+			return 0;
+		memcpy(&c, buf + at, 4);
+		if (c & 1)
+			return k + 1;
+	}
+}
+
+static bool has_symbol_sections(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
+			return true;
+	}
+	return false;
+}
+
+/* An in-memory image without symbol sections: append section headers
+ * [NULL, .dynsym, .dynstr] describing what PT_DYNAMIC points at and reopen
+ * the buffer.  Needs img->bias when the bytes come from a running process.
+ * Returns 1 if done, 0 if not applicable (nothing changed), -ENOMEM. */
+static int add_dynamic_symbols(struct vg_image *img)
+{
+	struct vg_image_priv *p = img->priv;
+	uint64_t dyn_off = 0, dyn_size = 0, sym_off, str_off, hash_off, n = 0;
+	uint64_t symtab = 0, strtab = 0, strsz = 0, hash = 0, gnu_hash = 0;
+	uint64_t syment = sizeof(Elf64_Sym), base, new_size;
+	Elf64_Shdr sh[3];
+	Elf64_Ehdr eh;
+	size_t n_phdr;
+	char *nb;
+	Elf *ne;
+
+	if (!p->buf || !p->elf || p->syms_loaded || has_symbol_sections(p->elf) ||
+	    elf_getphdrnum(p->elf, &n_phdr) != 0)
+		return 0;
+	for (size_t i = 0; i < n_phdr; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(p->elf, (int)i, &ph) && ph.p_type == PT_DYNAMIC) {
+			dyn_off = ph.p_offset;
+			dyn_size = ph.p_filesz;
+			break;
+		}
+	}
+	if (!dyn_size || !range_ok(dyn_off, dyn_size, p->size))
+		return 0;
+	for (uint64_t o = 0; o + sizeof(Elf64_Dyn) <= dyn_size; o += sizeof(Elf64_Dyn)) {
+		Elf64_Dyn d;
+
+		memcpy(&d, p->buf + dyn_off + o, sizeof(d));
+		if (d.d_tag == DT_NULL)
+			break;
+		switch (d.d_tag) {
+		case DT_SYMTAB:
+			symtab = d.d_un.d_ptr;
+			break;
+		case DT_STRTAB:
+			strtab = d.d_un.d_ptr;
+			break;
+		case DT_STRSZ:
+			strsz = d.d_un.d_val;
+			break;
+		case DT_SYMENT:
+			syment = d.d_un.d_val;
+			break;
+		case DT_HASH:
+			hash = d.d_un.d_ptr;
+			break;
+		case DT_GNU_HASH:
+			gnu_hash = d.d_un.d_ptr;
+			break;
+		default:
+			break;
+		}
+	}
+	if (!symtab || !strtab || !strsz || syment != sizeof(Elf64_Sym) ||
+	    !dyn_offset(img, symtab, sizeof(Elf64_Sym), &sym_off) ||
+	    !dyn_offset(img, strtab, 1, &str_off))
+		return 0;
+	if (gnu_hash && dyn_offset(img, gnu_hash, 16, &hash_off))
+		n = count_gnu_hash(p->buf, p->size, hash_off);
+	if (!n && hash && dyn_offset(img, hash, 8, &hash_off))
+		n = count_hash(p->buf, p->size, hash_off);
+	/* No hash table: ld -z separate lays .dynstr right after .dynsym. */
+	if (!n && str_off > sym_off)
+		n = (str_off - sym_off) / sizeof(Elf64_Sym);
+	if (n > (p->size - sym_off) / sizeof(Elf64_Sym))
+		n = (p->size - sym_off) / sizeof(Elf64_Sym);
+	if (strsz > p->size - str_off)
+		strsz = p->size - str_off;
+	if (n < 2)
+		return 0;
+
+	base = (p->size + 7) & ~(uint64_t)7;
+	new_size = base + sizeof(sh);
+	nb = calloc(1, new_size);
+	if (!nb)
+		return -ENOMEM;
+	memcpy(nb, p->buf, p->size);
+	memset(sh, 0, sizeof(sh));
+	sh[1] = (Elf64_Shdr){
+		.sh_type = SHT_DYNSYM, .sh_flags = SHF_ALLOC,
+		.sh_offset = sym_off, .sh_size = n * sizeof(Elf64_Sym),
+		.sh_link = 2, .sh_info = 1, .sh_addralign = 8,
+		.sh_entsize = sizeof(Elf64_Sym),
+	};
+	sh[2] = (Elf64_Shdr){
+		.sh_type = SHT_STRTAB, .sh_flags = SHF_ALLOC,
+		.sh_offset = str_off, .sh_size = strsz, .sh_addralign = 1,
+	};
+	memcpy(nb + base, sh, sizeof(sh));
+	/* parse() checked ELF64 little-endian x86-64: the host layout. */
+	memcpy(&eh, nb, sizeof(eh));
+	eh.e_shoff = base;
+	eh.e_shnum = 3;
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shstrndx = SHN_UNDEF;
+	memcpy(nb, &eh, sizeof(eh));
+	ne = elf_memory(nb, new_size);
+	if (!ne) {
+		free(nb);
+		return 0;
+	}
+	elf_end(p->elf);
+	free(p->buf);
+	p->elf = ne;
+	p->buf = nb;
+	p->size = new_size;
+	img->dynsym_from_dynamic = true;
+	return 1;
+}
+
 /* Takes buf (freed on failure too). */
 static int open_buffer(char *buf, size_t len, const char *label, bool lenient,
 		       struct vg_image **out, bool *not_elf,
@@ -444,6 +666,7 @@ int vg_image_open_memory(const void *buf, size_t len, const char *label,
 {
 	char *copy;
 	bool not_elf;
+	int r;
 
 	*out = NULL;
 	if (!label)
@@ -457,7 +680,16 @@ int vg_image_open_memory(const void *buf, size_t len, const char *label,
 				    len, label);
 	if (len)
 		memcpy(copy, buf, len);
-	return open_buffer(copy, len, label, false, out, &not_elf, err);
+	r = open_buffer(copy, len, label, false, out, &not_elf, err);
+	if (r < 0)
+		return r;
+	if (add_dynamic_symbols(*out) == -ENOMEM) {
+		*out = vg_image_free(*out);
+		return vg_error_set(err, -ENOMEM,
+				    "out of memory reading the symbols of '%s'",
+				    label);
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -937,6 +1169,56 @@ oom:
 	return -ENOMEM;
 }
 
+static char *hex_id(const uint8_t *id, size_t len, char *buf, size_t size)
+{
+	size_t w = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < len && w + 3 <= size; i++)
+		w += (size_t)snprintf(buf + w, size - w, "%02x", id[i]);
+	return buf;
+}
+
+/* The build-id the kernel reads from the file mapped at first->start, if
+ * that mapping is still the group's file. */
+static void kernel_build_id(const struct vg_procmap *pm,
+			    const struct vg_region *first, const struct group *g,
+			    uint8_t *bid, size_t *len)
+{
+	struct vg_region r;
+
+	*len = 0;
+	if (vg_procmap_query(pm, first->start, &r, bid, len, NULL) < 0)
+		return;
+	if (r.start != first->start || r.inode != g->inode ||
+	    r.dev_major != g->major || r.dev_minor != g->minor)
+		*len = 0;
+	free(r.path);
+}
+
+/* A file route's image whose build-id differs from the kernel's for the
+ * mapping is another file with the same device and inode numbers: refuse
+ * it (frees *img) with a warning, so that the next route is tried. */
+static int refuse_other_file(struct vg_target *t, const struct vg_region *first,
+			     struct vg_image **img, const uint8_t *kbid,
+			     size_t kbid_len)
+{
+	char disk[2 * sizeof((*img)->build_id) + 1], mapped[2 * VG_BUILD_ID_MAX + 1];
+
+	if (!kbid_len || !(*img)->build_id_len ||
+	    ((*img)->build_id_len == kbid_len &&
+	     memcmp((*img)->build_id, kbid, kbid_len) == 0))
+		return 0;
+	vg_target_warn(t,
+		       "'%s' on disk differs from the image mapped at 0x%llx (build-id %s on disk vs %s mapped); not using '%s'",
+		       first->path, (unsigned long long)first->start,
+		       hex_id((*img)->build_id, (*img)->build_id_len, disk, sizeof(disk)),
+		       hex_id(kbid, kbid_len, mapped, sizeof(mapped)),
+		       (*img)->open_path);
+	*img = vg_image_free(*img);
+	return -ESTALE;
+}
+
 int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		   struct vg_mem *mem, struct vg_images **out,
 		   struct vg_error *err)
@@ -948,6 +1230,8 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 	bool have_exe;
 	char path[64];
 	long page = sysconf(_SC_PAGESIZE);
+	struct vg_procmap pm;
+	bool have_pm;
 	int r;
 
 	*out = NULL;
@@ -965,6 +1249,9 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 				    "out of memory loading the images of pid %d",
 				    (int)t->pid);
 	}
+	/* Without PROCMAP_QUERY (before Linux 6.11) there is no kernel
+	 * build-id: no cross-check, no fill-in. */
+	have_pm = vg_procmap_open(t->pid, &pm, NULL) == 0;
 
 	vg_target_proc_path(t, path, sizeof(path), "exe");
 	have_exe = stat(path, &exe) == 0;
@@ -974,13 +1261,21 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		const struct vg_region *first = &maps->regions[g->idx[0]];
 		struct vg_image *img = NULL;
 		enum vg_image_via via = VG_VIA_NONE;
+		uint8_t kbid[VG_BUILD_ID_MAX];
+		size_t kbid_len = 0;
 		bool not_elf = false;
 
+		if (have_pm)
+			kernel_build_id(&pm, first, g, kbid, &kbid_len);
 		r = open_map_files(t, first, g, &img, &not_elf);
+		if (r == 0)
+			r = refuse_other_file(t, first, &img, kbid, kbid_len);
 		if (r == 0)
 			via = VG_VIA_MAP_FILES;
 		if (r < 0 && !not_elf) {
 			r = open_root(t, first, g, &img, &not_elf);
+			if (r == 0)
+				r = refuse_other_file(t, first, &img, kbid, kbid_len);
 			if (r == 0)
 				via = VG_VIA_ROOT;
 		}
@@ -989,13 +1284,8 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 			if (r == 0)
 				via = VG_VIA_MEMORY;
 		}
-		if (r == -ENOMEM) {
-			vg_images_free(s);
-			free_groups(gs, n_groups);
-			return vg_error_set(err, -ENOMEM,
-					    "out of memory loading '%s' of pid %d",
-					    first->path, (int)t->pid);
-		}
+		if (r == -ENOMEM)
+			goto oom;
 		if (r < 0) {
 			/* Not ELF (fonts, locale-archive) is not news; an
 			 * ELF nothing can open is. */
@@ -1013,22 +1303,40 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		}
 		if (set_strings(img, first) < 0) {
 			vg_image_free(img);
-			vg_images_free(s);
-			free_groups(gs, n_groups);
-			return vg_error_set(err, -ENOMEM,
-					    "out of memory loading '%s' of pid %d",
-					    first->path, (int)t->pid);
+			goto oom;
 		}
 		img->via = via;
 		img->deleted = first->deleted;
 		img->dev = makedev(g->major, g->minor);
 		img->inode = g->inode;
+		if (!img->build_id_len && kbid_len) {
+			memcpy(img->build_id, kbid, kbid_len);
+			img->build_id_len = kbid_len;
+			img->build_id_from_kernel = true;
+		}
 		if (have_exe)
 			img->is_main = major(exe.st_dev) == g->major &&
 				       minor(exe.st_dev) == g->minor &&
 				       (uint64_t)exe.st_ino == g->inode;
 		compute_bias(img, maps, g, (uint64_t)page);
 		s->images[s->n++] = img;
+		if (via == VG_VIA_MEMORY) {
+			/* Needs the bias: a loaded .dynamic holds runtime
+			 * addresses. */
+			if (add_dynamic_symbols(img) == -ENOMEM ||
+			    load_symbols(img->priv) == -ENOMEM)
+				goto oom;
+			if (!img->priv->n_syms)
+				vg_target_warn(t,
+					       "'%s' mapped at 0x%llx was read from target memory without any symbol table (its section headers are not mapped and no .dynsym is reachable through PT_DYNAMIC); SYMBOL and IMAGE:SYMBOL cannot name it, use addresses",
+					       first->path,
+					       (unsigned long long)first->start);
+			else if (img->dynsym_from_dynamic)
+				vg_target_warn(t,
+					       "'%s' mapped at 0x%llx was read from target memory: only its dynamic symbols (.dynsym) are available, not its local ones",
+					       first->path,
+					       (unsigned long long)first->start);
+		}
 	}
 	if (!have_exe) {
 		/* The first file the target maps is, by construction of the
@@ -1041,11 +1349,18 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 			}
 		}
 	}
+	vg_procmap_close(&pm);
 	free_groups(gs, n_groups);
 	if (s->n)
 		qsort(s->images, s->n, sizeof(*s->images), cmp_image_lo);
 	*out = s;
 	return 0;
+oom:
+	vg_procmap_close(&pm);
+	vg_images_free(s);
+	free_groups(gs, n_groups);
+	return vg_error_set(err, -ENOMEM, "out of memory loading the images of pid %d",
+			    (int)t->pid);
 }
 
 struct vg_images *vg_images_free(struct vg_images *s)

@@ -8,6 +8,9 @@
  * namespace; checked against the mapping's dev+inode so a replaced file is
  * never used silently), and, for a deleted image that neither reaches, the ELF
  * headers read from target memory.  `via` says which path served.
+ * Where the kernel has PROCMAP_QUERY, the build-id it reads from the mapped
+ * file itself (no open needed) fills in a missing one and cross-checks the
+ * file routes: a file whose build-id differs is refused with a warning.
  * Non-ELF64 and non-x86-64 files are rejected before any header is trusted. */
 #ifndef VG_IMAGE_H
 #define VG_IMAGE_H
@@ -46,6 +49,12 @@ struct vg_image {
 	uint64_t dev, inode;
 	uint8_t build_id[64];
 	size_t build_id_len;        /* 0: none */
+	/* The build-id came from the kernel (PROCMAP_QUERY), not from a note
+	 * in the bytes vigil opened: that route had none. */
+	bool build_id_from_kernel;
+	/* Symbols come from a .dynsym found through PT_DYNAMIC, because the
+	 * section headers were not available (image rebuilt from memory). */
+	bool dynsym_from_dynamic;
 	uint16_t e_type;            /* ET_EXEC, ET_DYN */
 	struct vg_load *loads;
 	size_t n_loads;
@@ -69,7 +78,10 @@ struct vg_image *vg_image_free(struct vg_image *img);
 /* Parse an ELF file held in memory (fuzzing, images rebuilt from target
  * memory).  buf is copied: the caller keeps it.  label names the bytes in
  * messages (NULL: "(memory)").  Same checks and errors as
- * vg_image_open_path; via = VG_VIA_NONE, path = "", bias = 0. */
+ * vg_image_open_path; via = VG_VIA_NONE, path = "", bias = 0.  When the
+ * bytes have no symbol table section but a PT_DYNAMIC naming DT_SYMTAB,
+ * DT_STRTAB and a hash table, that .dynsym serves the lookups
+ * (dynsym_from_dynamic). */
 int vg_image_open_memory(const void *buf, size_t len, const char *label,
 			 struct vg_image **out, struct vg_error *err);
 

@@ -293,6 +293,81 @@ static void test_dynsym_of_library(void **state)
 	vg_image_free(img);
 }
 
+/* Set the d_tag of the first dynamic entry tagged from to to. */
+static void retag_dynamic(char *buf, size_t len, int64_t from, int64_t to)
+{
+	Elf64_Ehdr eh;
+
+	memcpy(&eh, buf, sizeof(eh));
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		memcpy(&ph, buf + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_DYNAMIC)
+			continue;
+		for (uint64_t o = 0; o + sizeof(Elf64_Dyn) <= ph.p_filesz; o += sizeof(Elf64_Dyn)) {
+			Elf64_Dyn d;
+
+			assert_true(ph.p_offset + o + sizeof(d) <= len);
+			memcpy(&d, buf + ph.p_offset + o, sizeof(d));
+			if (d.d_tag == from) {
+				d.d_tag = to;
+				memcpy(buf + ph.p_offset + o, &d, sizeof(d));
+				return;
+			}
+		}
+	}
+	fail_msg("no dynamic entry %lld", (long long)from);
+}
+
+/* An image without section headers (rebuilt from target memory) still
+ * has the .dynsym the dynamic linker uses: found through PT_DYNAMIC, its
+ * size from DT_GNU_HASH, or from where .dynstr starts when there is no
+ * hash table at all. */
+static void test_dynsym_through_dynamic(void **state)
+{
+	struct vg_image *file, *img;
+	struct vg_error err = { 0 };
+	struct vg_symbol want, s;
+	Elf64_Ehdr eh;
+	size_t len;
+	char *buf = slurp(FX("libfx.so"), &len);
+
+	(void)state;
+	assert_int_equal(vg_image_open_path(FX("libfx.so"), &file, &err), 0);
+	assert_false(file->dynsym_from_dynamic);
+	assert_int_equal(vg_image_symbol_by_name(file, "fx_lib_value", &want), 0);
+
+	memcpy(&eh, buf, sizeof(eh));
+	eh.e_shoff = 0;
+	eh.e_shnum = 0;
+	eh.e_shstrndx = 0;
+	memcpy(buf, &eh, sizeof(eh));
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)  /* no hash table: DT_GNU_HASH becomes DT_DEBUG */
+			retag_dynamic(buf, len, DT_GNU_HASH, DT_DEBUG);
+		assert_int_equal(vg_image_open_memory(buf, len, "nosh", &img, &err), 0);
+		assert_true(img->dynsym_from_dynamic);
+		assert_int_equal(vg_image_symbol_by_name(img, "fx_lib_value", &s), 0);
+		assert_true(s.from_dynsym);
+		assert_int_equal(s.vaddr, want.vaddr);
+		assert_int_equal(s.size, want.size);
+		assert_int_equal(vg_image_symbol_at(img, want.vaddr + 1, &s), 0);
+		assert_string_equal(s.name, "fx_lib_value");
+		assert_int_equal(img->build_id_len, file->build_id_len);
+		assert_memory_equal(img->build_id, file->build_id, file->build_id_len);
+		vg_image_free(img);
+	}
+	/* No DT_SYMTAB: nothing to offer, and no crash. */
+	retag_dynamic(buf, len, DT_SYMTAB, DT_DEBUG);
+	assert_int_equal(vg_image_open_memory(buf, len, "nosym", &img, &err), 0);
+	assert_false(img->dynsym_from_dynamic);
+	assert_int_equal(vg_image_symbol_by_name(img, "fx_lib_value", &s), -ENOENT);
+	vg_image_free(img);
+	vg_image_free(file);
+	free(buf);
+}
+
 static void readelf_build_id(const char *path, char *out, size_t size)
 {
 	char cmd[600], line[256];
@@ -379,6 +454,13 @@ static void test_images_skip_non_elf(void **state)
 	}
 	assert_non_null(vg_images_by_name(r.imgs, "libc.so.6"));
 	assert_null(vg_images_by_name(r.imgs, "bc.so.6"));
+	/* File routes carry their own note; the kernel's build-id (where
+	 * PROCMAP_QUERY exists) agrees with it, so no warning. */
+	for (size_t i = 0; i < r.imgs->n; i++) {
+		assert_int_not_equal(r.imgs->images[i]->via, VG_VIA_MEMORY);
+		assert_false(r.imgs->images[i]->build_id_from_kernel);
+		assert_false(r.imgs->images[i]->dynsym_from_dynamic);
+	}
 	assert_int_equal(r.t->n_warnings, 0);
 	stop(&r);
 }
@@ -393,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_reject_truncated),
 		cmocka_unit_test(test_symbols),
 		cmocka_unit_test(test_dynsym_of_library),
+		cmocka_unit_test(test_dynsym_through_dynamic),
 		cmocka_unit_test(test_build_id),
 		cmocka_unit_test(test_compare),
 		cmocka_unit_test(test_images_skip_non_elf),
