@@ -402,7 +402,9 @@ int vg_image_open_path(const char *path, struct vg_image **out,
 	int fd, r;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given as --bin must not hang the open; open_fd
+	 * then refuses anything but a regular file. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		r = -errno;
 		return vg_error_set(err, r, "cannot open '%s': %s%s", path,
@@ -990,6 +992,27 @@ static int open_root(struct vg_target *t, const struct vg_region *r,
 	return open_fd(fd, path, out, not_elf, NULL);
 }
 
+/* The main executable through /proc/PID/exe: it reaches the exact inode
+ * like map_files (even deleted or replaced) but needs only the ptrace read
+ * access every other route needs, not CAP_SYS_ADMIN. */
+static int open_exe(struct vg_target *t, const struct group *g,
+		    struct vg_image **out, bool *not_elf)
+{
+	char path[64];
+	struct stat st;
+	int fd;
+
+	vg_target_proc_path(t, path, sizeof(path), "exe");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !same_file(&st, g)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return open_fd(fd, path, out, not_elf, NULL);
+}
+
 /* Rebuild the file from the target's readable mappings of it. */
 static int open_memory_route(struct vg_target *t, const struct vg_maps *maps,
 			     struct vg_mem *mem, const struct group *g,
@@ -1279,6 +1302,13 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 			if (r == 0)
 				via = VG_VIA_ROOT;
 		}
+		if (r < 0 && !not_elf && have_exe && same_file(&exe, g)) {
+			r = open_exe(t, g, &img, &not_elf);
+			if (r == 0)
+				r = refuse_other_file(t, first, &img, kbid, kbid_len);
+			if (r == 0)
+				via = VG_VIA_EXE;
+		}
 		if (r < 0 && !not_elf) {
 			r = open_memory_route(t, maps, mem, g, &img, &not_elf);
 			if (r == 0)
@@ -1531,6 +1561,7 @@ const char *vg_image_via_name(enum vg_image_via v)
 		[VG_VIA_MAP_FILES] = "map_files",
 		[VG_VIA_ROOT] = "proc_root",
 		[VG_VIA_MEMORY] = "target_memory",
+		[VG_VIA_EXE] = "proc_exe",
 		[VG_VIA_PATH] = "path",
 	};
 

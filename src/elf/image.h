@@ -6,7 +6,8 @@
  * (the exact mapped inode, even if unlinked or replaced; needs CAP_SYS_ADMIN
  * or CAP_CHECKPOINT_RESTORE), /proc/PID/root/PATH (the target's mount
  * namespace; checked against the mapping's dev+inode so a replaced file is
- * never used silently), and, for a deleted image that neither reaches, the ELF
+ * never used silently), /proc/PID/exe for the main executable (the exact
+ * inode without CAP_SYS_ADMIN), and, for a deleted image that none reaches, the ELF
  * headers read from target memory.  `via` says which path served.
  * Where the kernel has PROCMAP_QUERY, the build-id it reads from the mapped
  * file itself (no open needed) fills in a missing one and cross-checks the
@@ -31,6 +32,7 @@ enum vg_image_via {
 	VG_VIA_ROOT,        /* "proc_root" */
 	VG_VIA_MEMORY,      /* "target_memory" */
 	VG_VIA_PATH,        /* "path": a host path (--bin, offline) */
+	VG_VIA_EXE,         /* "proc_exe": the main executable via /proc/PID/exe */
 };
 
 struct vg_symbol {

@@ -107,7 +107,10 @@ int vg_proc_stat_parse(const char *line, struct vg_proc_stat *st)
 char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,
 			  const char *rest)
 {
-	snprintf(buf, size, "/proc/%d/%s", t ? (int)t->pid : 0, rest ? rest : "");
+	/* The mm holder: after the main thread exited, /proc/PID/root, exe and
+	 * map_files of the leader fail while the thread's /proc/TID/ work. */
+	snprintf(buf, size, "/proc/%d/%s", t ? (int)(t->mm_pid ? t->mm_pid : t->pid) : 0,
+		 rest ? rest : "");
 	return buf;
 }
 

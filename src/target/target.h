@@ -55,7 +55,8 @@ int vg_target_threads(const struct vg_target *t, pid_t **tids, size_t *n,
 void vg_target_warn(struct vg_target *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* "/proc/PID/<rest>" into buf; returns buf. */
+/* "/proc/MM_PID/<rest>" into buf (the task holding the memory map, see
+ * mm_pid: /proc/TID/ offers the same files as /proc/PID/); returns buf. */
 char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,
 			  const char *rest);
 

@@ -262,3 +262,38 @@ for run, via in (("full", "map_files"), ("nocaps", "proc_root")):
 done()
 PY
 echo "ok: in-place rewrite is invisible (file, kernel and memory agree)"
+
+# --- 6. deleted main executable: proc_exe ------------------------------------
+# /proc/PID/exe reaches the deleted executable's exact inode without
+# CAP_SYS_ADMIN, so its .symtab (local symbols such as vg_magic) stays
+# available; the memory route would only offer .dynsym.
+exe_copy=$T/exe/tgt_globals_copy
+mkdir -p "$T/exe"
+cp "$TARGETS/tgt_globals_pie" "$exe_copy"
+truth=$T/exe.truth
+"$exe_copy" "$truth" &
+track_pid $!
+wait_truth "$truth" ready
+pid=$(truth_get "$truth" pid)
+rm -f "$exe_copy"
+vgnc exe_maps maps "$pid" --json
+assert_rc 0
+vgnc exe_read read "$pid" vg_magic 8 --json
+assert_rc 0 "read of a local symbol of a deleted executable without cap_sys_admin"
+vg_py "$truth" <<'PY'
+import os, sys
+from vgcheck import *
+T = os.environ["T"]
+truth = Truth(sys.argv[1])
+m = load_json(f"{T}/exe_maps.out")
+main = [i for i in m["images"] if i["is_main"]]
+eq("deleted exe: main images", len(main), 1)
+eq("deleted exe: open_via", main[0]["open_via"], "proc_exe")
+eq("deleted exe: deleted", main[0]["deleted"], True)
+want = [o for o in truth.objs if o["kind"] == "main"][0]
+eq("deleted exe: bias", HexInt(int(main[0]["load_bias"], 16)), HexInt(want["bias"]))
+eq("deleted exe: build-id", main[0]["build_id"], want["build_id"])
+check_value_read(load_json(f"{T}/exe_read.out"), truth.syms["vg_magic"], "deleted exe read")
+done()
+PY
+echo "ok: deleted main executable via proc_exe"

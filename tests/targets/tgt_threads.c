@@ -1,6 +1,9 @@
 /* tgt_threads - a process with several threads, for "a TID resolves to its
- * process".  usage: tgt_threads TRUTHFILE
- * Writes "tid TID" for every thread but the leader, then waits. */
+ * process".  usage: tgt_threads TRUTHFILE [leader-exit]
+ * Writes "tid TID" for every thread but the leader, then waits.  With
+ * leader-exit the main thread then calls pthread_exit: the process lives on
+ * in its threads while the leader is a zombie without a memory map. */
+#include <string.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -41,5 +44,7 @@ int main(int argc, char **argv)
 		fprintf(f, "tid %d\n", (int)tids[i]);
 	fprintf(f, "state ready\n");
 	truth_end(f, argv[1]);
+	if (argc > 2 && strcmp(argv[2], "leader-exit") == 0)
+		pthread_exit(NULL);
 	truth_wait_forever();
 }
