@@ -22,7 +22,9 @@ int cli_fail(struct vg_cli *cli, const struct vg_error *err)
 					       err->code, code);
 		cli_print_json(doc);
 	} else {
-		fprintf(stderr, "vigil: error: %s\n", msg);
+		fputs("vigil: error: ", stderr);
+		cli_put_text(stderr, msg);
+		fputc('\n', stderr);
 	}
 	return code;
 }
@@ -48,12 +50,14 @@ int cli_bad_option(struct vg_cli *cli, const char *arg)
 
 void cli_warn(const char *fmt, ...)
 {
+	char msg[4096];
 	va_list ap;
 
-	fputs("vigil: warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	fputs("vigil: warning: ", stderr);
+	cli_put_text(stderr, msg);
 	fputc('\n', stderr);
 }
 
@@ -82,6 +86,18 @@ int cli_attach(struct vg_cli *cli, const char *pid_arg)
 	return 0;
 }
 
+static bool output_failed;
+
+bool cli_output_failed(void)
+{
+	if (!output_failed && ferror(stdout)) {
+		output_failed = true;
+		fprintf(stderr, "vigil: error: cannot write output: %s; the output is incomplete\n",
+			strerror(errno));
+	}
+	return output_failed;
+}
+
 int cli_print_json(cJSON *doc)
 {
 	char *text;
@@ -102,10 +118,13 @@ int cli_print_json(cJSON *doc)
 
 int cli_finish_output(void)
 {
+	if (output_failed)
+		return VG_EXIT_RUNTIME;  /* already reported */
 	/* A truncated JSON document is a bug: check the last write and the
 	 * close, where a full disk or a closed pipe finally shows. */
 	if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
-		fprintf(stderr, "vigil: error: cannot write output: %s\n", strerror(errno));
+		fprintf(stderr, "vigil: error: cannot write output: %s; the output is incomplete\n",
+			strerror(errno));
 		return VG_EXIT_RUNTIME;
 	}
 	return 0;
@@ -149,4 +168,17 @@ void cli_print_target_notes(const struct vg_target *t)
 		cli_warn("pid %d now belongs to another process: what was shown may mix both", (int)t->pid);
 	else if (!alive)
 		cli_warn("pid %d exited during the observation", (int)t->pid);
+}
+
+void cli_put_text(FILE *f, const char *s)
+{
+	/* One fact per line: control characters (a newline in a file name)
+	 * are written as octal escapes, as the kernel writes "\012" in
+	 * /proc/PID/maps. */
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\%03o", *p);
+		else
+			fputc(*p, f);
+	}
 }

@@ -43,6 +43,10 @@ int cli_bad_option(struct vg_cli *cli, const char *arg);
 
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Print target-controlled text (paths, comm) for the table view: control
+ * characters become octal escapes ("\012"), so one line stays one fact. */
+void cli_put_text(FILE *f, const char *s);
+
 /* Strict PID: decimal, > 0, fits pid_t. */
 int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid);
 
@@ -66,7 +70,12 @@ int cli_load_maps(struct vg_cli *cli, struct vg_maps **maps, const char **method
  * while observed (JSON carries the same in its process header). */
 void cli_print_target_notes(const struct vg_target *t);
 
-/* Flush stdout and report a failed write (ENOSPC, EPIPE, EIO). */
+/* True once a write to stdout has failed (reported once, on the spot):
+ * long outputs check it to stop instead of working for nothing. */
+bool cli_output_failed(void);
+
+/* Flush and close stdout and report a failed write (ENOSPC, EPIPE, EIO);
+ * called on every exit path, success or not. */
 int cli_finish_output(void);
 
 #endif

@@ -48,7 +48,7 @@ static cJSON *regions_json(const struct vg_maps *maps)
 		snprintf(dev, sizeof(dev), "%02x:%02x", r->dev_major, r->dev_minor);
 		cJSON_AddStringToObject(o, "dev", dev);
 		cJSON_AddNumberToObject(o, "inode", (double)r->inode);
-		cJSON_AddStringToObject(o, "path", r->path ? r->path : "");
+		vg_json_add_text(o, "path", r->path);
 		cJSON_AddBoolToObject(o, "deleted", r->deleted);
 		cJSON_AddStringToObject(o, "kind", vg_region_kind_name(r->kind));
 		cJSON_AddItemToArray(arr, o);
@@ -65,12 +65,12 @@ static cJSON *images_json(const struct vg_images *imgs)
 		cJSON *o = cJSON_CreateObject();
 		char bid[160];
 
-		cJSON_AddStringToObject(o, "path", img->path);
+		vg_json_add_text(o, "path", img->path);
 		cJSON_AddStringToObject(o, "build_id", vg_image_build_id_hex(img, bid, sizeof(bid)));
 		vg_json_add_addr(o, "load_bias", img->bias);
 		cJSON_AddStringToObject(o, "bias_method", vg_bias_method_name(img->bias_method));
 		cJSON_AddStringToObject(o, "open_via", vg_image_via_name(img->via));
-		cJSON_AddStringToObject(o, "opened_path", img->open_path ? img->open_path : "");
+		vg_json_add_text(o, "opened_path", img->open_path);
 		cJSON_AddBoolToObject(o, "is_main", img->is_main);
 		cJSON_AddBoolToObject(o, "deleted", img->deleted);
 		cJSON_AddStringToObject(o, "elf_type", img->e_type == 2 ? "exec" : "dyn");
@@ -84,15 +84,17 @@ static cJSON *images_json(const struct vg_images *imgs)
 static void print_table(const struct vg_target *t, const struct vg_maps *maps,
 			const struct vg_images *imgs, const char *method)
 {
-	printf("pid %d (%s): %zu regions, %zu ELF images (maps via %s)\n",
-	       (int)t->pid, t->comm, maps->n, imgs->n, method);
+	printf("pid %d (", (int)t->pid);
+	cli_put_text(stdout, t->comm);
+	printf("): %zu regions, %zu ELF images (maps via %s)\n", maps->n, imgs->n, method);
 	for (size_t i = 0; i < maps->n; i++) {
 		const struct vg_region *r = &maps->regions[i];
 
-		printf("%012" PRIx64 "-%012" PRIx64 " %s %08" PRIx64 " %02x:%02x %-8" PRIu64 " %s%s\n",
+		printf("%012" PRIx64 "-%012" PRIx64 " %s %08" PRIx64 " %02x:%02x %-8" PRIu64 " ",
 		       r->start, r->end, r->perms, r->offset, r->dev_major,
-		       r->dev_minor, r->inode, r->path ? r->path : "",
-		       r->deleted ? " (deleted)" : "");
+		       r->dev_minor, r->inode);
+		cli_put_text(stdout, r->path);
+		fputs(r->deleted ? " (deleted)\n" : "\n", stdout);
 	}
 	printf("\nimages:\n");
 	for (size_t i = 0; i < imgs->n; i++) {
@@ -100,11 +102,12 @@ static void print_table(const struct vg_target *t, const struct vg_maps *maps,
 		char bid[160];
 
 		vg_image_build_id_hex(img, bid, sizeof(bid));
-		printf("  %s%s%s  bias 0x%" PRIx64 " (%s)  build-id %s  via %s\n",
-		       img->path, img->deleted ? " (deleted)" : "",
-		       img->is_main ? " [main]" : "", img->bias,
-		       vg_bias_method_name(img->bias_method), bid[0] ? bid : "none",
-		       vg_image_via_name(img->via));
+		fputs("  ", stdout);
+		cli_put_text(stdout, img->path);
+		printf("%s%s  bias 0x%" PRIx64 " (%s)  build-id %s  via %s\n",
+		       img->deleted ? " (deleted)" : "", img->is_main ? " [main]" : "",
+		       img->bias, vg_bias_method_name(img->bias_method),
+		       bid[0] ? bid : "none", vg_image_via_name(img->via));
 	}
 }
 
@@ -142,6 +145,9 @@ int cmd_maps(struct vg_cli *cli, int argc, char **argv)
 			return cli_bad_option(cli, argv[optind - 1]);
 		}
 	}
+	for (; optind < argc; optind++)  /* after "--" */
+		if (npos++ == 0)
+			pid_arg = argv[optind];
 	if (npos != 1)
 		return cli_usage_error(cli, "expected exactly one PID; usage: vigil maps PID [--json]");
 	r = cli_attach(cli, pid_arg);

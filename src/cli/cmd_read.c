@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,7 +49,7 @@ const char cmd_read_usage[] =
 	"examples:\n"
 	"  vigil read 4242 0x7ffd5e8c1000 128\n"
 	"  vigil read 4242 g_config --as str\n"
-	"  vigil read 4242 libc.so.6:__libc_single_threaded --as u8 --json\n"
+	"  vigil read 4242 libc.so.6:program_invocation_name --as ptr --json\n"
 	"  vigil read 4242 @0x4010 8 --bin ./server.debug\n"
 	"  vigil read 4242 0x7f0000000000 1G --raw > heap.bin\n";
 
@@ -172,6 +173,9 @@ static int stream_read(struct vg_mem *mem, struct read_outcome *o, unsigned char
 		o->bytes_read += res.bytes_read;
 		if (r < 0)
 			return r;
+		/* Stop at a full disk or a closed pipe rather than read on. */
+		if (sink && cli_output_failed())
+			return vg_error_set(&o->err, -EIO, "stopped reading: the output could not be written");
 	}
 	return 0;
 }
@@ -241,7 +245,7 @@ static char *printable_string(const unsigned char *p, size_t n, bool *terminated
 			*terminated = true;
 			break;
 		}
-		if (isprint(p[i]) && p[i] != '\\')
+		if (isprint(p[i]) && p[i] != '\\' && p[i] != '"')
 			s[j++] = (char)p[i];
 		else
 			j += (size_t)sprintf(s + j, "\\x%02x", p[i]);
@@ -291,6 +295,10 @@ static cJSON *element_json(const struct value_type *t, const unsigned char *p)
 	/* 64-bit integers do not survive a JSON double: strings. */
 	if (t->size == 8 && t->kind != V_FLOAT)
 		return cJSON_CreateString(text);
+	/* Floats as printed with round-trip precision (cJSON would cut them
+	 * to 15 digits); JSON has no inf or nan: those are strings. */
+	if (t->kind == V_FLOAT)
+		return isfinite(strtod(text, NULL)) ? cJSON_CreateRaw(text) : cJSON_CreateString(text);
 	return cJSON_CreateNumber(strtod(text, NULL));
 }
 
@@ -315,11 +323,13 @@ static void values_json(cJSON *doc, const struct value_type *t, const unsigned c
 
 	cJSON_AddStringToObject(doc, "as", t->name);
 	if (t->kind == V_STR) {
-		bool term;
-		char *str = printable_string(p, n, &term);
+		size_t len = strnlen((const char *)p, n);
+		char *str = strndup((const char *)p, len);
 
-		cJSON_AddStringToObject(doc, "value", str ? str : "");
-		cJSON_AddBoolToObject(doc, "nul_terminated", term);
+		/* UTF-8 stays readable; invalid bytes are escaped, value_hex
+		 * then has them exactly. */
+		vg_json_add_text(doc, "value", str ? str : "");
+		cJSON_AddBoolToObject(doc, "nul_terminated", len < n);
 		free(str);
 		return;
 	}
@@ -329,7 +339,7 @@ static void values_json(cJSON *doc, const struct value_type *t, const unsigned c
 	}
 	cJSON_AddItemToObject(doc, "value", element_json(t, p));
 	if (t->kind == V_PTR && pointee(maps, load_le(p, 8), where, sizeof(where)))
-		cJSON_AddStringToObject(doc, "points_to", where);
+		vg_json_add_text(doc, "points_to", where);
 	if (count > 1) {
 		cJSON *arr = cJSON_AddArrayToObject(doc, "values");
 
@@ -366,8 +376,10 @@ static void values_print(const struct value_type *t, uint64_t addr, const unsign
 		if (t->kind == V_PTR) {
 			uint64_t v = load_le(p + i, 8);
 
-			if (pointee(maps, v, where, sizeof(where)))
-				printf("  -> %s", where);
+			if (pointee(maps, v, where, sizeof(where))) {
+				fputs("  -> ", stdout);
+				cli_put_text(stdout, where);
+			}
 			else if (v)
 				printf("  -> not mapped");
 		}
@@ -384,7 +396,7 @@ static cJSON *region_json(const struct vg_region *r)
 	vg_json_add_addr(o, "start", r->start);
 	vg_json_add_addr(o, "end", r->end);
 	cJSON_AddStringToObject(o, "perms", r->perms);
-	cJSON_AddStringToObject(o, "path", r->path);
+	vg_json_add_text(o, "path", r->path);
 	cJSON_AddStringToObject(o, "kind", vg_region_kind_name(r->kind));
 	return o;
 }
@@ -412,8 +424,9 @@ static void print_header(const struct vg_target *t, const struct read_outcome *o
 		printf(" (%s+%" PRIu64 ")", a->symbol, a->symbol_offset);
 	else if (a->symbol)
 		printf(" (%s)", a->symbol);
-	printf(" in %s 0x%" PRIx64 "-0x%" PRIx64 " %s\n", region->perms, region->start,
-	       region->end, region->path[0] ? region->path : vg_region_kind_name(region->kind));
+	printf(" in %s 0x%" PRIx64 "-0x%" PRIx64 " ", region->perms, region->start, region->end);
+	cli_put_text(stdout, region->path[0] ? region->path : vg_region_kind_name(region->kind));
+	fputc('\n', stdout);
 }
 
 /* Load images, open --bin and check it against the running executable. */
@@ -511,6 +524,12 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct read_opt
 			return cli_bad_option(cli, argv[optind - 1]);
 		}
 	}
+	/* After "--" everything is positional (an ADDR may start with '-'). */
+	for (; optind < argc; optind++) {
+		if (*npos == 3)
+			return cli_usage_error(cli, "unexpected argument '%s'; usage: vigil read PID ADDR [LEN]", argv[optind]);
+		pos[(*npos)++] = argv[optind];
+	}
 	if (*npos < 2)
 		return cli_usage_error(cli, "expected PID and ADDR; usage: vigil read PID ADDR [LEN]");
 	if (ro->raw && (cli->json || ro->as))
@@ -563,11 +582,11 @@ static int print_json(struct vg_cli *cli, const struct read_opts *ro,
 	cJSON_AddItemToObject(doc, "segments", segments_json(o));
 	cJSON_AddItemToObject(doc, "region", region_json(region));
 	if (a->symbol) {
-		cJSON_AddStringToObject(doc, "symbol", a->symbol);
+		vg_json_add_text(doc, "symbol", a->symbol);
 		cJSON_AddNumberToObject(doc, "symbol_offset", (double)a->symbol_offset);
 	}
 	if (a->image)
-		cJSON_AddStringToObject(doc, "image", a->image->path);
+		vg_json_add_text(doc, "image", a->image->path);
 	if (bin_match)
 		cJSON_AddStringToObject(doc, "binary_match", bin_match);
 	cJSON_AddStringToObject(doc, "hex", hex);
@@ -577,7 +596,7 @@ static int print_json(struct vg_cli *cli, const struct read_opts *ro,
 	if (o->err.code) {
 		cJSON *e = cJSON_AddObjectToObject(doc, "error");
 
-		cJSON_AddStringToObject(e, "message", o->err.msg);
+		vg_json_add_text(e, "message", o->err.msg);
 		cJSON_AddNumberToObject(e, "errno", -o->err.code);
 		cJSON_AddNumberToObject(e, "exit_code", o->err.exit);
 	}
@@ -630,6 +649,12 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	o.addr = a.runtime;
+	if (maps->n == 0) {
+		vg_error_set(&err, -EFAULT, "pid %d has no user memory (a kernel thread)",
+			     (int)cli->target->pid);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
 	region = vg_maps_find(maps, o.addr);
 	if (!region) {
 		vg_error_set(&err, -EFAULT, "address 0x%" PRIx64 " is not mapped in pid %d; 'vigil maps %d' lists the regions",
@@ -695,8 +720,10 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 	}
 	if (rr < 0) {
 		fflush(stdout);
-		fprintf(stderr, "vigil: error: %s (read %" PRIu64 " of %" PRIu64 " bytes)\n",
-			o.err.msg, o.bytes_read, o.length);
+		/* A failed write was reported where it happened. */
+		if (!cli_output_failed())
+			fprintf(stderr, "vigil: error: %s (read %" PRIu64 " of %" PRIu64 " bytes from 0x%" PRIx64 ")\n",
+				o.err.msg, o.bytes_read, o.length, o.addr);
 		r = o.err.exit ? (int)o.err.exit : VG_EXIT_RUNTIME;
 	}
 out:

@@ -21,7 +21,8 @@ static const char addr_forms[] =
 	"                      or in --bin FILE when given\n"
 	"  SYMBOL[+OFF]        symbol from .symtab/.dynsym: main executable first, then the\n"
 	"                      other images in address order\n"
-	"  IMAGE:SYMBOL[+OFF]  symbol in the image whose file name is IMAGE (libc.so.6:errno)\n"
+	"  IMAGE:SYMBOL[+OFF]  symbol in the image whose file name (or full path) is IMAGE,\n"
+	"                      e.g. libc.so.6:program_invocation_name\n"
 	"  OFF is decimal or 0xHEX.\n";
 
 static void print_main_help(FILE *out)
@@ -81,7 +82,7 @@ int main(int argc, char **argv)
 {
 	const struct vg_cmd *cmd;
 	struct vg_cli cli = { 0 };
-	int r;
+	int r, w;
 
 	if (argc < 2) {
 		print_main_help(stderr);
@@ -102,6 +103,16 @@ int main(int argc, char **argv)
 		}
 		return help_command(argv[2]);
 	}
+	/* "vigil --json maps PID" works like "vigil maps PID --json". */
+	while (argc > 1 && strcmp(argv[1], "--json") == 0) {
+		cli.json = true;
+		argv++;
+		argc--;
+	}
+	if (argc < 2) {
+		print_main_help(stderr);
+		return 2;
+	}
 	cmd = find_command(argv[1]);
 	if (!cmd) {
 		fprintf(stderr, "vigil: error: unknown command '%s'; 'vigil --help' lists the commands\n",
@@ -111,9 +122,8 @@ int main(int argc, char **argv)
 	cli.operation = cmd->name;
 	r = cmd->run(&cli, argc - 1, argv + 1);
 	cli.target = vg_target_free(cli.target);
-	if (r == 0)
-		r = cli_finish_output();
-	else
-		fflush(stdout);
-	return r;
+	/* A failed write matters even after a failure: the JSON error
+	 * document itself may not have reached its reader. */
+	w = cli_finish_output();
+	return r ? r : w;
 }

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,21 +106,46 @@ static int resolve_static(const char *spec, const struct vg_images *imgs,
 	return 0;
 }
 
+/* "image name 'libx.so' is ambiguous: /a/libx.so, /b/libx.so; ..." */
+static int ambiguous_image(const struct vg_images *imgs, const char *name,
+			   struct vg_error *err)
+{
+	char list[512] = "";
+	size_t used = 0, nl = strlen(name);
+
+	for (size_t i = 0; i < imgs->n && used < sizeof(list); i++) {
+		const char *p = imgs->images[i]->path;
+		size_t pl = strlen(p);
+
+		if (pl > nl && p[pl - nl - 1] == '/' && strcmp(p + pl - nl, name) == 0)
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
+						 used ? ", " : "", p);
+	}
+	return vg_error_set(err, -EINVAL,
+			    "image name '%s' is ambiguous: %s; give the full path as IMAGE",
+			    name, list);
+}
+
 static int lookup_symbol(const struct vg_images *imgs, const struct vg_image *bin,
 			 const char *image_name, const char *name,
 			 const struct vg_image **img, struct vg_symbol *sym,
 			 struct vg_error *err)
 {
 	const struct vg_image *main_img = vg_images_main(imgs);
+	size_t n_matches = 0;
 
-	if (bin && (!image_name || (main_img && vg_images_by_name(imgs, image_name) == main_img))) {
+	if (image_name) {
+		*img = vg_images_by_name(imgs, image_name, &n_matches);
+		if (n_matches > 1)
+			return ambiguous_image(imgs, image_name, err);
+	}
+	if (bin && (!image_name || (main_img && *img == main_img))) {
 		*img = bin;
 		if (vg_image_symbol_by_name(bin, name, sym) == 0)
 			return 0;
 		return vg_error_set(err, -ENOENT, "no symbol '%s' in '%s'", name, bin->path);
 	}
 	if (image_name) {
-		*img = vg_images_by_name(imgs, image_name);
 		if (!*img)
 			return vg_error_set(err, -ENOENT,
 					    "no image named '%s' is mapped in the target; 'vigil maps PID' lists them",

@@ -1433,20 +1433,27 @@ const struct vg_image *vg_images_main(const struct vg_images *s)
 }
 
 const struct vg_image *vg_images_by_name(const struct vg_images *s,
-					 const char *name)
+					 const char *name, size_t *n_matches)
 {
-	size_t nl = strlen(name);
+	const struct vg_image *first = NULL;
+	size_t nl = strlen(name), n = 0;
 
 	for (size_t i = 0; s && i < s->n; i++) {
 		const char *p = s->images[i]->path;
 		size_t pl = strlen(p);
 
-		if (strcmp(p, name) == 0 ||
-		    (pl > nl && p[pl - nl - 1] == '/' &&
-		     strcmp(p + pl - nl, name) == 0))
-			return s->images[i];
+		if (strcmp(p, name) == 0) {
+			first = s->images[i];  /* a full path is never ambiguous */
+			n = 1;
+			break;
+		}
+		if (pl > nl && p[pl - nl - 1] == '/' && strcmp(p + pl - nl, name) == 0 &&
+		    n++ == 0)
+			first = s->images[i];
 	}
-	return NULL;
+	if (n_matches)
+		*n_matches = n;
+	return first;
 }
 
 char *vg_image_build_id_hex(const struct vg_image *img, char *buf, size_t size)

@@ -99,9 +99,11 @@ struct vg_images *vg_images_free(struct vg_images *s);
 const struct vg_image *vg_images_find(const struct vg_images *s, uint64_t addr);
 /* The main executable, or NULL. */
 const struct vg_image *vg_images_main(const struct vg_images *s);
-/* First image whose path ends with "/name" or equals name (e.g. "libc.so.6"). */
+/* The image whose path equals name, else the first whose path ends with
+ * "/name" (e.g. "libc.so.6"); *n_matches (if non-NULL) counts the
+ * candidates, so callers can refuse an ambiguous file name. */
 const struct vg_image *vg_images_by_name(const struct vg_images *s,
-					 const char *name);
+					 const char *name, size_t *n_matches);
 
 /* Symbol lookups in .symtab, then .dynsym (static addresses).  The name
  * lookup returns 0 and fills *sym, or -ENOENT.  Borrowed until img is freed. */

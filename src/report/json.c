@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 cJSON *vg_json_add_addr(cJSON *obj, const char *key, uint64_t addr)
 {
@@ -15,6 +17,112 @@ cJSON *vg_json_add_addr(cJSON *obj, const char *key, uint64_t addr)
 
 	snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
 	return cJSON_AddStringToObject(obj, key, buf);
+}
+
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0)
+		n = 2, cp = p[0] & 0x1f;
+	else if ((p[0] & 0xf0) == 0xe0)
+		n = 3, cp = p[0] & 0x0f;
+	else if ((p[0] & 0xf8) == 0xf0)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+static bool valid_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = utf8_seq(p);
+
+		if (!n)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+/* s with each byte that is not part of valid UTF-8 as "\xNN" (malloc'ed). */
+static char *escape_invalid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *out = malloc(4 * strlen(s) + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		size_t n = utf8_seq(p);
+
+		if (n) {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+		} else {
+			o += sprintf(o, "\\x%02x", *p++);
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+cJSON *vg_json_text(const char *s)
+{
+	char *esc;
+	cJSON *item;
+
+	if (!s)
+		s = "";
+	if (valid_utf8(s))
+		return cJSON_CreateString(s);
+	esc = escape_invalid(s);
+	item = cJSON_CreateString(esc ? esc : "");
+	free(esc);
+	return item;
+}
+
+cJSON *vg_json_add_text(cJSON *obj, const char *key, const char *s)
+{
+	cJSON *item = vg_json_text(s);
+
+	if (!item || !cJSON_AddItemToObject(obj, key, item))
+		return NULL;
+	if (s && !valid_utf8(s)) {
+		static const char digits[] = "0123456789abcdef";
+		size_t n = strlen(s), klen = strlen(key);
+		char *hex = malloc(2 * n + 1), *hkey = malloc(klen + 5);
+
+		if (hex && hkey) {
+			for (size_t i = 0; i < n; i++) {
+				hex[2 * i] = digits[(unsigned char)s[i] >> 4];
+				hex[2 * i + 1] = digits[(unsigned char)s[i] & 15];
+			}
+			hex[2 * n] = '\0';
+			snprintf(hkey, klen + 5, "%s_hex", key);
+			cJSON_AddStringToObject(obj, hkey, hex);
+		}
+		free(hex);
+		free(hkey);
+	}
+	return item;
 }
 
 static cJSON *process_object(const struct vg_target *t)
@@ -30,12 +138,12 @@ static cJSON *process_object(const struct vg_target *t)
 	if (t->requested != t->pid)
 		cJSON_AddNumberToObject(p, "requested_pid", t->requested);
 	cJSON_AddNumberToObject(p, "starttime_ticks", (double)t->starttime);
-	cJSON_AddStringToObject(p, "comm", t->comm);
+	vg_json_add_text(p, "comm", t->comm);
 	cJSON_AddBoolToObject(p, "pid_alive_after", alive);
 	cJSON_AddBoolToObject(p, "process_changed", changed);
 	w = cJSON_AddArrayToObject(p, "warnings");
 	for (size_t i = 0; w && i < t->n_warnings; i++)
-		cJSON_AddItemToArray(w, cJSON_CreateString(t->warnings[i]));
+		cJSON_AddItemToArray(w, vg_json_text(t->warnings[i]));
 	return p;
 }
 
@@ -65,7 +173,7 @@ cJSON *vg_json_error_new(const char *operation, const struct vg_target *t,
 	if (!root)
 		return NULL;
 	e = cJSON_AddObjectToObject(root, "error");
-	cJSON_AddStringToObject(e, "message", message);
+	vg_json_add_text(e, "message", message);
 	cJSON_AddNumberToObject(e, "errno", -code);
 	cJSON_AddNumberToObject(e, "exit_code", exit_code);
 	return root;

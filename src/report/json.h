@@ -23,6 +23,14 @@ cJSON *vg_json_report_new(const char *operation, const struct vg_target *t);
 /* Add "0x..." string member. */
 cJSON *vg_json_add_addr(cJSON *obj, const char *key, uint64_t addr);
 
+/* Add a string that came from the target (a path, a comm, a warning that
+ * quotes them): JSON strings must be UTF-8, file names need not be.  Valid
+ * UTF-8 is added as is; otherwise invalid bytes are written "\\xNN" and the
+ * exact bytes are added as KEY_hex, so nothing is lost or made invalid. */
+cJSON *vg_json_add_text(cJSON *obj, const char *key, const char *s);
+/* The same as an array element. */
+cJSON *vg_json_text(const char *s);
+
 /* Error document: header plus {"error": {"message", "code", "exit_code"}}. */
 cJSON *vg_json_error_new(const char *operation, const struct vg_target *t,
 			 const char *message, int code, int exit_code);

@@ -414,25 +414,6 @@ static int read_range(struct vg_mem *m, uint64_t addr, uint8_t *buf, size_t len,
 	return 0;
 }
 
-static int denied_error(struct vg_mem *m, int code, struct vg_error *err)
-{
-	char scope[16] = "";
-	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		ssize_t n = read(fd, scope, sizeof(scope) - 1);
-
-		scope[n > 0 ? n : 0] = '\0';
-		scope[strcspn(scope, "\n")] = '\0';
-		close(fd);
-	}
-	if (scope[0])
-		return vg_error_set(err, code, "cannot read memory of pid %d: permission denied; run as root or as the target's user; kernel.yama.ptrace_scope=%s restricts attaching",
-				    (int)m->t->pid, scope);
-	return vg_error_set(err, code, "cannot read memory of pid %d: permission denied; run as root or as the target's user (a target that changed credentials needs CAP_SYS_PTRACE)",
-			    (int)m->t->pid);
-}
-
 /* The sentence for a read stopped at addr+done.  Uses fresh maps when they
  * can be read: the cached table may be older than the hole. */
 static int stop_error(struct vg_mem *m, uint64_t addr, size_t len, size_t done,
@@ -444,32 +425,38 @@ static int stop_error(struct vg_mem *m, uint64_t addr, size_t len, size_t done,
 	const struct vg_region *r;
 	int rc;
 
+	/* No byte counts here: a caller reading in chunks knows the totals. */
 	if (code == -ESRCH || target_gone(m)) {
 		bool alive, changed;
 
 		vg_target_recheck(m->t, &alive, &changed);
 		if (changed)
-			return vg_error_set(err, -ESRCH, "pid %d now belongs to another process: the target exited while being read (%zu of %zu bytes read)",
-					    (int)m->t->pid, done, len);
-		return vg_error_set(err, -ESRCH, "pid %d exited while being read (%zu of %zu bytes read)",
-				    (int)m->t->pid, done, len);
+			return vg_error_set(err, -ESRCH, "pid %d now belongs to another process: the target exited while being read",
+					    (int)m->t->pid);
+		return vg_error_set(err, -ESRCH, "pid %d exited while being read", (int)m->t->pid);
 	}
 	if (code == -EPERM || code == -EACCES)
-		return denied_error(m, code, err);
+		return vg_error_denied(err, code, m->t->pid, "memory");
 	if (!err)
 		return -EFAULT;
 	maps = vg_maps_read(m->pid, &fresh, NULL) == 0 ? fresh : m->maps;
 	r = maps ? vg_maps_find(maps, at) : NULL;
 	if (!r)
-		rc = vg_error_set(err, -EFAULT, "cannot read %zu bytes at 0x%" PRIx64 ": address not mapped in pid %d (%zu of %zu bytes read from 0x%" PRIx64 ")",
-				  len - done, at, (int)m->t->pid, done, len, addr);
+		rc = vg_error_set(err, -EFAULT, "cannot read at 0x%" PRIx64 ": address not mapped in pid %d",
+				  at, (int)m->t->pid);
 	else if (!r->readable)
-		rc = vg_error_set(err, -EFAULT, "cannot read %zu bytes at 0x%" PRIx64 ": region 0x%" PRIx64 "-0x%" PRIx64 " is not readable (%s) in pid %d (%zu of %zu bytes read)",
-				  len - done, at, r->start, r->end, r->perms, (int)m->t->pid, done, len);
+		rc = vg_error_set(err, -EFAULT, "cannot read at 0x%" PRIx64 ": region 0x%" PRIx64 "-0x%" PRIx64 " is not readable (%s) in pid %d",
+				  at, r->start, r->end, r->perms, (int)m->t->pid);
+	else if (r->kind == VG_REGION_VVAR || r->kind == VG_REGION_VSYSCALL ||
+		 r->kind == VG_REGION_SPECIAL)
+		rc = vg_error_set(err, -EFAULT, "cannot read at 0x%" PRIx64 ": the kernel does not let another process read %s (0x%" PRIx64 "-0x%" PRIx64 " in pid %d)",
+				  at, r->path[0] ? r->path : vg_region_kind_name(r->kind),
+				  r->start, r->end, (int)m->t->pid);
 	else
-		rc = vg_error_set(err, -EFAULT, "cannot read %zu bytes at 0x%" PRIx64 ": no enabled source could read region 0x%" PRIx64 "-0x%" PRIx64 " (%s %s) in pid %d (%zu of %zu bytes read)",
-				  len - done, at, r->start, r->end, r->perms,
-				  vg_region_kind_name(r->kind), (int)m->t->pid, done, len);
+		rc = vg_error_set(err, -EFAULT, "cannot read at 0x%" PRIx64 ": no %ssource could read region 0x%" PRIx64 "-0x%" PRIx64 " (%s %s) in pid %d",
+				  at, m->sources == VG_MEM_SRC_ALL ? "" : "enabled ",
+				  r->start, r->end, r->perms, vg_region_kind_name(r->kind),
+				  (int)m->t->pid);
 	vg_maps_free(fresh);
 	return rc;
 }
@@ -599,6 +586,6 @@ int vg_mem_readv(struct vg_mem *m, struct vg_mem_req *reqs, size_t n,
 		return vg_error_set(err, -ESRCH, "pid %d exited while being read (%zu requests)",
 				    (int)m->t->pid, n);
 	if (rc == -EPERM || rc == -EACCES)
-		return denied_error(m, rc, err);
+		return vg_error_denied(err, rc, m->t->pid, "memory");
 	return rc;
 }

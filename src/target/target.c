@@ -208,8 +208,7 @@ static int stat_error(pid_t pid, int rc, struct vg_error *err)
 		return vg_error_set(err, -ESRCH, "no process with pid %d; check the pid with 'ps -p %d'",
 				    (int)pid, (int)pid);
 	if (rc == -EACCES || rc == -EPERM)
-		return vg_error_set(err, rc, "cannot read /proc/%d/stat: permission denied; run as root or as the target's user",
-				    (int)pid);
+		return vg_error_denied(err, rc, pid, "/proc/PID/stat");
 	if (rc == -EINVAL)
 		return vg_error_set(err, -EIO, "cannot parse /proc/%d/stat: unexpected format; report this kernel version as a bug",
 				    (int)pid);
@@ -384,4 +383,21 @@ void vg_target_warn(struct vg_target *t, const char *fmt, ...)
 	va_end(ap);
 	if (s)
 		t->warnings[t->n_warnings++] = s;
+}
+
+int vg_error_denied(struct vg_error *err, int code, pid_t pid, const char *what)
+{
+	char scope[16] = "";
+	ssize_t n;
+
+	if (geteuid() == 0)
+		return vg_error_set(err, code, "cannot read %s of pid %d: permission denied although vigil runs as root: it lacks CAP_SYS_PTRACE over the target (another user namespace, or a reduced capability set)",
+				    what, (int)pid);
+	n = read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
+	scope[n > 0 ? strcspn(scope, "\n") : 0] = '\0';
+	if (scope[0] && strcmp(scope, "0") != 0)
+		return vg_error_set(err, code, "cannot read %s of pid %d: permission denied; run as root or as the target's user (kernel.yama.ptrace_scope=%s restricts even that)",
+				    what, (int)pid, scope);
+	return vg_error_set(err, code, "cannot read %s of pid %d: permission denied; run as root or as the target's user",
+			    what, (int)pid);
 }

@@ -55,6 +55,12 @@ int vg_target_threads(const struct vg_target *t, pid_t **tids, size_t *n,
 void vg_target_warn(struct vg_target *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The sentence for EPERM/EACCES on `what` ("memory", "/proc/PID/maps") of
+ * pid, with the remedy that fits who we are: as root, the missing piece is
+ * CAP_SYS_PTRACE over the target; otherwise root, the target's user, and
+ * the yama ptrace_scope when set.  Returns code (-EPERM or -EACCES). */
+int vg_error_denied(struct vg_error *err, int code, pid_t pid, const char *what);
+
 /* "/proc/MM_PID/<rest>" into buf (the task holding the memory map, see
  * mm_pid: /proc/TID/ offers the same files as /proc/PID/); returns buf. */
 char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -177,6 +178,48 @@ static void test_errors(void **state)
 	expect_error(s, "vg_addrspec_global+0xffffffffffffffff", -ERANGE, "overflows");
 }
 
+/* Two copies of one library in two directories: "libfx.so:SYM" names
+ * neither, so it is refused with both paths; the full path works. */
+static void test_ambiguous_image(void **state)
+{
+	char dirs[2][64], cmd[512], spec[256];
+	void *h[2], *st = NULL;
+	struct self *sp;
+	struct vg_error err = { 0 };
+	struct vg_addr a;
+	int *value;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		snprintf(dirs[i], sizeof(dirs[i]), "/tmp/vg_addrspec.XXXXXX");
+		assert_non_null(mkdtemp(dirs[i]));
+		snprintf(cmd, sizeof(cmd), "cp '%s/libfx.so' '%s/'", FIXTURES_BUILD, dirs[i]);
+		assert_int_equal(system(cmd), 0);
+		snprintf(cmd, sizeof(cmd), "%s/libfx.so", dirs[i]);
+		h[i] = dlopen(cmd, RTLD_NOW | RTLD_LOCAL);
+		assert_non_null(h[i]);
+	}
+	value = dlsym(h[1], "fx_lib_value");
+	assert_non_null(value);
+	assert_int_equal(setup(&st), 0);
+	sp = st;
+	assert_int_equal(vg_addr_parse("libfx.so:fx_lib_value", sp->imgs, NULL, &a, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "image name 'libfx.so' is ambiguous"));
+	snprintf(spec, sizeof(spec), "%s/libfx.so", dirs[0]);
+	assert_non_null(strstr(err.msg, spec));
+	snprintf(spec, sizeof(spec), "%s/libfx.so", dirs[1]);
+	assert_non_null(strstr(err.msg, spec));
+	snprintf(spec, sizeof(spec), "%s/libfx.so:fx_lib_value", dirs[1]);
+	vg_error_clear(&err);
+	assert_int_equal(vg_addr_parse(spec, sp->imgs, NULL, &a, &err), 0);
+	assert_int_equal(a.runtime, (uint64_t)(uintptr_t)value);
+	teardown(&st);
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dirs[i]);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +228,12 @@ int main(void)
 		cmocka_unit_test(test_symbol_in_libc),
 		cmocka_unit_test(test_errors),
 	};
+	const struct CMUnitTest late[] = {
+		cmocka_unit_test(test_ambiguous_image),
+	};
+	int failed;
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	failed = cmocka_run_group_tests(tests, setup, teardown);
+	/* After the first group: it loads two more libraries into this process. */
+	return failed + cmocka_run_group_tests(late, NULL, NULL);
 }

@@ -452,8 +452,8 @@ static void test_images_skip_non_elf(void **state)
 		if (i)
 			assert_true(r.imgs->images[i - 1]->hi <= r.imgs->images[i]->lo);
 	}
-	assert_non_null(vg_images_by_name(r.imgs, "libc.so.6"));
-	assert_null(vg_images_by_name(r.imgs, "bc.so.6"));
+	assert_non_null(vg_images_by_name(r.imgs, "libc.so.6", NULL));
+	assert_null(vg_images_by_name(r.imgs, "bc.so.6", NULL));
 	/* File routes carry their own note; the kernel's build-id (where
 	 * PROCMAP_QUERY exists) agrees with it, so no warning. */
 	for (size_t i = 0; i < r.imgs->n; i++) {

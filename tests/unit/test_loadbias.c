@@ -296,7 +296,7 @@ static const struct vg_image *image_for(const struct fixture *f,
 {
 	if (strcmp(o->name, "main") == 0)
 		return vg_images_main(f->imgs);
-	return vg_images_by_name(f->imgs, base(o->name));
+	return vg_images_by_name(f->imgs, base(o->name), NULL);
 }
 
 /* Every object the loader reports has an image with exactly its bias. */
@@ -378,7 +378,7 @@ static void test_live_bigpage(void **state)
 	(void)state;
 	check_all_exact("fx_bigpage");
 	fixture_start(&f, "fx_bigpage");
-	lib = vg_images_by_name(f.imgs, "libfxbig.so");
+	lib = vg_images_by_name(f.imgs, "libfxbig.so", NULL);
 	assert_non_null(lib);
 	n = mappings_of(&f, lib, m, N(m));
 	assert_true(n > 4);  /* segments plus PROT_NONE gaps */
@@ -410,7 +410,7 @@ static void test_live_selfmap_defeats_heuristic(void **state)
 			truth = f.obj[i].addr;
 	assert_true(truth != 0);
 	assert_true(f.selfmap != 0 && f.selfmap < truth);
-	lib = vg_images_by_name(f.imgs, "libfx.so");
+	lib = vg_images_by_name(f.imgs, "libfx.so", NULL);
 	assert_non_null(lib);
 	assert_int_equal(lib->bias, truth);
 	assert_int_equal(lib->bias_method, VG_BIAS_EXACT);

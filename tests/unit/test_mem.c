@@ -235,8 +235,8 @@ static void test_prot_none_vm_readv_only(void **state)
 	for (; i < sizeof(buf); i++)
 		assert_int_equal(buf[i], 0x55);
 	snprintf(want, sizeof(want),
-		 "cannot read %u bytes at 0x%llx: region 0x%llx-0x%llx is not readable (---p) in pid %d",
-		 PG + 100, (unsigned long long)(c->l.guard + PG), (unsigned long long)(c->l.guard + PG),
+		 "cannot read at 0x%llx: region 0x%llx-0x%llx is not readable (---p) in pid %d",
+		 (unsigned long long)(c->l.guard + PG), (unsigned long long)(c->l.guard + PG),
 		 (unsigned long long)(c->l.guard + 2 * PG), (int)c->pid);
 	assert_non_null(strstr(err.msg, want));
 }
@@ -261,7 +261,7 @@ static void test_read_off_the_end(void **state)
 		assert_int_equal(buf[i], pat_anon(2 * PG - 100 + i));
 	for (; i < sizeof(buf); i++)
 		assert_int_equal(buf[i], 0xCC);  /* never zero-filled */
-	snprintf(want, sizeof(want), "cannot read 200 bytes at 0x%llx: address not mapped in pid %d",
+	snprintf(want, sizeof(want), "cannot read at 0x%llx: address not mapped in pid %d",
 		 (unsigned long long)(c->l.tail + 2 * PG), (int)c->pid);
 	assert_non_null(strstr(err.msg, want));
 	assert_int_equal(err.exit, VG_EXIT_USAGE);
@@ -425,7 +425,7 @@ static void test_read_after_exit(void **state)
 	assert_int_equal(r.bytes_read, 0);
 	assert_int_equal(r.error, -ESRCH);
 	assert_int_equal(err.exit, VG_EXIT_GONE);
-	snprintf(want, sizeof(want), "pid %d exited while being read (0 of 64 bytes read)", (int)c->pid);
+	snprintf(want, sizeof(want), "pid %d exited while being read", (int)c->pid);
 	assert_string_equal(err.msg, want);
 
 	/* every source alone says the same */
