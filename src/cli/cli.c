@@ -112,7 +112,7 @@ int cli_print_json(cJSON *doc)
 	}
 	fputs(text, stdout);
 	fputc('\n', stdout);
-	free(text);
+	cJSON_free(text);
 	return 0;
 }
 
