@@ -13,9 +13,18 @@
  * error naming the line, and no table is returned: half a table looks
  * complete and is worse than none.
  *
+ * The text is the default source of vg_maps_load(): one read gives every
+ * VMA, where PROCMAP_QUERY (procmap.c) needs an ioctl per VMA (slower on
+ * large tables) and cannot name a path longer than PATH_MAX.  What the text
+ * cannot say is settled afterwards, paying only for the regions concerned:
+ * a name printed with an escape is ambiguous (a backslash is not escaped,
+ * so "\012" may be a newline or those four bytes), and one query of that
+ * VMA gives the raw name; a file region printed " (deleted)" may be a live
+ * file with that suffix in its name, which one stat() through the target's
+ * root with the mapped device and inode tells.
+ *
  * It does not open the mapped files or interpret offsets: that is images'
- * job.  vg_maps_load() prefers PROCMAP_QUERY (procmap.c) when the kernel has
- * it and falls back to the text. */
+ * job. */
 #include "target/maps.h"
 
 #include <errno.h>
@@ -24,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "target/procmap.h"
@@ -187,10 +198,12 @@ static bool is_octal(char c)
 /* Copy the printed path [p, e) to dst, decoding "\ooo".  "\000" and
  * escapes above 0377 are kept literally: the kernel never prints them and a
  * NUL would silently cut the path.  Returns bytes written (no NUL), or -1 if
- * the path holds a NUL byte. */
-static long unescape(char *dst, const char *p, const char *e)
+ * the path holds a NUL byte; *decoded is set if an escape was decoded. */
+static long unescape(char *dst, const char *p, const char *e, bool *decoded)
 {
 	char *d = dst;
+
+	*decoded = false;
 
 	while (p < e) {
 		char c = *p;
@@ -204,6 +217,7 @@ static long unescape(char *dst, const char *p, const char *e)
 			if (v != 0) {
 				*d++ = (char)v;
 				p += 4;
+				*decoded = true;
 				continue;
 			}
 		}
@@ -264,7 +278,7 @@ static const char *parse_line(const char *p, const char *e, struct vg_region *r,
 	while (p < e && *p == ' ')
 		p++;
 
-	n = unescape(arena + *used, p, e);
+	n = unescape(arena + *used, p, e, &r->name_ambiguous);
 	if (n < 0)
 		return "NUL byte in the path";
 	arena[*used + (size_t)n] = '\0';
@@ -554,29 +568,360 @@ int vg_maps_read(pid_t pid, struct vg_maps **out, struct vg_error *err)
 	return 0;
 }
 
+/* New names for some regions, put in at once (the arena is rebuilt), so
+ * that a failure leaves the table as it was. */
+struct name_fix {
+	size_t i;                 /* region index; fixes are added in order */
+	char *path;               /* malloc'ed; owned by the list */
+	bool deleted, ambiguous;
+	enum vg_region_kind kind;
+};
+
+struct fix_list {
+	struct name_fix *v;
+	size_t n, cap;
+};
+
+/* Consumes path, even on failure. */
+static int fix_add(struct fix_list *f, size_t i, char *path, bool deleted,
+		   bool ambiguous, enum vg_region_kind kind)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 8, bytes;
+		struct name_fix *nv;
+
+		if (__builtin_mul_overflow(cap, sizeof(*nv), &bytes) ||
+		    !(nv = realloc(f->v, bytes))) {
+			free(path);
+			return -ENOMEM;
+		}
+		f->v = nv;
+		f->cap = cap;
+	}
+	f->v[f->n++] = (struct name_fix){ .i = i, .path = path, .deleted = deleted,
+					  .ambiguous = ambiguous, .kind = kind };
+	return 0;
+}
+
+static void fix_release(struct fix_list *f)
+{
+	for (size_t k = 0; k < f->n; k++)
+		free(f->v[k].path);
+	free(f->v);
+	*f = (struct fix_list){ 0 };
+}
+
+static void fix_set(struct vg_region *r, const struct name_fix *x)
+{
+	r->deleted = x->deleted;
+	r->name_ambiguous = x->ambiguous;
+	r->kind = x->kind;
+}
+
+/* Returns 0 or -ENOMEM (m unchanged). */
+static int fix_apply(struct vg_maps *m, struct fix_list *f)
+{
+	size_t size = 0, used = 0, k = 0;
+	char *arena;
+
+	if (f->n == 0)
+		return 0;
+	if (!m->path_arena) {
+		/* a table built by hand: one malloc per path */
+		for (k = 0; k < f->n; k++) {
+			struct vg_region *r = &m->regions[f->v[k].i];
+
+			free(r->path);
+			r->path = f->v[k].path;
+			f->v[k].path = NULL;
+			fix_set(r, &f->v[k]);
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		const char *p = k < f->n && f->v[k].i == i ? f->v[k++].path : m->regions[i].path;
+
+		if (__builtin_add_overflow(size, strlen(p) + 1, &size))
+			return -ENOMEM;
+	}
+	arena = malloc(size ? size : 1);
+	if (!arena)
+		return -ENOMEM;
+	k = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		struct vg_region *r = &m->regions[i];
+		const char *p = r->path;
+		size_t l;
+
+		if (k < f->n && f->v[k].i == i) {
+			p = f->v[k].path;
+			fix_set(r, &f->v[k++]);
+		}
+		l = strlen(p) + 1;
+		memcpy(arena + used, p, l);
+		r->path = arena + used;
+		used += l;
+	}
+	free(m->path_arena);
+	m->path_arena = arena;
+	return 0;
+}
+
+int vg_maps_settle_deleted(struct vg_maps *m, const char *root)
+{
+	/* Shared anonymous memory shows as many "/dev/zero (deleted)", one
+	 * inode each: remember the last few answers per path. */
+	struct {
+		const char *path;
+		bool found;
+		dev_t dev;
+		ino_t ino;
+	} seen[8];
+	struct fix_list f = { 0 };
+	size_t n_seen = 0, next_seen = 0, rl = strlen(root), sl = sizeof(deleted_suffix) - 1;
+	size_t buf_size = 0;
+	char *buf = NULL;
+	int r = 0;
+
+	for (size_t i = 0; m && i < m->n; i++) {
+		const struct vg_region *reg = &m->regions[i];
+		size_t pl, s;
+		bool found = false;
+		dev_t dev = 0;
+		ino_t ino = 0;
+		char *np;
+
+		if (reg->kind != VG_REGION_FILE || !reg->deleted)
+			continue;
+		for (s = 0; s < n_seen; s++)
+			if (strcmp(seen[s].path, reg->path) == 0)
+				break;
+		pl = strlen(reg->path);
+		if (s < n_seen) {
+			found = seen[s].found;
+			dev = seen[s].dev;
+			ino = seen[s].ino;
+		} else {
+			struct stat st;
+
+			if (rl + pl + sl + 1 > buf_size) {
+				char *nb = realloc(buf, rl + pl + sl + 1);
+
+				if (!nb) {
+					r = -ENOMEM;
+					goto out;
+				}
+				buf = nb;
+				buf_size = rl + pl + sl + 1;
+			}
+			memcpy(buf, root, rl);
+			memcpy(buf + rl, reg->path, pl);
+			memcpy(buf + rl + pl, deleted_suffix, sl + 1);
+			/* lstat: d_path() never names a symlink, so a link
+			 * of that name to the mapped file is not the file */
+			if (lstat(buf, &st) == 0) {
+				found = true;
+				dev = st.st_dev;
+				ino = st.st_ino;
+			}
+			s = next_seen;
+			next_seen = (next_seen + 1) % (sizeof(seen) / sizeof(seen[0]));
+			if (n_seen < sizeof(seen) / sizeof(seen[0]))
+				n_seen++;
+			seen[s].path = reg->path;
+			seen[s].found = found;
+			seen[s].dev = dev;
+			seen[s].ino = ino;
+		}
+		if (!found || major(dev) != reg->dev_major || minor(dev) != reg->dev_minor ||
+		    (uint64_t)ino != reg->inode)
+			continue;
+		np = malloc(pl + sl + 1);
+		if (!np) {
+			r = -ENOMEM;
+			goto out;
+		}
+		memcpy(np, reg->path, pl);
+		memcpy(np + pl, deleted_suffix, sl + 1);
+		r = fix_add(&f, i, np, false, reg->name_ambiguous, reg->kind);
+		if (r < 0)
+			goto out;
+	}
+	r = fix_apply(m, &f);
+	if (r == 0)
+		r = (int)f.n;
+out:
+	free(buf);
+	fix_release(&f);
+	return r;
+}
+
+/* Does the raw name print in the text as decoded reads?  The kernel escapes
+ * only '\n' (seq_file_path(m, file, "\n")); the parser decodes. */
+static int prints_as(const char *raw, const char *decoded, bool *same)
+{
+	size_t len = strlen(raw), n = 0, bytes;
+	char *text, *back;
+	bool dummy;
+	long k;
+
+	if (__builtin_mul_overflow(len, 4, &bytes) || !(text = malloc(bytes + 1)))
+		return -ENOMEM;
+	back = malloc(bytes + 1);
+	if (!back) {
+		free(text);
+		return -ENOMEM;
+	}
+	for (const char *p = raw; *p; p++) {
+		if (*p == '\n') {
+			memcpy(text + n, "\\012", 4);
+			n += 4;
+		} else {
+			text[n++] = *p;
+		}
+	}
+	k = unescape(back, text, text + n, &dummy);
+	*same = k >= 0 && (size_t)k == strlen(decoded) && memcmp(back, decoded, (size_t)k) == 0;
+	free(back);
+	free(text);
+	return 0;
+}
+
+/* Ask PROCMAP_QUERY the raw name of every name_ambiguous region.  Returns
+ * how many were settled, or -ENOMEM; a kernel without the ioctl, or a VMA
+ * that changed since the text was read, leaves the region ambiguous. */
+static int settle_names(struct vg_maps *m, pid_t pid)
+{
+	struct vg_procmap pm = { .fd = -1 };
+	struct fix_list f = { 0 };
+	int r = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct vg_region *reg = &m->regions[i];
+		struct vg_region q;
+		bool same = false;
+
+		if (!reg->name_ambiguous)
+			continue;
+		if (pm.fd < 0 && vg_procmap_open(pid, &pm, NULL) < 0)
+			break;
+		r = vg_procmap_query(&pm, reg->start, &q, NULL, NULL, NULL);
+		if (r == -ESRCH)
+			break;  /* gone: the caller finds out soon enough */
+		if (r < 0) {
+			r = 0;  /* unmapped meanwhile, or a name too long */
+			continue;
+		}
+		if (q.start == reg->start && q.end == reg->end && q.inode == reg->inode &&
+		    q.dev_major == reg->dev_major && q.dev_minor == reg->dev_minor &&
+		    q.deleted == reg->deleted) {
+			r = prints_as(q.path, reg->path, &same);
+			if (r < 0) {
+				free(q.path);
+				goto out;
+			}
+		}
+		if (!same) {
+			free(q.path);
+			continue;
+		}
+		r = fix_add(&f, i, q.path, q.deleted, false, q.kind);
+		if (r < 0)
+			goto out;
+	}
+	r = fix_apply(m, &f);
+	if (r == 0)
+		r = (int)f.n;
+out:
+	vg_procmap_close(&pm);
+	fix_release(&f);
+	return r;
+}
+
+/* vg_maps_settle_deleted() through the root of the task holding the mm:
+ * /proc/PID/root of a leader that exited (a zombie) cannot be followed. */
+static int settle_deleted_of(pid_t pid, struct vg_maps *m)
+{
+	char root[64];
+	pid_t tid = 0;
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->regions[i].kind == VG_REGION_FILE && m->regions[i].deleted)
+			break;
+	if (i == m->n)
+		return 0;
+	if (vg_proc_mm_holder(pid, &tid) == VG_MM_THREAD && tid > 0)
+		pid = tid;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	return vg_maps_settle_deleted(m, root);
+}
+
+enum fallback { FB_NONE, FB_NAME_TOO_LONG, FB_NOT_SUPPORTED };
+
+/* [why the walk was not used][names settled with the ioctl] */
+static const char *const text_methods[3][2] = {
+	[FB_NONE] = { "text", "text+procmap_query" },
+	[FB_NAME_TOO_LONG] = { "text (procmap_query failed: name too long)",
+			       "text+procmap_query (procmap_query failed: name too long)" },
+	[FB_NOT_SUPPORTED] = { "text (procmap_query failed: not supported by this kernel)",
+			       "text (procmap_query failed: not supported by this kernel)" },
+};
+
 int vg_maps_load(pid_t pid, unsigned flags, struct vg_maps **out,
 		 const char **method, struct vg_error *err)
 {
-	struct vg_procmap pm;
 	struct vg_error perr = { 0 };
-	int r;
+	struct vg_maps *m = NULL;
+	enum fallback why = FB_NONE;
+	const char *how;
+	int r, settled = 0;
 
 	*out = NULL;
-	if (!(flags & VG_MAPS_FORCE_TEXT)) {
+	if ((flags & VG_MAPS_FORCE_TEXT) && (flags & VG_MAPS_FORCE_QUERY))
+		return vg_error_set(err, -EINVAL, "cannot load the maps of pid %d: the text and the PROCMAP_QUERY walk cannot both be forced",
+				    (int)pid);
+	if (flags & VG_MAPS_FORCE_QUERY) {
+		struct vg_procmap pm;
+
 		r = vg_procmap_open(pid, &pm, &perr);
 		if (r == 0) {
-			r = vg_procmap_read_all(&pm, out, err);
+			r = vg_procmap_read_all(&pm, &m, &perr);
 			vg_procmap_close(&pm);
-			if (method)
-				*method = "procmap_query";
-			return r;
 		}
-		/* -EOPNOTSUPP: the kernel predates PROCMAP_QUERY; the text
-		 * says the same, only slower to get */
-		if (r != -EOPNOTSUPP)
+		if (r == 0) {
+			how = "procmap_query";
+			goto settle_deleted;
+		}
+		/* A kernel before 6.11, or a path longer than the ioctl
+		 * can return: the text has the whole table. */
+		if (r == -ENAMETOOLONG)
+			why = FB_NAME_TOO_LONG;
+		else if (r == -EOPNOTSUPP)
+			why = FB_NOT_SUPPORTED;
+		else
 			return vg_error_set(err, r, "%s", perr.msg);
 	}
+	r = vg_maps_read(pid, &m, err);
+	if (r < 0)
+		return r;
+	if (!(flags & VG_MAPS_FORCE_TEXT) && why != FB_NOT_SUPPORTED) {
+		settled = settle_names(m, pid);
+		if (settled < 0) {
+			r = settled;
+			goto fail;
+		}
+	}
+	how = text_methods[why][settled > 0];
+settle_deleted:
+	r = settle_deleted_of(pid, m);
+	if (r < 0)
+		goto fail;
 	if (method)
-		*method = "text";
-	return vg_maps_read(pid, out, err);
+		*method = how;
+	*out = m;
+	return 0;
+fail:
+	vg_maps_free(m);
+	return vg_error_set(err, r, "cannot load the maps of pid %d: out of memory", (int)pid);
 }

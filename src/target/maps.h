@@ -4,6 +4,13 @@
  * newlines ("\012" is decoded), a " (deleted)" suffix (stripped, with
  * deleted=true: the canonical path is the one without), [heap], [stack],
  * [vdso], [vvar], [vsyscall], anonymous, "memfd:NAME" and "/memfd:NAME".
+ *
+ * The text is ambiguous in two ways, which vg_maps_load() settles and the
+ * pure parser cannot: the kernel escapes a newline as "\012" but does not
+ * escape a backslash, so a file literally named "a\012b" prints exactly as
+ * "a<newline>b" does (the parser decodes both to a newline and marks the
+ * region name_ambiguous); and a file literally named "x (deleted)" prints
+ * as a deleted "x".
  * A malformed line is an error naming the line number: the table is never
  * returned half-parsed.  Regions are sorted by start and do not overlap, so
  * vg_maps_find() is a binary search. */
@@ -37,6 +44,10 @@ struct vg_region {
 	char perms[5];                /* "r-xp" */
 	bool readable, writable, executable, shared;
 	bool deleted;                 /* " (deleted)" was printed */
+	/* The text printed an escape ("\ooo") in the name: the decoded path
+	 * may not be the real name (see above).  Never set by PROCMAP_QUERY,
+	 * which gives names raw, nor after vg_maps_load() settled it. */
+	bool name_ambiguous;
 	enum vg_region_kind kind;
 	char *path;                   /* canonical (unescaped, suffix stripped); "" if none */
 	/* Per-mapping state owned by a consumer (e.g. an image index) that
@@ -77,15 +88,43 @@ size_t vg_maps_carry_over(struct vg_maps *new_maps, struct vg_maps *old_maps);
 /* Human label of a kind: "file", "anon", "heap", ... */
 const char *vg_region_kind_name(enum vg_region_kind k);
 
-/* vg_maps_load() flags. */
-#define VG_MAPS_FORCE_TEXT 0x1u  /* parse the text even if PROCMAP_QUERY works */
+/* vg_maps_load() flags (at most one). */
+#define VG_MAPS_FORCE_TEXT 0x1u   /* the text only: names stay as decoded */
+#define VG_MAPS_FORCE_QUERY 0x2u  /* walk with PROCMAP_QUERY, one ioctl per VMA */
 
-/* The table of pid from PROCMAP_QUERY when the kernel has it (and flags
- * lack VG_MAPS_FORCE_TEXT), else from the text of /proc/PID/maps.  Both give
- * the same table.  *method (if non-NULL) is set to the static string
- * "procmap_query" or "text".  Errors as for vg_maps_read(). */
+/* The table of pid.  By default from the text of /proc/PID/maps (one read,
+ * every name whatever its length), then settled: each name_ambiguous
+ * region is asked of PROCMAP_QUERY, when the kernel has it, for its raw name
+ * (kept only if the answer is the same VMA: start, end, device, inode, and
+ * the raw name prints as the text did); each deleted file region whose path
+ * with " (deleted)" exists in the target's mount namespace as the mapped
+ * device and inode is a live file of that name (vg_maps_settle_deleted()).
+ *
+ * VG_MAPS_FORCE_QUERY walks the whole table with PROCMAP_QUERY instead; if
+ * the walk cannot be done (-EOPNOTSUPP: kernel before 6.11; -ENAMETOOLONG:
+ * a path longer than the ioctl's PATH_MAX limit) it falls back to the
+ * default and *method says why.  VG_MAPS_FORCE_TEXT is the text with no
+ * ioctl: an escaped name stays decoded and name_ambiguous (a literal
+ * "a\012b" reads as "a<newline>b"); deleted paths are settled as above.
+ *
+ * *method (if non-NULL) is set to a static string: "text",
+ * "text+procmap_query" (the ioctl settled at least one name),
+ * "procmap_query", or, after a FORCE_QUERY fallback, one of the first two
+ * followed by " (procmap_query failed: name too long)" or
+ * " (procmap_query failed: not supported by this kernel)".
+ * Errors as for vg_maps_read(); -EINVAL for both flags at once. */
 int vg_maps_load(pid_t pid, unsigned flags, struct vg_maps **out,
 		 const char **method, struct vg_error *err);
+
+/* For every VG_REGION_FILE region with deleted set: if root + path +
+ * " (deleted)" names a file (stat, following links) whose device and inode
+ * are the mapping's, the file is not deleted, its name ends in " (deleted)":
+ * put the suffix back in path and clear deleted.  root is the target's
+ * root directory ("/proc/PID/root", "" for our own namespace); a stat that
+ * fails leaves the region as it is.  Paths move, so region paths read
+ * before the call are stale.  Returns how many regions changed, or -ENOMEM
+ * (then m is unchanged). */
+int vg_maps_settle_deleted(struct vg_maps *m, const char *root);
 
 /* Shared by the text parser and PROCMAP_QUERY, exposed so both agree.
  * vg_region_classify: r->path holds the unescaped name as the kernel

@@ -13,6 +13,12 @@
  * add it when the text would print it), and a process without an mm
  * answers ESRCH where the text is simply empty.
  *
+ * Names come back raw, which the text cannot promise (it escapes a newline
+ * but not a backslash), but formatted in at most PATH_MAX bytes: a longer
+ * path fails the query with ENAMETOOLONG, and so the whole walk.  This is
+ * why vg_maps_load() reads the text by default and uses single queries
+ * here only to settle the names the text leaves ambiguous.
+ *
  * Successive queries are not atomic: a VMA that grew down (a stack) between
  * two of them can overlap its predecessor.  The walk is then restarted,
  * a few times at most. */
@@ -21,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +183,9 @@ static int query_named(const struct vg_procmap *pm, struct procmap_query *q,
 
 		if (r != -E2BIG && r != -ENAMETOOLONG)
 			return r;
-		if (*name_size >= NAME_BUF_MAX)
+		/* The kernel formats the name in min(PATH_MAX, our size)
+		 * bytes: once we offer more, ENAMETOOLONG is final. */
+		if (*name_size >= NAME_BUF_MAX || (r == -ENAMETOOLONG && *name_size > PATH_MAX))
 			return r;
 		nn = realloc(*name, *name_size * 2);
 		if (!nn)
@@ -191,6 +200,9 @@ static int query_error(const struct vg_procmap *pm, int r, uint64_t addr,
 {
 	if (r == -ESRCH)
 		return gone(err, pm->pid);
+	if (r == -ENAMETOOLONG)
+		return vg_error_set(err, r, "cannot query the mapping at 0x%" PRIx64 " of pid %d: its path is longer than PROCMAP_QUERY can return (PATH_MAX); the text of /proc/%d/maps has it",
+				    addr, (int)pm->pid, (int)pm->pid);
 	return vg_error_set(err, r, "cannot query the mapping at 0x%" PRIx64 " of pid %d: %s",
 			    addr, (int)pm->pid, strerror(-r));
 }

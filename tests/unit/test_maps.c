@@ -3,6 +3,7 @@
 #include "target/maps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,6 +142,10 @@ static void test_hostile(void **state)
 	/* last line has no newline but is complete */
 	expect_region(&m->regions[10], 0xffffffffff600000, 0xffffffffff601000, "--xp", 0,
 		      0, 0, 0, "[vsyscall]", false, VG_REGION_VSYSCALL);
+	/* a decoded escape may have been those bytes literally: the kernel
+	 * does not escape a backslash */
+	for (size_t i = 0; i < m->n; i++)
+		assert_int_equal(m->regions[i].name_ambiguous, i == 1 || i == 9);
 	vg_maps_free(m);
 }
 
@@ -191,6 +198,7 @@ static void test_16k_line(void **state)
 	assert_int_equal(m->n, 1);
 	expect_region(&m->regions[0], 0x7f0000000000, 0x7f0000002000, "rw-s", 0x1000,
 		      0, 1, 7, want, true, VG_REGION_FILE);
+	assert_true(m->regions[0].name_ambiguous);
 	vg_maps_free(m);
 	free(text);
 	free(want);
@@ -377,6 +385,114 @@ static void test_carry_over(void **state)
 	free(text);
 }
 
+/* A live file literally named "lit (deleted)" prints as a deleted "lit";
+ * vg_maps_settle_deleted() tells them apart by device and inode. */
+static void test_settle_deleted(void **state)
+{
+	char dir[] = "/tmp/vigil-settle-XXXXXX", lit[128], gone[128], text[2048];
+	struct vg_error err = { 0 };
+	struct vg_maps *m = NULL;
+	struct stat st;
+	unsigned maj, min;
+	unsigned long long ino;
+	int fd, n;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(lit, sizeof(lit), "%s/lit (deleted)", dir);
+	snprintf(gone, sizeof(gone), "%s/gone", dir);
+	fd = open(lit, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(stat(lit, &st), 0);
+	maj = major(st.st_dev);
+	min = minor(st.st_dev);
+	ino = (unsigned long long)st.st_ino;
+	n = snprintf(text, sizeof(text),
+		     /* 0: the live file, as the kernel prints it */
+		     "1000-2000 r--p 00000000 %x:%x %llu %s\n"
+		     /* 1: same name, another inode: a deleted "lit" */
+		     "2000-3000 r--p 00000000 %x:%x %llu %s\n"
+		     /* 2: same name, another device */
+		     "3000-4000 r--p 00000000 %x:%x %llu %s\n"
+		     /* 3: really deleted */
+		     "4000-5000 r--p 00000000 %x:%x %llu %s (deleted)\n"
+		     /* 4: not a file: never looked at */
+		     "5000-6000 rw-s 00000000 00:01 %llu /memfd:lit (deleted)\n"
+		     /* 5: the live file again, with its suffix deleted too */
+		     "6000-7000 r--p 00000000 %x:%x %llu %s (deleted)\n"
+		     /* 6: shared anonymous memory */
+		     "7000-8000 rw-s 00000000 00:01 77 /dev/zero (deleted)\n",
+		     maj, min, ino, lit, maj, min, ino + 1, lit, maj + 1, min, ino, lit,
+		     maj, min, ino, gone, ino, maj, min, ino, lit);
+	assert_true(n > 0 && (size_t)n < sizeof(text));
+	assert_int_equal(vg_maps_parse(text, (size_t)n, &m, &err), 0);
+	assert_int_equal(m->n, 7);
+	for (size_t i = 0; i < m->n; i++)
+		assert_true(m->regions[i].deleted);
+	/* the pure parser reads the live file as a deleted "lit" */
+	snprintf(text, sizeof(text), "%s/lit", dir);
+	assert_string_equal(m->regions[0].path, text);
+
+	assert_int_equal(vg_maps_settle_deleted(m, ""), 1);
+	expect_region(&m->regions[0], 0x1000, 0x2000, "r--p", 0, maj, min, ino, lit,
+		      false, VG_REGION_FILE);
+	expect_region(&m->regions[1], 0x2000, 0x3000, "r--p", 0, maj, min, ino + 1, text,
+		      true, VG_REGION_FILE);
+	expect_region(&m->regions[2], 0x3000, 0x4000, "r--p", 0, maj + 1, min, ino, text,
+		      true, VG_REGION_FILE);
+	expect_region(&m->regions[3], 0x4000, 0x5000, "r--p", 0, maj, min, ino, gone,
+		      true, VG_REGION_FILE);
+	expect_region(&m->regions[4], 0x5000, 0x6000, "rw-s", 0, 0, 1, ino, "/memfd:lit",
+		      true, VG_REGION_MEMFD);
+	/* "lit (deleted) (deleted)": the file named "lit (deleted)" was
+	 * deleted, and "lit (deleted) (deleted)" does not exist */
+	expect_region(&m->regions[5], 0x6000, 0x7000, "r--p", 0, maj, min, ino, lit,
+		      true, VG_REGION_FILE);
+	expect_region(&m->regions[6], 0x7000, 0x8000, "rw-s", 0, 0, 1, 77, "/dev/zero",
+		      true, VG_REGION_FILE);
+	/* settled once, nothing left to do; through a root prefix too */
+	assert_int_equal(vg_maps_settle_deleted(m, "/proc/self/root"), 0);
+	vg_maps_free(m);
+
+	n = snprintf(text, sizeof(text), "1000-2000 r--p 00000000 %x:%x %llu %s\n",
+		     maj, min, ino, lit);
+	assert_int_equal(vg_maps_parse(text, (size_t)n, &m, &err), 0);
+	assert_int_equal(vg_maps_settle_deleted(m, "/proc/self/root"), 1);
+	assert_string_equal(m->regions[0].path, lit);
+	assert_false(m->regions[0].deleted);
+	vg_maps_free(m);
+
+	/* a table built by hand: one malloc per path */
+	m = calloc(1, sizeof(*m));
+	assert_non_null(m);
+	m->regions = calloc(2, sizeof(*m->regions));
+	assert_non_null(m->regions);
+	m->n = 2;
+	for (size_t i = 0; i < 2; i++) {
+		struct vg_region *r = &m->regions[i];
+
+		r->start = 0x1000 * (i + 1);
+		r->end = r->start + 0x1000;
+		r->dev_major = maj;
+		r->dev_minor = min;
+		r->inode = ino + i;
+		r->kind = VG_REGION_FILE;
+		r->deleted = true;
+		r->path = strdup(lit);
+		assert_non_null(r->path);
+		r->path[strlen(r->path) - strlen(" (deleted)")] = '\0';
+	}
+	assert_int_equal(vg_maps_settle_deleted(m, ""), 1);
+	assert_string_equal(m->regions[0].path, lit);
+	assert_false(m->regions[0].deleted);
+	assert_true(m->regions[1].deleted);
+	vg_maps_free(m);
+	assert_int_equal(vg_maps_settle_deleted(NULL, ""), 0);
+
+	assert_int_equal(unlink(lit), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_kind_names(void **state)
 {
 	assert_string_equal(vg_region_kind_name(VG_REGION_ANON), "anon");
@@ -500,6 +616,7 @@ int main(void)
 		cmocka_unit_test(test_minimal_and_empty),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_carry_over),
+		cmocka_unit_test(test_settle_deleted),
 		cmocka_unit_test(test_kind_names),
 		cmocka_unit_test(test_read_self),
 		cmocka_unit_test(test_read_errors),

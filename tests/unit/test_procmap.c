@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -242,21 +244,419 @@ static void test_load_methods(void **state)
 {
 	struct fixture *fx = *state;
 	struct vg_error err = { 0 };
-	struct vg_maps *q = NULL, *t = NULL;
+	struct vg_maps *d = NULL, *q = NULL, *t = NULL;
+	const struct vg_region *r;
 	const char *method = NULL;
 
-	assert_int_equal(vg_maps_load(fx->child, 0, &q, &method, &err), 0);
-	/* this machine runs Linux 6.18: the ioctl must be there */
+	/* the default reads the text; "a b\nc.bin" printed as "a b\012c.bin"
+	 * is ambiguous, and this machine runs Linux 6.18: the ioctl settles it */
+	assert_int_equal(vg_maps_load(fx->child, 0, &d, &method, &err), 0);
+	assert_string_equal(method, "text+procmap_query");
+	assert_int_equal(vg_maps_load(fx->child, VG_MAPS_FORCE_QUERY, &q, &method, &err), 0);
 	assert_string_equal(method, "procmap_query");
 	assert_int_equal(vg_maps_load(fx->child, VG_MAPS_FORCE_TEXT, &t, &method, &err), 0);
 	assert_string_equal(method, "text");
 	assert_int_equal(q->n, t->n);
-	for (size_t i = 0; i < t->n; i++)
+	assert_int_equal(d->n, t->n);
+	for (size_t i = 0; i < t->n; i++) {
 		assert_same_region(&q->regions[i], &t->regions[i], i);
+		assert_same_region(&d->regions[i], &t->regions[i], i);
+		assert_false(d->regions[i].name_ambiguous);
+		assert_false(q->regions[i].name_ambiguous);
+	}
+	r = find_mapping(t, fx->spaced, "r--p", 0);
+	assert_non_null(r);
+	assert_true(r->name_ambiguous);
+	vg_maps_free(d);
 	vg_maps_free(q);
 	vg_maps_free(t);
 	assert_int_equal(vg_maps_load(99999999, 0, &q, &method, &err), -ESRCH);
 	assert_null(q);
+	vg_error_clear(&err);
+	assert_int_equal(vg_maps_load(99999999, VG_MAPS_FORCE_QUERY, &q, &method, &err), -ESRCH);
+	assert_null(q);
+	vg_error_clear(&err);
+	assert_int_equal(vg_maps_load(fx->child, VG_MAPS_FORCE_TEXT | VG_MAPS_FORCE_QUERY,
+				      &q, &method, &err), -EINVAL);
+	assert_null(q);
+}
+
+/* ---- names the text prints ambiguously -------------------------------- */
+
+#define LONG_LEVELS 21   /* 21 components of 200 bytes: past PATH_MAX */
+#define LONG_COMPONENT 200
+
+enum { N_BACKSLASH, N_NEWLINE, N_LIT, N_GONE, N_LONG, N_NAMES };
+
+struct names_fixture {
+	pid_t child;
+	bool long_only;          /* map only the long path */
+	bool leader_exit;        /* the child's main thread exits */
+	char dir[64];
+	char path[N_NAMES][PATH_MAX];  /* N_LONG unused: see long_path */
+	char *long_path;         /* absolute, longer than PATH_MAX */
+	int dirfd[LONG_LEVELS + 1];
+	uint64_t addr[N_NAMES];
+};
+
+static void *park(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void names_child(struct names_fixture *fx, int wfd)
+{
+	char msg[256] = "ok";
+	int n = 2;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (int i = 0; i < N_NAMES; i++) {
+		void *p;
+		int fd;
+
+		fx->addr[i] = 0;
+		if (fx->long_only && i != N_LONG)
+			continue;
+		/* the long path only opens relative to a directory fd */
+		if (i == N_LONG)
+			fd = openat(fx->dirfd[LONG_LEVELS], "long.bin", O_RDONLY | O_CLOEXEC);
+		else
+			fd = open(fx->path[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(10 + i);
+		p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			_exit(20 + i);
+		close(fd);
+		fx->addr[i] = (uint64_t)(uintptr_t)p;
+	}
+	if (!fx->long_only && unlink(fx->path[N_GONE]) < 0)
+		_exit(30);
+	for (int i = 0; i < N_NAMES; i++)
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, " %llx",
+			      (unsigned long long)fx->addr[i]);
+	if (fx->leader_exit) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, park, NULL) != 0)
+			_exit(31);
+	}
+	if (n + 2 > (int)sizeof(msg))
+		_exit(32);
+	msg[n++] = '\n';
+	if (write(wfd, msg, (size_t)n) != n)
+		_exit(33);
+	if (fx->leader_exit)
+		pthread_exit(NULL);
+	for (;;)
+		pause();
+}
+
+static int make_file(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0 || ftruncate(fd, 4096) < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static void wait_zombie_leader(pid_t pid)
+{
+	for (int i = 0; i < 3000; i++) {
+		char path[64], buf[256];
+		FILE *f;
+		char *rp = NULL;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "re");
+		if (f && fgets(buf, sizeof(buf), f))
+			rp = strrchr(buf, ')');
+		if (f)
+			fclose(f);
+		if (rp && rp[2] == 'Z')
+			return;
+		usleep(1000);
+	}
+}
+
+static int teardown_names(void **state);
+
+static int names_setup(void **state, bool long_only, bool leader_exit)
+{
+	static const char *const names[N_NAMES] = {
+		[N_BACKSLASH] = "back\\012slash",  /* a backslash, '0', '1', '2' */
+		[N_NEWLINE] = "new\nline",
+		[N_LIT] = "lit (deleted)",
+		[N_GONE] = "gone.bin",
+	};
+	struct names_fixture *fx = calloc(1, sizeof(*fx));
+	char comp[LONG_COMPONENT + 1], msg[256] = "";
+	unsigned long long a[N_NAMES];
+	size_t n;
+	int pfd[2];
+	ssize_t k;
+
+	*state = fx;
+	if (!fx)
+		return -1;
+	fx->long_only = long_only;
+	fx->leader_exit = leader_exit;
+	for (int i = 0; i <= LONG_LEVELS; i++)
+		fx->dirfd[i] = -1;
+	strcpy(fx->dir, "/tmp/vigil-names-XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	for (int i = 0; i < N_NAMES; i++) {
+		if (i == N_LONG)
+			continue;
+		snprintf(fx->path[i], sizeof(fx->path[i]), "%s/%s", fx->dir, names[i]);
+		if (make_file(AT_FDCWD, fx->path[i]) < 0)
+			return -1;
+	}
+	/* dir/ddd.../ddd.../long.bin, built one component at a time */
+	memset(comp, 'd', LONG_COMPONENT);
+	comp[LONG_COMPONENT] = '\0';
+	fx->long_path = malloc(sizeof(fx->dir) + LONG_LEVELS * (LONG_COMPONENT + 1) + 16);
+	if (!fx->long_path)
+		return -1;
+	n = (size_t)sprintf(fx->long_path, "%s", fx->dir);
+	fx->dirfd[0] = open(fx->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fx->dirfd[0] < 0)
+		return -1;
+	for (int i = 1; i <= LONG_LEVELS; i++) {
+		if (mkdirat(fx->dirfd[i - 1], comp, 0700) < 0)
+			return -1;
+		fx->dirfd[i] = openat(fx->dirfd[i - 1], comp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fx->dirfd[i] < 0)
+			return -1;
+		n += (size_t)sprintf(fx->long_path + n, "/%s", comp);
+	}
+	sprintf(fx->long_path + n, "/long.bin");
+	if (strlen(fx->long_path) <= PATH_MAX || make_file(fx->dirfd[LONG_LEVELS], "long.bin") < 0)
+		return -1;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	fx->child = fork();
+	if (fx->child < 0)
+		return -1;
+	if (fx->child == 0) {
+		close(pfd[0]);
+		names_child(fx, pfd[1]);
+	}
+	close(pfd[1]);
+	k = read(pfd[0], msg, sizeof(msg) - 1);
+	close(pfd[0]);
+	if (k <= 0 || sscanf(msg, "ok %llx %llx %llx %llx %llx", &a[0], &a[1], &a[2],
+			     &a[3], &a[4]) != N_NAMES) {
+		fprintf(stderr, "# child failed to set up: '%s'\n", msg);
+		return -1;
+	}
+	for (int i = 0; i < N_NAMES; i++)
+		fx->addr[i] = a[i];
+	if (leader_exit)
+		wait_zombie_leader(fx->child);
+	return 0;
+}
+
+/* cmocka runs no teardown after a failed setup */
+static int names_setup_or_clean(void **state, bool long_only, bool leader_exit)
+{
+	if (names_setup(state, long_only, leader_exit) == 0)
+		return 0;
+	teardown_names(state);
+	*state = NULL;
+	return -1;
+}
+
+static int setup_names(void **state)
+{
+	return names_setup_or_clean(state, false, false);
+}
+
+static int setup_long_only(void **state)
+{
+	return names_setup_or_clean(state, true, false);
+}
+
+static int setup_names_leader_exit(void **state)
+{
+	return names_setup_or_clean(state, false, true);
+}
+
+static int teardown_names(void **state)
+{
+	struct names_fixture *fx = *state;
+	char comp[LONG_COMPONENT + 1];
+	int st;
+
+	if (!fx)
+		return 0;
+	if (fx->child > 0) {
+		kill(fx->child, SIGKILL);
+		waitpid(fx->child, &st, 0);
+	}
+	memset(comp, 'd', LONG_COMPONENT);
+	comp[LONG_COMPONENT] = '\0';
+	if (fx->dirfd[LONG_LEVELS] >= 0)
+		unlinkat(fx->dirfd[LONG_LEVELS], "long.bin", 0);
+	for (int i = LONG_LEVELS; i >= 1; i--) {
+		if (fx->dirfd[i] >= 0) {
+			close(fx->dirfd[i]);
+			unlinkat(fx->dirfd[i - 1], comp, AT_REMOVEDIR);
+		}
+	}
+	if (fx->dirfd[0] >= 0)
+		close(fx->dirfd[0]);
+	for (int i = 0; i < N_NAMES; i++)
+		if (fx->path[i][0])
+			unlink(fx->path[i]);
+	rmdir(fx->dir);
+	free(fx->long_path);
+	free(fx);
+	return 0;
+}
+
+static const struct vg_region *at(const struct vg_maps *m, const struct names_fixture *fx, int i)
+{
+	const struct vg_region *r = vg_maps_find(m, fx->addr[i]);
+
+	assert_non_null(r);
+	assert_int_equal(r->start, fx->addr[i]);
+	assert_int_equal(r->end, fx->addr[i] + 4096);
+	assert_int_equal(r->kind, VG_REGION_FILE);
+	return r;
+}
+
+/* Every name exactly as the file system has it. */
+static void expect_raw_names(const struct vg_maps *m, const struct names_fixture *fx)
+{
+	const struct vg_region *r;
+
+	r = at(m, fx, N_BACKSLASH);
+	assert_string_equal(r->path, fx->path[N_BACKSLASH]);
+	assert_int_equal(r->path[strlen(fx->dir) + 5], '\\');
+	assert_false(r->deleted);
+	assert_false(r->name_ambiguous);
+	r = at(m, fx, N_NEWLINE);
+	assert_string_equal(r->path, fx->path[N_NEWLINE]);
+	assert_false(r->deleted);
+	assert_false(r->name_ambiguous);
+	r = at(m, fx, N_LIT);
+	assert_string_equal(r->path, fx->path[N_LIT]);
+	assert_false(r->deleted);
+	r = at(m, fx, N_GONE);
+	assert_string_equal(r->path, fx->path[N_GONE]);
+	assert_true(r->deleted);
+	r = at(m, fx, N_LONG);
+	assert_string_equal(r->path, fx->long_path);
+	assert_true(strlen(r->path) > PATH_MAX);
+	assert_false(r->deleted);
+	for (size_t i = 0; i < m->n; i++)
+		assert_false(m->regions[i].name_ambiguous);
+}
+
+static void test_load_ambiguous_names(void **state)
+{
+	struct names_fixture *fx = *state;
+	struct vg_error err = { 0 };
+	struct vg_maps *d = NULL, *q = NULL, *t = NULL;
+	const struct vg_region *r;
+	const char *method = NULL;
+	char want[PATH_MAX];
+
+	assert_int_equal(vg_maps_load(fx->child, 0, &d, &method, &err), 0);
+	assert_string_equal(method, "text+procmap_query");
+	expect_raw_names(d, fx);
+
+	/* the walk stops at the long path; the text has it */
+	assert_int_equal(vg_maps_load(fx->child, VG_MAPS_FORCE_QUERY, &q, &method, &err), 0);
+	assert_string_equal(method, "text+procmap_query (procmap_query failed: name too long)");
+	assert_int_equal(err.code, 0);
+	expect_raw_names(q, fx);
+	assert_int_equal(q->n, d->n);
+	for (size_t i = 0; i < d->n; i++)
+		assert_same_region(&q->regions[i], &d->regions[i], i);
+
+	/* The text alone cannot tell "back\012slash" (those bytes) from
+	 * "back<newline>slash": it decodes the escape, and says so. */
+	assert_int_equal(vg_maps_load(fx->child, VG_MAPS_FORCE_TEXT, &t, &method, &err), 0);
+	assert_string_equal(method, "text");
+	r = at(t, fx, N_BACKSLASH);
+	snprintf(want, sizeof(want), "%s/back\nslash", fx->dir);
+	assert_string_equal(r->path, want);
+	assert_true(r->name_ambiguous);
+	r = at(t, fx, N_NEWLINE);
+	assert_string_equal(r->path, fx->path[N_NEWLINE]);
+	assert_true(r->name_ambiguous);
+	/* deleted or not is settled without the ioctl, so here too */
+	r = at(t, fx, N_LIT);
+	assert_string_equal(r->path, fx->path[N_LIT]);
+	assert_false(r->deleted);
+	r = at(t, fx, N_GONE);
+	assert_true(r->deleted);
+	r = at(t, fx, N_LONG);
+	assert_string_equal(r->path, fx->long_path);
+
+	vg_maps_free(d);
+	vg_maps_free(q);
+	vg_maps_free(t);
+}
+
+static void test_load_long_path(void **state)
+{
+	struct names_fixture *fx = *state;
+	struct vg_error err = { 0 };
+	struct vg_procmap pm;
+	struct vg_maps *m = NULL;
+	const char *method = NULL;
+	struct vg_region r;
+
+	/* the ioctl alone: the walk fails, a single query too */
+	assert_int_equal(vg_procmap_open(fx->child, &pm, &err), 0);
+	assert_int_equal(vg_procmap_read_all(&pm, &m, &err), -ENAMETOOLONG);
+	assert_null(m);
+	assert_non_null(strstr(err.msg, "its path is longer than PROCMAP_QUERY can return (PATH_MAX)"));
+	vg_error_clear(&err);
+	assert_int_equal(vg_procmap_query(&pm, fx->addr[N_LONG], &r, NULL, NULL, &err), -ENAMETOOLONG);
+	vg_procmap_close(&pm);
+
+	vg_error_clear(&err);
+	assert_int_equal(vg_maps_load(fx->child, VG_MAPS_FORCE_QUERY, &m, &method, &err), 0);
+	assert_string_equal(method, "text (procmap_query failed: name too long)");
+	assert_int_equal(err.code, 0);
+	assert_string_equal(at(m, fx, N_LONG)->path, fx->long_path);
+	vg_maps_free(m);
+	assert_int_equal(vg_maps_load(fx->child, 0, &m, &method, &err), 0);
+	assert_string_equal(method, "text");
+	assert_string_equal(at(m, fx, N_LONG)->path, fx->long_path);
+	assert_false(at(m, fx, N_LONG)->deleted);
+	vg_maps_free(m);
+}
+
+/* The main thread exited: the map, the ioctl and the root are a live
+ * thread's (/proc/PID/root of the zombie leader cannot be followed). */
+static void test_load_leader_exited(void **state)
+{
+	struct names_fixture *fx = *state;
+	struct vg_error err = { 0 };
+	struct vg_maps *m = NULL;
+	const char *method = NULL;
+	struct stat st;
+	char root[64];
+
+	snprintf(root, sizeof(root), "/proc/%d/root/", (int)fx->child);
+	if (stat(root, &st) == 0)
+		fail_msg("%s is reachable: the leader of %d has not exited", root, (int)fx->child);
+	assert_int_equal(vg_maps_load(fx->child, 0, &m, &method, &err), 0);
+	assert_string_equal(method, "text+procmap_query");
+	expect_raw_names(m, fx);
+	vg_maps_free(m);
 }
 
 static void test_query_single(void **state)
@@ -450,6 +850,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_query_equals_text, setup_child, teardown_child),
 		cmocka_unit_test_setup_teardown(test_load_methods, setup_child, teardown_child),
 		cmocka_unit_test_setup_teardown(test_query_single, setup_child, teardown_child),
+		cmocka_unit_test_setup_teardown(test_load_ambiguous_names, setup_names, teardown_names),
+		cmocka_unit_test_setup_teardown(test_load_long_path, setup_long_only, teardown_names),
+		cmocka_unit_test_setup_teardown(test_load_leader_exited, setup_names_leader_exit,
+						teardown_names),
 		cmocka_unit_test(test_build_id_self),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_open_eacces),
