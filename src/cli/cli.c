@@ -149,7 +149,9 @@ int cli_load_maps(struct vg_cli *cli, struct vg_maps **maps, const char **method
 
 	if (src && strcmp(src, "text") == 0)
 		flags |= VG_MAPS_FORCE_TEXT;
-	else if (src && *src && strcmp(src, "query") != 0)
+	else if (src && strcmp(src, "query") == 0)
+		flags |= VG_MAPS_FORCE_QUERY;
+	else if (src && *src)
 		return cli_usage_error(cli, "invalid VIGIL_MAPS_SOURCE '%s': expected 'text' or 'query'", src);
 	r = vg_maps_load(cli->target->pid, flags, maps, method, &err);
 	if (r < 0)

@@ -25,8 +25,10 @@ const char cmd_maps_usage[] =
 	"  -h, --help  this help\n"
 	"\n"
 	"environment:\n"
-	"  VIGIL_MAPS_SOURCE=text   read /proc/PID/maps as text instead of the\n"
-	"                           PROCMAP_QUERY ioctl (Linux 6.11+)\n"
+	"  VIGIL_MAPS_SOURCE=query  walk the regions with the PROCMAP_QUERY ioctl\n"
+	"                           (Linux 6.11+) instead of reading the text\n"
+	"  VIGIL_MAPS_SOURCE=text   the text alone, without the ioctl that settles\n"
+	"                           names the text cannot say exactly (a '\\012')\n"
 	"\n"
 	"examples:\n"
 	"  vigil maps 4242\n"
@@ -51,6 +53,8 @@ static cJSON *regions_json(const struct vg_maps *maps)
 		vg_json_add_text(o, "path", r->path);
 		cJSON_AddBoolToObject(o, "deleted", r->deleted);
 		cJSON_AddStringToObject(o, "kind", vg_region_kind_name(r->kind));
+		if (r->name_ambiguous)  /* decoded from "\012": may not be the name */
+			cJSON_AddBoolToObject(o, "name_ambiguous", true);
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;

@@ -16,7 +16,7 @@ cp "/proc/$pid/maps" "$T/procmaps"
 rt=$(truth_sym "$truth" vglib_counter runtime)
 
 for src in ioctl text; do
-	if [[ $src == text ]]; then export VIGIL_MAPS_SOURCE=text; fi
+	if [[ $src == text ]]; then export VIGIL_MAPS_SOURCE=text; else export VIGIL_MAPS_SOURCE=query; fi
 	vg "maps_$src" maps "$pid" --json
 	assert_rc 0
 	vg "img_$src" read "$pid" libvgcopy.so:vglib_counter 8 --json

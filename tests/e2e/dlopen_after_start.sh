@@ -24,7 +24,7 @@ wait_truth "$truth" loaded
 lib=$(truth_sym "$truth" vglib_counter path)
 
 for src in ioctl text; do
-	if [[ $src == text ]]; then export VIGIL_MAPS_SOURCE=text; fi
+	if [[ $src == text ]]; then export VIGIL_MAPS_SOURCE=text; else export VIGIL_MAPS_SOURCE=query; fi
 	vg "maps_$src" maps "$pid" --json
 	assert_rc 0
 	vg "read_$src" read "$pid" libvgtestlib.so:vglib_counter 8 --json

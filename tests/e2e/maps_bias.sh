@@ -2,7 +2,7 @@
 # maps_bias: `vigil maps --json` of a PIE and a non-PIE target: every image's
 # load_bias is exactly the dynamic linker's dlpi_addr (main program, libc,
 # ld.so), bias_method "exact", build-ids equal; regions equal /proc/PID/maps
-# line for line; the PROCMAP_QUERY ioctl and the text parser
+# line for line; the PROCMAP_QUERY walk (VIGIL_MAPS_SOURCE=query) and the text parser
 # (VIGIL_MAPS_SOURCE=text) give identical regions and images.
 source "$(dirname "$0")/lib.sh"
 
@@ -12,7 +12,7 @@ for variant in pie nonpie; do
 	wait_truth "$truth" ready
 	pid=$(truth_get "$truth" pid)
 
-	vg "ioctl_$variant" maps "$pid" --json
+	VIGIL_MAPS_SOURCE=query vg "ioctl_$variant" maps "$pid" --json
 	assert_rc 0
 	VIGIL_MAPS_SOURCE=text vg "text_$variant" maps "$pid" --json
 	assert_rc 0

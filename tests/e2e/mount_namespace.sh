@@ -33,7 +33,7 @@ for case in bind tmpfs; do
 	[[ ! -e $lib ]] || harness_error "$lib is visible outside the target's mount namespace"
 	name=$(basename "$lib")
 	for src in ioctl text; do
-		if [[ $src == text ]]; then export VIGIL_MAPS_SOURCE=text; fi
+		if [[ $src == text ]]; then export VIGIL_MAPS_SOURCE=text; else export VIGIL_MAPS_SOURCE=query; fi
 		vg "maps_${case}_$src" maps "$pid" --json
 		assert_rc 0
 		vg "read_${case}_$src" read "$pid" "$name:vglib_counter" 8 --json
