@@ -947,72 +947,6 @@ static bool same_file(const struct stat *st, const struct group *g)
 	       (uint64_t)st->st_ino == g->inode;
 }
 
-static int open_map_files(struct vg_target *t, const struct vg_region *r,
-			  const struct group *g, struct vg_image **out,
-			  bool *not_elf)
-{
-	char rest[64], path[PATH_MAX];
-	struct stat st;
-	int fd;
-
-	snprintf(rest, sizeof(rest), "map_files/%llx-%llx",
-		 (unsigned long long)r->start, (unsigned long long)r->end);
-	vg_target_proc_path(t, path, sizeof(path), rest);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !same_file(&st, g)) {
-		close(fd);
-		return -ESTALE;
-	}
-	return open_fd(fd, path, out, not_elf, NULL);
-}
-
-static int open_root(struct vg_target *t, const struct vg_region *r,
-		     const struct group *g, struct vg_image **out,
-		     bool *not_elf)
-{
-	char rest[PATH_MAX], path[PATH_MAX + 64];
-	struct stat st;
-	int fd;
-
-	if (r->path[0] != '/')
-		return -ENOENT;
-	if ((size_t)snprintf(rest, sizeof(rest), "root%s", r->path) >= sizeof(rest))
-		return -ENAMETOOLONG;
-	vg_target_proc_path(t, path, sizeof(path), rest);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* The path may now name another file (replaced on upgrade). */
-	if (fstat(fd, &st) < 0 || !same_file(&st, g)) {
-		close(fd);
-		return -ESTALE;
-	}
-	return open_fd(fd, path, out, not_elf, NULL);
-}
-
-/* The main executable through /proc/PID/exe: it reaches the exact inode
- * like map_files (even deleted or replaced) but needs only the ptrace read
- * access every other route needs, not CAP_SYS_ADMIN. */
-static int open_exe(struct vg_target *t, const struct group *g,
-		    struct vg_image **out, bool *not_elf)
-{
-	char path[64];
-	struct stat st;
-	int fd;
-
-	vg_target_proc_path(t, path, sizeof(path), "exe");
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !same_file(&st, g)) {
-		close(fd);
-		return -ESTALE;
-	}
-	return open_fd(fd, path, out, not_elf, NULL);
-}
-
 /* Rebuild the file from the target's readable mappings of it. */
 static int open_memory_route(struct vg_target *t, const struct vg_maps *maps,
 			     struct vg_mem *mem, const struct group *g,
@@ -1242,6 +1176,36 @@ static int refuse_other_file(struct vg_target *t, const struct vg_region *first,
 	return -ESTALE;
 }
 
+/* One file route: path must be the group's file (device and inode), then
+ * an ELF, then (where the kernel gave a build-id) the bytes mapped. */
+static int open_file_route(struct vg_target *t, const char *rest,
+			   const struct vg_region *first, const struct group *g,
+			   const uint8_t *kbid, size_t kbid_len,
+			   struct vg_image **out, bool *not_elf)
+{
+	char path[PATH_MAX + 64];
+	int fd, r;
+
+	vg_target_proc_path(t, path, sizeof(path), rest);
+	fd = vg_proc_open_file(path, g->major, g->minor, g->inode);
+	if (fd < 0)
+		return fd;
+	r = open_fd(fd, path, out, not_elf, NULL);
+	if (r == 0)
+		r = refuse_other_file(t, first, out, kbid, kbid_len);
+	return r;
+}
+
+/* "root/PATH" of a mapping named by an absolute path, into rest. */
+static int root_rest(const struct vg_region *r, char *rest, size_t size)
+{
+	if (r->path[0] != '/')
+		return -ENOENT;
+	if ((size_t)snprintf(rest, size, "root%s", r->path) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		   struct vg_mem *mem, struct vg_images **out,
 		   struct vg_error *err)
@@ -1283,36 +1247,38 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		const struct group *g = &gs[k];
 		const struct vg_region *first = &maps->regions[g->idx[0]];
 		struct vg_image *img = NULL;
-		enum vg_image_via via = VG_VIA_NONE;
+		enum vg_image_via via;
 		uint8_t kbid[VG_BUILD_ID_MAX];
 		size_t kbid_len = 0;
 		bool not_elf = false;
+		bool is_main = have_exe && same_file(&exe, g);
+		char rest[PATH_MAX];
 
 		if (have_pm)
 			kernel_build_id(&pm, first, g, kbid, &kbid_len);
-		r = open_map_files(t, first, g, &img, &not_elf);
-		if (r == 0)
-			r = refuse_other_file(t, first, &img, kbid, kbid_len);
-		if (r == 0)
-			via = VG_VIA_MAP_FILES;
+		/* The routes in order; via ends as the one that served. */
+		snprintf(rest, sizeof(rest), "map_files/%llx-%llx",
+			 (unsigned long long)first->start,
+			 (unsigned long long)first->end);
+		via = VG_VIA_MAP_FILES;
+		r = open_file_route(t, rest, first, g, kbid, kbid_len, &img, &not_elf);
 		if (r < 0 && !not_elf) {
-			r = open_root(t, first, g, &img, &not_elf);
+			via = VG_VIA_ROOT;
+			r = root_rest(first, rest, sizeof(rest));
 			if (r == 0)
-				r = refuse_other_file(t, first, &img, kbid, kbid_len);
-			if (r == 0)
-				via = VG_VIA_ROOT;
+				r = open_file_route(t, rest, first, g, kbid, kbid_len,
+						    &img, &not_elf);
 		}
-		if (r < 0 && !not_elf && have_exe && same_file(&exe, g)) {
-			r = open_exe(t, g, &img, &not_elf);
-			if (r == 0)
-				r = refuse_other_file(t, first, &img, kbid, kbid_len);
-			if (r == 0)
-				via = VG_VIA_EXE;
+		/* /proc/PID/exe reaches the exact inode like map_files (even
+		 * deleted or replaced) but needs only the ptrace read access
+		 * every other route needs, not CAP_SYS_ADMIN. */
+		if (r < 0 && !not_elf && is_main) {
+			via = VG_VIA_EXE;
+			r = open_file_route(t, "exe", first, g, kbid, kbid_len, &img, &not_elf);
 		}
 		if (r < 0 && !not_elf) {
+			via = VG_VIA_MEMORY;
 			r = open_memory_route(t, maps, mem, g, &img, &not_elf);
-			if (r == 0)
-				via = VG_VIA_MEMORY;
 		}
 		if (r == -ENOMEM)
 			goto oom;
@@ -1344,10 +1310,7 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 			img->build_id_len = kbid_len;
 			img->build_id_from_kernel = true;
 		}
-		if (have_exe)
-			img->is_main = major(exe.st_dev) == g->major &&
-				       minor(exe.st_dev) == g->minor &&
-				       (uint64_t)exe.st_ino == g->inode;
+		img->is_main = is_main;
 		compute_bias(img, maps, g, (uint64_t)page);
 		s->images[s->n++] = img;
 		if (via == VG_VIA_MEMORY) {

@@ -28,8 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -274,7 +272,6 @@ static long long region_private_kb(pid_t pid, uint64_t start)
 static int open_region_file(struct vg_mem *m, const struct vg_region *r)
 {
 	char path[PATH_MAX + 64];
-	struct stat st;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
@@ -285,16 +282,7 @@ static int open_region_file(struct vg_mem *m, const struct vg_region *r)
 	if (!r->path || r->path[0] != '/' || r->deleted)
 		return -ENOENT;
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)m->pid, r->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	/* The path may now name another file: trust only the same inode. */
-	if (fstat(fd, &st) < 0 || st.st_ino != r->inode ||
-	    major(st.st_dev) != r->dev_major || minor(st.st_dev) != r->dev_minor) {
-		close(fd);
-		return -ENOENT;
-	}
-	return fd;
+	return vg_proc_open_file(path, r->dev_major, r->dev_minor, r->inode);
 }
 
 /* Source 3.  Returns bytes read (> 0) or negative errno. */

@@ -6,7 +6,9 @@
  * a reused pid is reported as changed.  A zombie thread-group leader whose
  * other threads still run is alive (the process is); a zombie whose threads
  * are all gone has exited.  Deliberately no ptrace and no pidfd here: mem.c
- * holds the pidfd it needs for its own race check. */
+ * holds the pidfd it needs for its own race check.  vg_proc_open_file() is
+ * the one check, for images.c and mem.c, that a path opened through /proc
+ * is still the mapped file. */
 #include "target/target.h"
 
 #include <ctype.h>
@@ -17,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* Read a small /proc file into buf (NUL-terminated).  Returns length or
@@ -112,6 +116,23 @@ char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,
 	snprintf(buf, size, "/proc/%d/%s", t ? (int)(t->mm_pid ? t->mm_pid : t->pid) : 0,
 		 rest ? rest : "");
 	return buf;
+}
+
+int vg_proc_open_file(const char *path, uint32_t dev_major, uint32_t dev_minor,
+		      uint64_t inode)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || major(st.st_dev) != dev_major ||
+	    minor(st.st_dev) != dev_minor || (uint64_t)st.st_ino != inode) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }
 
 int vg_proc_stat_read(pid_t pid, struct vg_proc_stat *st)

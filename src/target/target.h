@@ -66,6 +66,14 @@ int vg_error_denied(struct vg_error *err, int code, pid_t pid, const char *what)
 char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,
 			  const char *rest);
 
+/* Open path (a file of the target: /proc/PID/root/..., map_files/...,
+ * exe) read-only, and keep it only if it is the mapped file: device
+ * dev_major:dev_minor, inode.  Returns the fd (O_CLOEXEC, O_NONBLOCK, so
+ * that a FIFO put at the path cannot hang the open), -errno of open(), or
+ * -ESTALE if the path now names another file (replaced on upgrade). */
+int vg_proc_open_file(const char *path, uint32_t dev_major, uint32_t dev_minor,
+		      uint64_t inode);
+
 /* What /proc/PID/stat says of one task. */
 struct vg_proc_stat {
 	char comm[64];
