@@ -618,7 +618,7 @@ static void fix_set(struct vg_region *r, const struct name_fix *x)
 	r->kind = x->kind;
 }
 
-/* Returns 0 or -ENOMEM (m unchanged). */
+/* Returns how many regions were renamed, or -ENOMEM (m unchanged). */
 static int fix_apply(struct vg_maps *m, struct fix_list *f)
 {
 	size_t size = 0, used = 0, k = 0;
@@ -636,7 +636,7 @@ static int fix_apply(struct vg_maps *m, struct fix_list *f)
 			f->v[k].path = NULL;
 			fix_set(r, &f->v[k]);
 		}
-		return 0;
+		return (int)f->n;
 	}
 	for (size_t i = 0; i < m->n; i++) {
 		const char *p = k < f->n && f->v[k].i == i ? f->v[k++].path : m->regions[i].path;
@@ -664,7 +664,7 @@ static int fix_apply(struct vg_maps *m, struct fix_list *f)
 	}
 	free(m->path_arena);
 	m->path_arena = arena;
-	return 0;
+	return (int)f->n;
 }
 
 int vg_maps_settle_deleted(struct vg_maps *m, const char *root)
@@ -748,8 +748,6 @@ int vg_maps_settle_deleted(struct vg_maps *m, const char *root)
 			goto out;
 	}
 	r = fix_apply(m, &f);
-	if (r == 0)
-		r = (int)f.n;
 out:
 	free(buf);
 	fix_release(&f);
@@ -830,8 +828,6 @@ static int settle_names(struct vg_maps *m, pid_t pid)
 			goto out;
 	}
 	r = fix_apply(m, &f);
-	if (r == 0)
-		r = (int)f.n;
 out:
 	vg_procmap_close(&pm);
 	fix_release(&f);
