@@ -143,20 +143,35 @@ static void add_seg(struct vg_mem_result *res, uint64_t addr, size_t len,
 	res->n_seg++;
 }
 
-/* Has the target exited or been replaced?  Cheap when a pidfd exists: a poll
- * that says "still running" proves the pid was not reused. */
-static bool target_gone(struct vg_mem *m)
+/* Has the target exited or been replaced (*changed, if non-NULL: the pid
+ * now belongs to another process)?  Cheap when a pidfd exists: a poll that
+ * says "still running" proves the pid was not reused. */
+static bool target_gone(struct vg_mem *m, bool *changed)
 {
-	bool alive, changed;
+	bool alive, c = false;
 
 	if (m->pidfd >= 0) {
 		struct pollfd p = { .fd = m->pidfd, .events = POLLIN };
 
-		if (poll(&p, 1, 0) == 0)
+		if (poll(&p, 1, 0) == 0) {
+			if (changed)
+				*changed = false;
 			return false;
+		}
 	}
-	vg_target_recheck(m->t, &alive, &changed);
-	return !alive || changed;
+	vg_target_recheck(m->t, &alive, &c);
+	if (changed)
+		*changed = c;
+	return !alive || c;
+}
+
+/* After a complete read: bytes read before an exit are the target's; after
+ * a pid reuse they may not be. */
+static bool target_replaced(struct vg_mem *m)
+{
+	bool changed;
+
+	return target_gone(m, &changed) && changed;
 }
 
 /* Source 1.  Returns bytes moved (may be short) or negative errno; *want is
@@ -199,7 +214,7 @@ static int mem_fd_get(struct vg_mem *m)
 	}
 	/* The fd is bound to whatever mm the pid had at open time: make sure
 	 * that was still our process. */
-	if (target_gone(m)) {
+	if (target_gone(m, NULL)) {
 		close(m->mem_fd);
 		m->mem_fd = -1;
 		m->mem_err = -ESRCH;
@@ -411,13 +426,11 @@ static int stop_error(struct vg_mem *m, uint64_t addr, size_t len, size_t done,
 	struct vg_maps *fresh = NULL;
 	const struct vg_maps *maps;
 	const struct vg_region *r;
+	bool changed;
 	int rc;
 
 	/* No byte counts here: a caller reading in chunks knows the totals. */
-	if (code == -ESRCH || target_gone(m)) {
-		bool alive, changed;
-
-		vg_target_recheck(m->t, &alive, &changed);
+	if (target_gone(m, &changed) || code == -ESRCH) {
 		if (changed)
 			return vg_error_set(err, -ESRCH, "pid %d now belongs to another process: the target exited while being read",
 					    (int)m->t->pid);
@@ -461,15 +474,8 @@ int vg_mem_read(struct vg_mem *m, uint64_t addr, void *buf, size_t len,
 	if (len == 0)
 		return 0;
 	rc = read_range(m, addr, buf, len, false, res);
-	if (rc == 0 && target_gone(m)) {
-		bool alive, changed;
-
-		/* Bytes read before an exit are the target's; after a pid
-		 * reuse they may not be. */
-		vg_target_recheck(m->t, &alive, &changed);
-		if (changed)
-			rc = -ESRCH;
-	}
+	if (rc == 0 && target_replaced(m))
+		rc = -ESRCH;
 	if (rc == 0)
 		return 0;
 	res->error = stop_error(m, addr, len, res->bytes_read, rc, err);
@@ -563,13 +569,8 @@ int vg_mem_readv(struct vg_mem *m, struct vg_mem_req *reqs, size_t n,
 			break;
 		}
 	}
-	if (rc == 0 && target_gone(m)) {
-		bool alive, changed;
-
-		vg_target_recheck(m->t, &alive, &changed);
-		if (changed)
-			rc = -ESRCH;
-	}
+	if (rc == 0 && target_replaced(m))
+		rc = -ESRCH;
 	if (rc == -ESRCH)
 		return vg_error_set(err, -ESRCH, "pid %d exited while being read (%zu requests)",
 				    (int)m->t->pid, n);
