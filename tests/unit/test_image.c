@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "testutil.h"
 #include <elf.h>
 
 #include "elf/image.h"
@@ -168,20 +170,10 @@ static void run(struct running *r, const char *path)
 {
 	struct vg_error err = { 0 };
 	char line[512];
-	int p[2];
 	FILE *in;
 
 	memset(r, 0, sizeof(*r));
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	r->pid = fork();
-	assert_true(r->pid >= 0);
-	if (r->pid == 0) {
-		dup2(p[1], 1);
-		execl(path, path, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	in = fdopen(p[0], "r");
+	in = tu_spawn(path, &r->pid);
 	alarm(30);
 	while (fgets(line, sizeof(line), in) && strncmp(line, "ready", 5)) {
 		struct truth *s = &r->sym[r->n_sym];

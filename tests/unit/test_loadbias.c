@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "elf/image.h"
 #include "elf/loadbias.h"
 #include "target/maps.h"
@@ -228,22 +230,11 @@ struct fixture {
 static void fixture_start(struct fixture *f, const char *name)
 {
 	char path[512], line[512];
-	int p[2];
 	FILE *in;
 
 	memset(f, 0, sizeof(*f));
 	snprintf(path, sizeof(path), "%s/%s", FIXTURES_BUILD, name);
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	f->pid = fork();
-	assert_true(f->pid >= 0);
-	if (f->pid == 0) {
-		dup2(p[1], 1);
-		execl(path, path, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	in = fdopen(p[0], "r");
-	assert_non_null(in);
+	in = tu_spawn(path, &f->pid);
 	alarm(30);
 	while (fgets(line, sizeof(line), in)) {
 		struct truth_obj *o = &f->obj[f->n_obj];

@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #define MAPS_DIR FIXTURES "/maps/"
 
 static char *slurp(const char *name, size_t *len)
@@ -551,21 +553,7 @@ static void test_read_errors(void **state)
 	assert_true(child >= 0);
 	if (child == 0)
 		_exit(0);
-	for (int i = 0; i < 2000; i++) {
-		char path[64], buf[256];
-		FILE *f;
-		char *rp = NULL;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
-		f = fopen(path, "re");
-		if (f && fgets(buf, sizeof(buf), f))
-			rp = strrchr(buf, ')');
-		if (f)
-			fclose(f);
-		if (rp && rp[2] == 'Z')
-			break;
-		usleep(1000);
-	}
+	tu_wait_zombie(child);
 	vg_error_clear(&err);
 	assert_int_equal(vg_maps_read(child, &m, &err), -ESRCH);
 	assert_null(m);
@@ -578,30 +566,22 @@ static void test_read_errors(void **state)
 	vg_maps_free(m);
 }
 
+static int read_init_maps(void)
+{
+	struct vg_error err = { 0 };
+	struct vg_maps *m = NULL;
+
+	if (vg_maps_read(1, &m, &err) != -EACCES || m)
+		return 1;
+	if (!strstr(err.msg, "permission denied; run as root or as the target's user; check kernel.yama.ptrace_scope"))
+		return 2;
+	return 0;
+}
+
 /* Without ptrace rights over the target: -EACCES with the remedy. */
 static void test_read_eacces(void **state)
 {
-	pid_t child = fork();
-	int st;
-
-	assert_true(child >= 0);
-	if (child == 0) {
-		struct vg_error err = { 0 };
-		struct vg_maps *m = NULL;
-
-		if (setgid(65534) < 0 || setuid(65534) < 0)
-			_exit(77);
-		if (vg_maps_read(1, &m, &err) != -EACCES || m)
-			_exit(1);
-		if (!strstr(err.msg, "permission denied; run as root or as the target's user; check kernel.yama.ptrace_scope"))
-			_exit(2);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(child, &st, 0), child);
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77)
-		skip();
-	assert_int_equal(WEXITSTATUS(st), 0);
+	tu_as_nobody(read_init_maps);
 }
 
 int main(void)

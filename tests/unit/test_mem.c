@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "target/maps.h"
 #include "target/mem.h"
 #include "target/target.h"
@@ -103,7 +105,7 @@ static int setup_child(void **state)
 {
 	struct child *c = calloc(1, sizeof(*c));
 	uint8_t buf[FILE_PAGES * PG];
-	int pfd[2], fd;
+	int fd;
 	size_t i;
 
 	if (!c)
@@ -117,23 +119,18 @@ static int setup_child(void **state)
 	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 		return -1;
 	close(fd);
-	if (pipe2(pfd, O_CLOEXEC))
-		return -1;
-	c->pid = fork();
+	c->pid = tu_fork_pipe(&fd);
 	if (c->pid < 0)
 		return -1;
-	if (c->pid == 0) {
-		close(pfd[0]);
-		child_main(pfd[1], c->path);
-	}
-	close(pfd[1]);
-	if (read(pfd[0], &c->l, sizeof(c->l)) != (ssize_t)sizeof(c->l)) {
-		close(pfd[0]);
+	if (c->pid == 0)
+		child_main(fd, c->path);
+	if (read(fd, &c->l, sizeof(c->l)) != (ssize_t)sizeof(c->l)) {
+		close(fd);
 		kill(c->pid, SIGKILL);
 		waitpid(c->pid, NULL, 0);
 		return -1;
 	}
-	close(pfd[0]);
+	close(fd);
 	if (vg_target_open(c->pid, &c->t, NULL) || vg_maps_read(c->pid, &c->maps, NULL) ||
 	    vg_mem_open(c->t, c->maps, &c->m, NULL))
 		return -1;

@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "target/maps.h"
 
 #ifndef PR_SET_VMA
@@ -102,7 +104,7 @@ static int setup_child(void **state)
 	struct fixture *fx = calloc(1, sizeof(*fx));
 	char msg[64] = "";
 	unsigned long long addr;
-	int pfd[2];
+	int fd;
 	ssize_t k;
 
 	if (!fx)
@@ -112,19 +114,14 @@ static int setup_child(void **state)
 		return -1;
 	snprintf(fx->spaced, sizeof(fx->spaced), "%s/a b\nc.bin", fx->dir);
 	snprintf(fx->gone, sizeof(fx->gone), "%s/gone.bin", fx->dir);
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -1;
-	fx->child = fork();
+	fx->child = tu_fork_pipe(&fd);
 	if (fx->child < 0)
 		return -1;
-	if (fx->child == 0) {
-		close(pfd[0]);
-		child_main(fx, pfd[1]);
-	}
-	close(pfd[1]);
+	if (fx->child == 0)
+		child_main(fx, fd);
 	*state = fx;
-	k = read(pfd[0], msg, sizeof(msg) - 1);
-	close(pfd[0]);
+	k = read(fd, msg, sizeof(msg) - 1);
+	close(fd);
 	if (k <= 0 || sscanf(msg, "ok %llx", &addr) != 1) {
 		fprintf(stderr, "# child failed to set up: '%s'\n", msg);
 		return -1;
@@ -365,25 +362,6 @@ static int make_file(int dirfd, const char *name)
 	return 0;
 }
 
-static void wait_zombie_leader(pid_t pid)
-{
-	for (int i = 0; i < 3000; i++) {
-		char path[64], buf[256];
-		FILE *f;
-		char *rp = NULL;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "re");
-		if (f && fgets(buf, sizeof(buf), f))
-			rp = strrchr(buf, ')');
-		if (f)
-			fclose(f);
-		if (rp && rp[2] == 'Z')
-			return;
-		usleep(1000);
-	}
-}
-
 static int teardown_names(void **state);
 
 static int names_setup(void **state, bool long_only, bool leader_exit)
@@ -398,7 +376,7 @@ static int names_setup(void **state, bool long_only, bool leader_exit)
 	char comp[LONG_COMPONENT + 1], msg[256] = "";
 	unsigned long long a[N_NAMES];
 	size_t n;
-	int pfd[2];
+	int fd;
 	ssize_t k;
 
 	*state = fx;
@@ -440,18 +418,13 @@ static int names_setup(void **state, bool long_only, bool leader_exit)
 	if (strlen(fx->long_path) <= PATH_MAX || make_file(fx->dirfd[LONG_LEVELS], "long.bin") < 0)
 		return -1;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -1;
-	fx->child = fork();
+	fx->child = tu_fork_pipe(&fd);
 	if (fx->child < 0)
 		return -1;
-	if (fx->child == 0) {
-		close(pfd[0]);
-		names_child(fx, pfd[1]);
-	}
-	close(pfd[1]);
-	k = read(pfd[0], msg, sizeof(msg) - 1);
-	close(pfd[0]);
+	if (fx->child == 0)
+		names_child(fx, fd);
+	k = read(fd, msg, sizeof(msg) - 1);
+	close(fd);
 	if (k <= 0 || sscanf(msg, "ok %llx %llx %llx %llx %llx", &a[0], &a[1], &a[2],
 			     &a[3], &a[4]) != N_NAMES) {
 		fprintf(stderr, "# child failed to set up: '%s'\n", msg);
@@ -460,7 +433,7 @@ static int names_setup(void **state, bool long_only, bool leader_exit)
 	for (int i = 0; i < N_NAMES; i++)
 		fx->addr[i] = a[i];
 	if (leader_exit)
-		wait_zombie_leader(fx->child);
+		tu_wait_zombie(fx->child);
 	return 0;
 }
 
@@ -794,54 +767,32 @@ static void test_open_errors(void **state)
 	assert_true(child >= 0);
 	if (child == 0)
 		_exit(0);
-	for (int i = 0; i < 2000; i++) {
-		char path[64], buf[256];
-		FILE *f;
-		char *rp = NULL;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
-		f = fopen(path, "re");
-		if (f && fgets(buf, sizeof(buf), f))
-			rp = strrchr(buf, ')');
-		if (f)
-			fclose(f);
-		if (rp && rp[2] == 'Z')
-			break;
-		usleep(1000);
-	}
+	tu_wait_zombie(child);
 	vg_error_clear(&err);
 	assert_int_equal(vg_maps_load(child, 0, &m, NULL, &err), -ESRCH);
 	assert_null(m);
 	assert_int_equal(waitpid(child, &st, 0), child);
 }
 
+static int open_init_maps(void)
+{
+	struct vg_error err = { 0 };
+	struct vg_procmap pm;
+	struct vg_maps *m = NULL;
+
+	if (vg_procmap_open(1, &pm, &err) != -EACCES || pm.fd != -1)
+		return 1;
+	vg_error_clear(&err);
+	if (vg_maps_load(1, 0, &m, NULL, &err) != -EACCES || m)
+		return 2;
+	if (!strstr(err.msg, "check kernel.yama.ptrace_scope"))
+		return 3;
+	return 0;
+}
+
 static void test_open_eacces(void **state)
 {
-	pid_t child = fork();
-	int st;
-
-	assert_true(child >= 0);
-	if (child == 0) {
-		struct vg_error err = { 0 };
-		struct vg_procmap pm;
-		struct vg_maps *m = NULL;
-
-		if (setgid(65534) < 0 || setuid(65534) < 0)
-			_exit(77);
-		if (vg_procmap_open(1, &pm, &err) != -EACCES || pm.fd != -1)
-			_exit(1);
-		vg_error_clear(&err);
-		if (vg_maps_load(1, 0, &m, NULL, &err) != -EACCES || m)
-			_exit(2);
-		if (!strstr(err.msg, "check kernel.yama.ptrace_scope"))
-			_exit(3);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(child, &st, 0), child);
-	assert_true(WIFEXITED(st));
-	if (WEXITSTATUS(st) == 77)
-		skip();
-	assert_int_equal(WEXITSTATUS(st), 0);
+	tu_as_nobody(open_init_maps);
 }
 
 int main(void)
