@@ -3,7 +3,6 @@
  * Copies LIBPATH to COPYPATH, dlopens the copy, deletes it, then writes the
  * truth (the copy's canonical path, bias, build-id, vglib_counter) and waits
  * until killed.  /proc/PID/maps then shows "COPYPATH (deleted)". */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -34,14 +33,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tgt_deleted: cannot copy %s to %s\n", argv[2], argv[3]);
 		return 99;
 	}
-	void *h = dlopen(argv[3], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		fprintf(stderr, "tgt_deleted: %s\n", dlerror());
-		return 99;
-	}
-	void *counter = dlsym(h, "vglib_counter");
-	if (!counter)
-		return 99;
+	void *counter = truth_load_vgtestlib(argv[3]);
 	/* Truth first (realpath needs the file), published after the unlink. */
 	FILE *f = truth_begin(argv[1]);
 	truth_objects(f);

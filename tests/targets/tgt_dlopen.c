@@ -4,7 +4,6 @@
  * LIBPATH and rewrites the truth file with "state loaded".  With "now" it
  * loads at once (used when LIBPATH exists only in the target's mount
  * namespace).  Then waits until killed. */
-#include <dlfcn.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +28,7 @@ int main(int argc, char **argv)
 		truth_end(f, argv[1]);
 		sigwait(&set, &sig);
 	}
-	void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		fprintf(stderr, "tgt_dlopen: %s\n", dlerror());
-		return 99;
-	}
-	void *counter = dlsym(h, "vglib_counter");
-	if (!counter)
-		return 99;
+	void *counter = truth_load_vgtestlib(argv[2]);
 	FILE *f = truth_begin(argv[1]);
 	truth_objects(f);
 	truth_symbol(f, "vglib_counter", counter, sizeof(unsigned long long));

@@ -126,6 +126,21 @@ void truth_symbol(FILE *f, const char *name, const volatile void *addr,
 	fprintf(f, " %s\n", path);
 }
 
+void *truth_load_vgtestlib(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "target: %s\n", dlerror());
+		exit(99);
+	}
+	void *counter = dlsym(h, "vglib_counter");
+	if (!counter) {
+		fprintf(stderr, "target: no vglib_counter in '%s'\n", path);
+		exit(99);
+	}
+	return counter;
+}
+
 void truth_wait_forever(void)
 {
 	for (;;)

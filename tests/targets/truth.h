@@ -32,6 +32,10 @@ void truth_objects(FILE *f);
 void truth_symbol(FILE *f, const char *name, const volatile void *addr,
 		  size_t size);
 
+/* dlopen path (libvgtestlib.so or a copy, RTLD_NOW | RTLD_LOCAL) and
+ * return the address of its vglib_counter; exits 99 with the reason. */
+void *truth_load_vgtestlib(const char *path);
+
 /* Sleep until killed. */
 void truth_wait_forever(void) __attribute__((noreturn));
 
