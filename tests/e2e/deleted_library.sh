@@ -15,8 +15,8 @@ grep -qF "$copy (deleted)" "/proc/$pid/maps" || harness_error "/proc/$pid/maps d
 cp "/proc/$pid/maps" "$T/procmaps"
 rt=$(truth_sym "$truth" vglib_counter runtime)
 
-for src in ioctl text; do
-	if [[ $src == text ]]; then export VIGIL_MAPS_SOURCE=text; else export VIGIL_MAPS_SOURCE=query; fi
+for src in query text; do
+	export VIGIL_MAPS_SOURCE=$src
 	vg "maps_$src" maps "$pid" --json
 	assert_rc 0
 	vg "img_$src" read "$pid" libvgcopy.so:vglib_counter 8 --json

@@ -23,8 +23,8 @@ kill -USR1 "$pid"
 wait_truth "$truth" loaded
 lib=$(truth_sym "$truth" vglib_counter path)
 
-for src in ioctl text; do
-	if [[ $src == text ]]; then export VIGIL_MAPS_SOURCE=text; else export VIGIL_MAPS_SOURCE=query; fi
+for src in query text; do
+	export VIGIL_MAPS_SOURCE=$src
 	vg "maps_$src" maps "$pid" --json
 	assert_rc 0
 	vg "read_$src" read "$pid" libvgtestlib.so:vglib_counter 8 --json

@@ -32,8 +32,8 @@ for case in bind tmpfs; do
 	lib=$(truth_sym "$truth" vglib_counter path)
 	[[ ! -e $lib ]] || harness_error "$lib is visible outside the target's mount namespace"
 	name=$(basename "$lib")
-	for src in ioctl text; do
-		if [[ $src == text ]]; then export VIGIL_MAPS_SOURCE=text; else export VIGIL_MAPS_SOURCE=query; fi
+	for src in query text; do
+		export VIGIL_MAPS_SOURCE=$src
 		vg "maps_${case}_$src" maps "$pid" --json
 		assert_rc 0
 		vg "read_${case}_$src" read "$pid" "$name:vglib_counter" 8 --json
