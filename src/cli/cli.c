@@ -176,9 +176,10 @@ void cli_put_text(FILE *f, const char *s)
 {
 	/* One fact per line: control characters (a newline in a file name)
 	 * are written as octal escapes, as the kernel writes "\012" in
-	 * /proc/PID/maps. */
+	 * /proc/PID/maps; unlike the kernel, a backslash too ("\134"), so
+	 * that a name containing the four characters \012 stays distinct. */
 	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
+		if (*p < 0x20 || *p == 0x7f || *p == '\\')
 			fprintf(f, "\\%03o", *p);
 		else
 			fputc(*p, f);

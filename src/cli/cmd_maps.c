@@ -160,6 +160,9 @@ int cmd_maps(struct vg_cli *cli, int argc, char **argv)
 	r = cli_load_maps(cli, &maps, &method);
 	if (r)
 		goto out;
+	if (maps->n == 0)
+		vg_target_warn(cli->target, "pid %d is a kernel thread: it has no user memory",
+			       (int)cli->target->pid);
 	if (vg_mem_open(cli->target, maps, &mem, &err) < 0 ||
 	    vg_images_load(cli->target, maps, mem, &imgs, &err) < 0) {
 		r = cli_fail(cli, &err);

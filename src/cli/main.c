@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
+#include "report/json.h"
 
 static const struct vg_cmd commands[] = {
 	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage },
@@ -105,10 +106,6 @@ static int help_command(const char *name)
 {
 	const struct vg_cmd *cmd = find_command(name);
 
-	if (!cmd) {
-		fprintf(stderr, "vigil: error: no command '%s'; 'vigil --help' lists them\n", name);
-		return 2;
-	}
 	fputs(cmd->usage, stdout);
 	fputs("\n", stdout);
 	fputs(addr_forms, stdout);
@@ -129,7 +126,16 @@ int main(int argc, char **argv)
 	(void)hooks;
 #endif
 
+	/* "vigil --json maps PID" works like "vigil maps PID --json". */
+	while (argc > 1 && strcmp(argv[1], "--json") == 0) {
+		cli.json = true;
+		argv++;
+		argc--;
+	}
+	cli.operation = "vigil";
 	if (argc < 2) {
+		if (cli.json)
+			return cli_usage_error(&cli, "no command given; 'vigil --help' lists them");
 		print_main_help(stderr);
 		return 2;
 	}
@@ -138,6 +144,11 @@ int main(int argc, char **argv)
 		return cli_finish_output();
 	}
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+		if (cli.json) {
+			w = cli_print_json(vg_json_report_new("version", NULL));
+			r = cli_finish_output();
+			return w ? w : r;
+		}
 		printf("vigil %s\n", VG_VERSION);
 		return cli_finish_output();
 	}
@@ -146,24 +157,14 @@ int main(int argc, char **argv)
 			print_main_help(stdout);
 			return cli_finish_output();
 		}
+		if (!find_command(argv[2]))
+			return cli_usage_error(&cli, "no command '%s'; 'vigil --help' lists them", argv[2]);
 		return help_command(argv[2]);
 	}
-	/* "vigil --json maps PID" works like "vigil maps PID --json". */
-	while (argc > 1 && strcmp(argv[1], "--json") == 0) {
-		cli.json = true;
-		argv++;
-		argc--;
-	}
-	if (argc < 2) {
-		print_main_help(stderr);
-		return 2;
-	}
 	cmd = find_command(argv[1]);
-	if (!cmd) {
-		fprintf(stderr, "vigil: error: unknown command '%s'; 'vigil --help' lists the commands\n",
-			argv[1]);
-		return 2;
-	}
+	if (!cmd)
+		return cli_usage_error(&cli, "unknown command '%s'; 'vigil --help' lists the commands",
+				       argv[1]);
 	cli.operation = cmd->name;
 	r = cmd->run(&cli, argc - 1, argv + 1);
 	cli.target = vg_target_free(cli.target);
