@@ -16,39 +16,15 @@
 # BENCH_NO_HYPERFINE=1) a python3 loop that also subtracts the shell spawn time.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-vigil=${VIGIL:-$root/build/vigil}
-case $vigil in /*) ;; *) vigil=$PWD/$vigil ;; esac
+bench_name=maps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 n=${MAPS_N:-10000}
 runs=${RUNS:-50}
 warmup=${WARMUP:-5}
 goal_ms=20
-out=$root/bench/out
 
-die() { echo "maps.sh: $*" >&2; exit 1; }
-[[ -x $vigil ]] || die "$vigil is not an executable (build it: ninja -C build, or set VIGIL=)"
-command -v python3 >/dev/null || die "python3 is required"
-
-mkdir -p "$out"
-cc -O2 -Wall -Wextra -o "$out/many_maps" "$root/bench/targets/many_maps.c"
-
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-    if [[ -n $pid ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-"$out/many_maps" "$n" >"$tmp/target.out" &
-pid=$!
-for _ in $(seq 200); do
-    grep -q '^ready' "$tmp/target.out" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || die "many_maps died: $(cat "$tmp/target.out")"
-    sleep 0.05
-done
-grep -q '^ready' "$tmp/target.out" || die "many_maps not ready after 10 s"
+compile_target many_maps
+start_target many_maps 10 "$n"
 
 nmaps=$(wc -l <"/proc/$pid/maps")
 (( nmaps >= n )) || die "target has only $nmaps mappings, wanted >= $n (vm.max_map_count?)"
@@ -100,40 +76,12 @@ cmds=("cat /proc/$pid/maps > /dev/null"
       "'$vigil' maps $pid --json > /dev/null"
       "VIGIL_MAPS_SOURCE=text '$vigil' maps $pid > /dev/null")
 
-if [[ -z ${BENCH_NO_HYPERFINE:-} ]] && command -v hyperfine >/dev/null; then
-    tool="hyperfine $(hyperfine --version | awk '{print $2}')"
-    hargs=()
-    for i in "${!cmds[@]}"; do hargs+=(-n "${labels[$i]}" "${cmds[$i]}"); done
-    hyperfine --style none --warmup "$warmup" --runs "$runs" \
-        --export-json "$tmp/results.json" "${hargs[@]}" >"$tmp/hyperfine.log" 2>&1 \
-        || { cat "$tmp/hyperfine.log" >&2; die "a benchmarked command failed"; }
-else
-    tool="python3 loop (hyperfine not installed)"
-    python3 - "$tmp/results.json" "$runs" "$warmup" "${labels[@]}" -- "${cmds[@]}" <<'PY' \
-        || die "a benchmarked command failed"
-import json, subprocess, sys, time, statistics
-outp, runs, warm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rest = sys.argv[4:]; k = rest.index("--"); labels, cmds = rest[:k], rest[k + 1:]
-def t(cmd):
-    t0 = time.perf_counter_ns()
-    subprocess.run(cmd, shell=True, check=True)
-    return (time.perf_counter_ns() - t0) / 1e9
-shell = statistics.median([t(":") for _ in range(runs)])  # subtract the sh spawn, as hyperfine does
-res = []
-for label, cmd in zip(labels, cmds):
-    for _ in range(warm): t(cmd)
-    times = [max(0.0, t(cmd) - shell) for _ in range(runs)]
-    res.append({"command": label, "median": statistics.median(times),
-                "min": min(times), "max": max(times), "times": times})
-json.dump({"results": res}, open(outp, "w"))
-PY
-fi
+time_commands 1
 
 # ---- report -------------------------------------------------------------------
 echo
 echo "vigil maps benchmark: $nmaps mappings in target (pid $pid), $runs runs each after $warmup warm-up, $tool"
-echo "kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
-echo "vigil: $vigil ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+print_system
 echo
 python3 - "$tmp/results.json" "$goal_ms" <<'PY'
 import json, sys

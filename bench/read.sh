@@ -18,40 +18,16 @@
 # memory (memcpy) bandwidth. Uses hyperfine when installed, else a python3 loop.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-vigil=${VIGIL:-$root/build/vigil}
-case $vigil in /*) ;; *) vigil=$PWD/$vigil ;; esac
+bench_name=read.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mib=${SIZE_MIB:-1024}
 runs=${RUNS:-5}
 warmup=${WARMUP:-1}
-out=$root/bench/out
-
-die() { echo "read.sh: $*" >&2; exit 1; }
-[[ -x $vigil ]] || die "$vigil is not an executable (build it: ninja -C build, or set VIGIL=)"
-command -v python3 >/dev/null || die "python3 is required"
 [[ $mib =~ ^[1-9][0-9]*$ ]] || die "SIZE_MIB must be a positive integer"
 
-mkdir -p "$out"
-cc -O2 -Wall -Wextra -o "$out/big_buffer" "$root/bench/targets/big_buffer.c"
-cc -O2 -Wall -Wextra -o "$out/memcpy_bw" "$root/bench/targets/memcpy_bw.c"
-
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-    if [[ -n $pid ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-"$out/big_buffer" "$mib" >"$tmp/target.out" &
-pid=$!
-for _ in $(seq 600); do
-    grep -q '^ready' "$tmp/target.out" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || die "big_buffer died: $(cat "$tmp/target.out")"
-    sleep 0.05
-done
-grep -q '^ready' "$tmp/target.out" || die "big_buffer not ready after 30 s"
+compile_target big_buffer
+compile_target memcpy_bw
+start_target big_buffer 30 "$mib"
 read -r _ addr size <"$tmp/target.out"
 (( mib % 1024 == 0 )) && len="$((mib / 1024))G" || len="${mib}M"
 
@@ -86,40 +62,13 @@ labels=("dd /proc/PID/mem bs=1M" "vigil read --raw" "dd /dev/zero bs=1M (4 GiB)"
 cmds=("$dd_cmd" "$vigil_cmd" "dd if=/dev/zero of=/dev/null bs=1M count=4096 status=none")
 bytes=("$size" "$size" "$((4096 << 20))")
 
-if [[ -z ${BENCH_NO_HYPERFINE:-} ]] && command -v hyperfine >/dev/null; then
-    tool="hyperfine $(hyperfine --version | awk '{print $2}')"
-    hargs=()
-    for i in "${!cmds[@]}"; do hargs+=(-n "${labels[$i]}" "${cmds[$i]}"); done
-    hyperfine --style none --warmup "$warmup" --runs "$runs" \
-        --export-json "$tmp/results.json" "${hargs[@]}" >"$tmp/hyperfine.log" 2>&1 \
-        || { cat "$tmp/hyperfine.log" >&2; die "a benchmarked command failed"; }
-else
-    tool="python3 loop (hyperfine not installed)"
-    python3 - "$tmp/results.json" "$runs" "$warmup" "${labels[@]}" -- "${cmds[@]}" <<'PY' \
-        || die "a benchmarked command failed"
-import json, subprocess, sys, time, statistics
-outp, runs, warm = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rest = sys.argv[4:]; k = rest.index("--"); labels, cmds = rest[:k], rest[k + 1:]
-def t(cmd):
-    t0 = time.perf_counter_ns()
-    subprocess.run(cmd, shell=True, check=True)
-    return (time.perf_counter_ns() - t0) / 1e9
-res = []
-for label, cmd in zip(labels, cmds):
-    for _ in range(warm): t(cmd)
-    times = [t(cmd) for _ in range(runs)]
-    res.append({"command": label, "median": statistics.median(times),
-                "min": min(times), "max": max(times), "times": times})
-json.dump({"results": res}, open(outp, "w"))
-PY
-fi
+time_commands 0
 "$out/memcpy_bw" "$mib" 1024 5 >"$tmp/memcpy.out"
 
 # ---- report -----------------------------------------------------------------
 echo
 echo "vigil read benchmark: $size bytes at 0x$addr in target (pid $pid), $runs runs each after $warmup warm-up, $tool"
-echo "kernel $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
-echo "vigil: $vigil ($(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+print_system
 echo "bytes: $same"
 echo
 python3 - "$tmp/results.json" "$tmp/memcpy.out" "${bytes[@]}" <<'PY'
