@@ -563,10 +563,50 @@ static int check_length(struct vg_cli *cli, const char *arg, const struct read_o
 	return 0;
 }
 
+/* Identity without the path: the snapshot's names may have been settled by
+ * PROCMAP_QUERY (vg_maps_load), the fresh table's are plainly decoded. */
+static bool same_region(const struct vg_region *a, const struct vg_region *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && strcmp(a->perms, b->perms) == 0;
+}
+
+/* Bytes are only as good as the mapping they came from: a region unmapped
+ * or replaced while we read may have served another object's bytes (or
+ * none).  Compare every region the read spanned with a fresh table; false
+ * (with a warning) if one changed.  An unmap and remap of the very same
+ * region between the two looks remain invisible. */
+static bool mapping_stable(struct vg_cli *cli, const struct vg_maps *before,
+			   const struct read_outcome *o)
+{
+	struct vg_maps *now = NULL;
+	uint64_t at = o->addr, end = o->addr + o->bytes_read;
+	bool stable = true;
+
+	if (o->bytes_read == 0 || vg_maps_read(cli->target->mm_pid, &now, NULL) < 0) {
+		vg_maps_free(now);
+		return true;  /* gone: the read's own error says so */
+	}
+	while (at < end && stable) {
+		const struct vg_region *was = vg_maps_find(before, at);
+		const struct vg_region *is = vg_maps_find(now, at);
+
+		stable = was && is && same_region(was, is);
+		if (!stable)
+			vg_target_warn(cli->target, "the mapping at 0x%" PRIx64 " changed while it was read (unmapped or replaced): the bytes from there on may not come from '%s'",
+				       at, was && was->path[0] ? was->path : "the region shown");
+		else
+			at = was->end;
+	}
+	vg_maps_free(now);
+	return stable;
+}
+
 static int print_json(struct vg_cli *cli, const struct read_opts *ro,
 		      const struct read_outcome *o, const struct vg_addr *a,
 		      const struct vg_region *region, const struct vg_maps *maps,
-		      const unsigned char *buf, const char *bin_match)
+		      const unsigned char *buf, const char *bin_match, bool stable)
 {
 	cJSON *doc = vg_json_report_new("read", cli->target);
 	char *hex = hex_string(buf, (size_t)o->bytes_read);
@@ -581,6 +621,7 @@ static int print_json(struct vg_cli *cli, const struct read_opts *ro,
 	cJSON_AddNumberToObject(doc, "length", (double)o->length);
 	cJSON_AddNumberToObject(doc, "bytes_read", (double)o->bytes_read);
 	cJSON_AddBoolToObject(doc, "complete", o->bytes_read == o->length);
+	cJSON_AddBoolToObject(doc, "mapping_stable", stable);
 	cJSON_AddStringToObject(doc, "source", source_summary(o));
 	cJSON_AddItemToObject(doc, "segments", segments_json(o));
 	cJSON_AddItemToObject(doc, "region", region_json(region));
@@ -686,7 +727,8 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 		rr = stream_read(mem, &o, buf, (size_t)o.length, NULL, NULL);
 	}
 	if (cli->json) {
-		r = print_json(cli, &ro, &o, &a, region, maps, buf, bin_match);
+		r = print_json(cli, &ro, &o, &a, region, maps, buf, bin_match,
+			       mapping_stable(cli, maps, &o));
 		if (rr < 0)
 			r = o.err.exit;
 		goto out;
@@ -700,6 +742,11 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 			goto out;
 		}
 		rr = stream_read(mem, &o, buf, bufsize, sink_raw, NULL);
+		/* On stderr: stdout has the bytes.  After an error, only its line. */
+		if (rr == 0) {
+			mapping_stable(cli, maps, &o);
+			cli_print_target_notes(cli->target);
+		}
 	} else {
 		print_header(cli->target, &o, &a, region);
 		if (ro.as) {
@@ -719,7 +766,10 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 		for (size_t i = 0; o.n_seg > 1 && i < o.n_seg; i++)
 			printf("#   0x%" PRIx64 " +%zu via %s\n", o.seg[i].addr, o.seg[i].len,
 			       vg_mem_source_name(o.seg[i].source));
-		cli_print_target_notes(cli->target);
+		if (rr == 0) {  /* after an error, only its line */
+			mapping_stable(cli, maps, &o);
+			cli_print_target_notes(cli->target);
+		}
 	}
 	if (rr < 0) {
 		fflush(stdout);
