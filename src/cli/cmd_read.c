@@ -693,6 +693,9 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	o.addr = a.runtime;
+	if (a.n_definitions > 1)
+		vg_target_warn(cli->target, "'%s' is defined in %u images; this is the one in '%s' (main executable first, then address order); IMAGE:%s names another",
+			       a.symbol, a.n_definitions, a.image->path, a.symbol);
 	if (maps->n == 0) {
 		vg_error_set(&err, -EFAULT, "pid %d has no user memory (a kernel thread)",
 			     (int)cli->target->pid);

@@ -59,17 +59,21 @@ int vg_parse_u64(const char *s, int allow_suffix, uint64_t *out)
 	return 0;
 }
 
-/* Position of the ':' separating IMAGE from SYMBOL, ignoring "::". */
+/* Position of the ':' separating IMAGE from SYMBOL: the last single colon
+ * ("::" belongs to a C++ name; an image path may contain ':', as in
+ * "memfd:payload"), or NULL. */
 static const char *image_separator(const char *spec)
 {
+	const char *last = NULL;
+
 	for (const char *p = spec; (p = strchr(p, ':')); p++) {
 		if (p[1] == ':') {
 			p++;
 			continue;
 		}
-		return p;
+		last = p;
 	}
-	return NULL;
+	return last;
 }
 
 static int static_in_loads(const struct vg_image *img, uint64_t vaddr)
@@ -126,14 +130,24 @@ static int ambiguous_image(const struct vg_images *imgs, const char *name,
 			    name, list);
 }
 
+static int not_found(const struct vg_image *img, const char *name, struct vg_error *err)
+{
+	if (vg_image_has_tls_symbol(img, name))
+		return vg_error_set(err, -EINVAL,
+				    "'%s' is a thread-local variable of '%s': it has one address per thread, which vigil cannot name yet",
+				    name, img->path);
+	return vg_error_set(err, -ENOENT, "no symbol '%s' in '%s'", name, img->path);
+}
+
 static int lookup_symbol(const struct vg_images *imgs, const struct vg_image *bin,
 			 const char *image_name, const char *name,
 			 const struct vg_image **img, struct vg_symbol *sym,
-			 struct vg_error *err)
+			 unsigned *n_defs, struct vg_error *err)
 {
 	const struct vg_image *main_img = vg_images_main(imgs);
 	size_t n_matches = 0;
 
+	*n_defs = 1;
 	if (image_name) {
 		*img = vg_images_by_name(imgs, image_name, &n_matches);
 		if (n_matches > 1)
@@ -143,7 +157,7 @@ static int lookup_symbol(const struct vg_images *imgs, const struct vg_image *bi
 		*img = bin;
 		if (vg_image_symbol_by_name(bin, name, sym) == 0)
 			return 0;
-		return vg_error_set(err, -ENOENT, "no symbol '%s' in '%s'", name, bin->path);
+		return not_found(bin, name, err);
 	}
 	if (image_name) {
 		if (!*img)
@@ -152,20 +166,29 @@ static int lookup_symbol(const struct vg_images *imgs, const struct vg_image *bi
 					    image_name);
 		if (vg_image_symbol_by_name(*img, name, sym) == 0)
 			return 0;
-		return vg_error_set(err, -ENOENT, "no symbol '%s' in '%s'", name, (*img)->path);
+		return not_found(*img, name, err);
 	}
-	if (main_img && vg_image_symbol_by_name(main_img, name, sym) == 0) {
-		*img = main_img;
-		return 0;
-	}
-	for (size_t i = 0; i < imgs->n; i++) {
-		if (imgs->images[i] == main_img)
+	*img = NULL;
+	*n_defs = 0;
+	/* Main executable first, then address order; count every definition
+	 * so that an ambiguous name can be reported by the caller. */
+	for (size_t i = 0; i <= imgs->n; i++) {
+		const struct vg_image *cand = i == 0 ? main_img : imgs->images[i - 1];
+		struct vg_symbol s;
+
+		if (!cand || (i > 0 && cand == main_img) ||
+		    vg_image_symbol_by_name(cand, name, &s) < 0)
 			continue;
-		if (vg_image_symbol_by_name(imgs->images[i], name, sym) == 0) {
-			*img = imgs->images[i];
-			return 0;
+		if ((*n_defs)++ == 0) {
+			*img = cand;
+			*sym = s;
 		}
 	}
+	if (*img)
+		return 0;
+	for (size_t i = 0; i < imgs->n; i++)
+		if (vg_image_has_tls_symbol(imgs->images[i], name))
+			return not_found(imgs->images[i], name, err);
 	return vg_error_set(err, -ENOENT,
 			    "no symbol '%s' in any image of the target (.symtab/.dynsym)", name);
 }
@@ -199,9 +222,10 @@ static int resolve_symbol(const char *spec, const struct vg_images *imgs,
 			return vg_error_set(err, -EINVAL,
 					    "malformed address '%s': expected IMAGE:SYMBOL[+OFF]", spec);
 		}
-		r = lookup_symbol(imgs, bin, image_name, s + 1, &img, &sym, err);
+		r = lookup_symbol(imgs, bin, image_name, s + 1, &img, &sym,
+				  &out->n_definitions, err);
 	} else {
-		r = lookup_symbol(imgs, bin, NULL, name, &img, &sym, err);
+		r = lookup_symbol(imgs, bin, NULL, name, &img, &sym, &out->n_definitions, err);
 	}
 	free(name);
 	if (r < 0)

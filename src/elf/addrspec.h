@@ -5,7 +5,9 @@
  *                        or in --bin FILE when given
  *   SYMBOL[+OFF]         symbol of .symtab/.dynsym, main executable first,
  *                        then every other image in map order
- *   IMAGE:SYMBOL[+OFF]   symbol in the image whose file name is IMAGE
+ *   IMAGE:SYMBOL[+OFF]   symbol in the image whose file name or path is IMAGE
+ *                        (split at the last single ':', so "memfd:x:sym"
+ *                        and C++ "lib.so:ns::f" both work)
  * OFF is decimal or 0xHEX.  Errors are -EINVAL (malformed), -ENOENT (no such
  * symbol or image), -ERANGE (overflow), with a sentence in err. */
 #ifndef VG_ADDRSPEC_H
@@ -21,6 +23,9 @@ struct vg_addr {
 	const struct vg_image *image;     /* image that resolved it, or NULL for 0xHEX */
 	const char *symbol;               /* borrowed, NULL unless SYMBOL form */
 	uint64_t symbol_offset;
+	/* SYMBOL form: how many images define it (> 1: the first in the
+	 * documented order was taken; the caller should say so). */
+	unsigned n_definitions;
 };
 
 /* bin, if non-NULL, is the --bin image (static addresses and symbols come

@@ -881,6 +881,34 @@ int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
 	return 0;
 }
 
+bool vg_image_has_tls_symbol(const struct vg_image *img, const char *name)
+{
+	Elf_Scn *scn = NULL;
+
+	if (!img || !img->priv || !img->priv->elf || !name)
+		return false;
+	/* A linear scan: only the error path of a failed name lookup asks. */
+	while ((scn = elf_nextscn(img->priv->elf, scn))) {
+		Elf_Data *d;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    sh.sh_entsize != sizeof(Elf64_Sym) || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 1; i < d->d_size / sizeof(Elf64_Sym); i++) {
+			GElf_Sym sy;
+			const char *n;
+
+			if (gelf_getsym(d, (int)i, &sy) && GELF_ST_TYPE(sy.st_info) == STT_TLS &&
+			    (n = elf_strptr(img->priv->elf, sh.sh_link, sy.st_name)) &&
+			    strcmp(n, name) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		       struct vg_symbol *sym)
 {

@@ -109,6 +109,11 @@ const struct vg_image *vg_images_by_name(const struct vg_images *s,
  * lookup returns 0 and fills *sym, or -ENOENT.  Borrowed until img is freed. */
 int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
 			    struct vg_symbol *sym);
+/* Is name a thread-local (STT_TLS) symbol of img?  Those have no address of
+ * their own (one copy per thread), so the lookups above never return them;
+ * this lets a caller say why a name was not found. */
+bool vg_image_has_tls_symbol(const struct vg_image *img, const char *name);
+
 /* Innermost symbol containing static address vaddr; -ENOENT if none. */
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		       struct vg_symbol *sym);

@@ -448,17 +448,12 @@ size_t vg_maps_carry_over(struct vg_maps *new_maps, struct vg_maps *old_maps)
 
 static int gone(struct vg_error *err, pid_t pid)
 {
-	return vg_error_set(err, -ESRCH, "pid %d does not exist or has exited", (int)pid);
+	return vg_error_proc(err, ESRCH, pid, "/proc/PID/maps");
 }
 
 static int open_errno(struct vg_error *err, pid_t pid, int e)
 {
-	if (e == ENOENT || e == ESRCH)
-		return gone(err, pid);
-	if (e == EACCES || e == EPERM)
-		return vg_error_set(err, -EACCES, "cannot read /proc/%d/maps: permission denied; run as root or as the target's user; check kernel.yama.ptrace_scope",
-				    (int)pid);
-	return vg_error_set(err, -e, "cannot read /proc/%d/maps: %s", (int)pid, strerror(e));
+	return vg_error_proc(err, e, pid, "/proc/PID/maps");
 }
 
 /* Read the whole of /proc/PID/maps, or of /proc/PID/task/TID/maps when

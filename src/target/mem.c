@@ -372,8 +372,18 @@ static int read_range(struct vg_mem *m, uint64_t addr, uint8_t *buf, size_t len,
 			size_t want;
 
 			n = vm_read(m, addr + pos, buf + pos, len - pos, &want);
-			if (n == -ESRCH)
+			if (n == -ESRCH && target_gone(m, NULL))
 				return -ESRCH;
+			if (n == -ESRCH) {
+				/* Alive in /proc but unknown to the syscall: the
+				 * pid is not in vigil's PID namespace (vigil runs in
+				 * a child namespace with the host's /proc).  The
+				 * /proc/PID/mem file still works. */
+				m->sources &= ~VG_MEM_SRC_VM_READV;
+				vm_on = false;
+				n = 0;
+				want = 1;
+			}
 			if (n > 0) {
 				add_seg(res, addr + pos, (size_t)n, VG_MEM_VM_READV);
 				pos += (size_t)n;

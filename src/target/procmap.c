@@ -77,7 +77,7 @@ _Static_assert(sizeof(struct procmap_query) == 104, "procmap_query UAPI layout")
 
 static int gone(struct vg_error *err, pid_t pid)
 {
-	return vg_error_set(err, -ESRCH, "pid %d does not exist or has exited", (int)pid);
+	return vg_error_proc(err, ESRCH, pid, "/proc/PID/maps");
 }
 
 static int query(int fd, struct procmap_query *q, uint64_t addr, uint64_t flags,
@@ -123,14 +123,7 @@ int vg_procmap_open(pid_t pid, struct vg_procmap *pm, struct vg_error *err)
 		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	pm->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (pm->fd < 0) {
-		int e = errno;
-
-		if (e == ENOENT || e == ESRCH)
-			return gone(err, pid);
-		if (e == EACCES || e == EPERM)
-			return vg_error_set(err, -EACCES, "cannot open /proc/%d/maps: permission denied; run as root or as the target's user; check kernel.yama.ptrace_scope",
-					    (int)pid);
-		return vg_error_set(err, -e, "cannot open /proc/%d/maps: %s", (int)pid, strerror(e));
+		return vg_error_proc(err, errno, pid, "/proc/PID/maps");
 	}
 	/* Probe with the cheapest query: no name, no build-id. */
 	r = query(pm->fd, &q, 0, PROCMAP_QUERY_COVERING_OR_NEXT_VMA, NULL, 0, NULL);
@@ -283,6 +276,11 @@ static bool target_is_elf64(pid_t pid)
 	ssize_t k;
 	int fd;
 
+	pid_t tid;
+
+	/* The leader's exe is gone once it exited: ask the mm holder. */
+	if (vg_proc_mm_holder(pid, &tid) == VG_MM_THREAD)
+		pid = tid;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

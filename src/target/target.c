@@ -422,3 +422,12 @@ int vg_error_denied(struct vg_error *err, int code, pid_t pid, const char *what)
 	return vg_error_set(err, code, "cannot read %s of pid %d: permission denied; run as root or as the target's user",
 			    what, (int)pid);
 }
+
+int vg_error_proc(struct vg_error *err, int e, pid_t pid, const char *what)
+{
+	if (e == ENOENT || e == ESRCH)
+		return vg_error_set(err, -ESRCH, "pid %d does not exist or has exited", (int)pid);
+	if (e == EACCES || e == EPERM)
+		return vg_error_denied(err, -EACCES, pid, what);
+	return vg_error_set(err, -e, "cannot read %s of pid %d: %s", what, (int)pid, strerror(e));
+}

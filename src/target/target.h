@@ -61,6 +61,12 @@ void vg_target_warn(struct vg_target *t, const char *fmt, ...)
  * the yama ptrace_scope when set.  Returns code (-EPERM or -EACCES). */
 int vg_error_denied(struct vg_error *err, int code, pid_t pid, const char *what);
 
+/* The sentence for a failed open or read of a /proc file of pid (`what`,
+ * e.g. "/proc/PID/maps") with errno e (positive): ENOENT/ESRCH -> -ESRCH
+ * "does not exist or has exited", EACCES/EPERM -> vg_error_denied, anything
+ * else -> -e.  One voice for maps.c, procmap.c and target.c. */
+int vg_error_proc(struct vg_error *err, int e, pid_t pid, const char *what);
+
 /* "/proc/MM_PID/<rest>" into buf (the task holding the memory map, see
  * mm_pid: /proc/TID/ offers the same files as /proc/PID/); returns buf. */
 char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,

@@ -22,6 +22,8 @@
 
 /* Non-static so it is in .symtab; used so it is not dropped. */
 volatile unsigned long long vg_addrspec_global[4] = { 1, 2, 3, 4 };
+/* One copy per thread: no address to give. */
+__thread volatile int vg_addrspec_tls = 5;
 
 struct self {
 	struct vg_target *t;
@@ -185,6 +187,8 @@ static void test_errors(void **state)
 	/* "::" belongs to a C++ name, it does not split off an image. */
 	expect_error(s, "ns::no_such", -ENOENT, "no symbol 'ns::no_such'");
 	expect_error(s, "vg_addrspec_global+0xffffffffffffffff", -ERANGE, "overflows");
+	vg_addrspec_tls++;
+	expect_error(s, "vg_addrspec_tls", -EINVAL, "'vg_addrspec_tls' is a thread-local variable of");
 }
 
 /* Two copies of one library in two directories: "libfx.so:SYM" names
@@ -221,11 +225,45 @@ static void test_ambiguous_image(void **state)
 	vg_error_clear(&err);
 	assert_int_equal(vg_addr_parse(spec, sp->imgs, NULL, &a, &err), 0);
 	assert_int_equal(a.runtime, (uint64_t)(uintptr_t)value);
+	/* A bare name defined twice resolves, and says how many define it. */
+	assert_int_equal(vg_addr_parse("fx_lib_value", sp->imgs, NULL, &a, &err), 0);
+	assert_int_equal(a.n_definitions, 2);
 	unload_self(&fresh);
 	for (int i = 0; i < 2; i++) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dirs[i]);
 		assert_int_equal(system(cmd), 0);
 	}
+}
+
+/* An image whose file name contains ':' (like "memfd:payload"): IMAGE is
+ * split off at the last single colon. */
+static void test_colon_in_image_name(void **state)
+{
+	char dir[64], cmd[512], path[256];
+	struct self fresh = { 0 };
+	struct vg_error err = { 0 };
+	struct vg_addr a;
+	void *h;
+	int *value;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/vg_addrspec.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp '%s/libfx.so' '%s/lib:colon.so'", FIXTURES_BUILD, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/lib:colon.so", dir);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	value = dlsym(h, "fx_lib_value");
+	assert_non_null(value);
+	assert_int_equal(load_self(&fresh), 0);
+	if (vg_addr_parse("lib:colon.so:fx_lib_value", fresh.imgs, NULL, &a, &err) < 0)
+		fail_msg("lib:colon.so:fx_lib_value: %s", err.msg);
+	assert_int_equal(a.runtime, (uint64_t)(uintptr_t)value);
+	assert_int_equal(a.n_definitions, 1);
+	unload_self(&fresh);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -235,8 +273,9 @@ int main(void)
 		cmocka_unit_test(test_forms_agree),
 		cmocka_unit_test(test_symbol_in_libc),
 		cmocka_unit_test(test_errors),
-		/* Last: it loads two more libraries into this process. */
+		/* Last: they load more libraries into this process. */
 		cmocka_unit_test(test_ambiguous_image),
+		cmocka_unit_test(test_colon_in_image_name),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -573,7 +573,7 @@ static int read_init_maps(void)
 
 	if (vg_maps_read(1, &m, &err) != -EACCES || m)
 		return 1;
-	if (!strstr(err.msg, "permission denied; run as root or as the target's user; check kernel.yama.ptrace_scope"))
+	if (!strstr(err.msg, "cannot read /proc/PID/maps of pid 1: permission denied; run as root or as the target's user"))
 		return 2;
 	return 0;
 }

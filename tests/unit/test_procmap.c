@@ -785,7 +785,7 @@ static int open_init_maps(void)
 	vg_error_clear(&err);
 	if (vg_maps_load(1, 0, &m, NULL, &err) != -EACCES || m)
 		return 2;
-	if (!strstr(err.msg, "check kernel.yama.ptrace_scope"))
+	if (!strstr(err.msg, "cannot read /proc/PID/maps of pid 1: permission denied; run as root or as the target's user"))
 		return 3;
 	return 0;
 }
