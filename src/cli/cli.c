@@ -11,6 +11,7 @@
 #include "elf/addrspec.h"
 #include "report/json.h"
 #include "target/maps.h"
+#include "util/utf8.h"
 
 int cli_fail(struct vg_cli *cli, const struct vg_error *err)
 {
@@ -177,11 +178,16 @@ void cli_put_text(FILE *f, const char *s)
 	/* One fact per line: control characters (a newline in a file name)
 	 * are written as octal escapes, as the kernel writes "\012" in
 	 * /proc/PID/maps; unlike the kernel, a backslash too ("\134"), so
-	 * that a name containing the four characters \012 stays distinct. */
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-		if (*p < 0x20 || *p == 0x7f || *p == '\\')
-			fprintf(f, "\\%03o", *p);
-		else
-			fputc(*p, f);
+	 * that a name containing the four characters \012 stays distinct;
+	 * and a byte outside valid UTF-8, which a terminal would garble. */
+	for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
+		size_t n = vg_utf8_seq(p);
+
+		if (n == 0 || *p < 0x20 || *p == 0x7f || *p == '\\') {
+			fprintf(f, "\\%03o", *p++);
+			continue;
+		}
+		fwrite(p, 1, n, f);
+		p += n;
 	}
 }

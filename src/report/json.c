@@ -11,54 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
+
 cJSON *vg_json_add_addr(cJSON *obj, const char *key, uint64_t addr)
 {
 	char buf[24];
 
 	snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
 	return cJSON_AddStringToObject(obj, key, buf);
-}
-
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 if invalid. */
-static size_t utf8_seq(const unsigned char *p)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0)
-		n = 2, cp = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		n = 3, cp = p[0] & 0x0f;
-	else if ((p[0] & 0xf8) == 0xf0)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
-static bool valid_utf8(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		size_t n = utf8_seq(p);
-
-		if (!n)
-			return false;
-		p += n;
-	}
-	return true;
 }
 
 /* s with each byte that is not part of valid UTF-8 as "\xNN" (malloc'ed). */
@@ -70,7 +30,7 @@ static char *escape_invalid(const char *s)
 	if (!out)
 		return NULL;
 	while (*p) {
-		size_t n = utf8_seq(p);
+		size_t n = vg_utf8_seq(p);
 
 		if (n) {
 			memcpy(o, p, n);
@@ -91,7 +51,7 @@ cJSON *vg_json_text(const char *s)
 
 	if (!s)
 		s = "";
-	if (valid_utf8(s))
+	if (vg_utf8_valid(s))
 		return cJSON_CreateString(s);
 	esc = escape_invalid(s);
 	item = cJSON_CreateString(esc ? esc : "");
@@ -105,7 +65,7 @@ cJSON *vg_json_add_text(cJSON *obj, const char *key, const char *s)
 
 	if (!item || !cJSON_AddItemToObject(obj, key, item))
 		return NULL;
-	if (s && !valid_utf8(s)) {
+	if (s && !vg_utf8_valid(s)) {
 		static const char digits[] = "0123456789abcdef";
 		size_t n = strlen(s), klen = strlen(key);
 		char *hex = malloc(2 * n + 1), *hkey = malloc(klen + 5);
