@@ -33,8 +33,8 @@ demo: all
 	./scripts/demo.sh $(BUILD)
 
 bench: all
-	./bench/maps.sh
-	./bench/read.sh
+	VIGIL=$(BUILD)/vigil ./bench/maps.sh
+	VIGIL=$(BUILD)/vigil ./bench/read.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
