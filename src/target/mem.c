@@ -42,6 +42,7 @@ struct vg_mem {
 	const struct vg_maps *maps;   /* borrowed, may be NULL */
 	pid_t pid;                    /* task holding the mm: target mm_pid */
 	unsigned sources;
+	bool proc_only;               /* /proc is another pid namespace: no pid syscalls */
 	int pidfd;                    /* -1 if the kernel has none */
 	int mem_fd;                   /* /proc/PID/mem, -1 until first needed */
 	int mem_err;                  /* sticky negative errno of a failed open */
@@ -84,10 +85,19 @@ int vg_mem_open(const struct vg_target *t, const struct vg_maps *maps,
 	m->sources = VG_MEM_SRC_ALL;
 	m->mem_fd = -1;
 	m->file_fd = -1;
-	/* pidfd_open() fds are always close-on-exec. */
-	m->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
-	if (m->pidfd < 0)
-		m->pidfd = -1;
+	m->pidfd = -1;
+	if (!vg_proc_is_own_pidns()) {
+		/* The pid is /proc's; in vigil's own namespace the same number
+		 * may be another process, which process_vm_readv would read
+		 * without a word.  /proc/PID/mem names the right one. */
+		m->sources &= ~VG_MEM_SRC_VM_READV;
+		m->proc_only = true;
+	} else {
+		/* pidfd_open() fds are always close-on-exec. */
+		m->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+		if (m->pidfd < 0)
+			m->pidfd = -1;
+	}
 	*out = m;
 	return 0;
 }
@@ -122,8 +132,14 @@ void vg_mem_set_maps(struct vg_mem *m, const struct vg_maps *maps)
 
 void vg_mem_set_sources(struct vg_mem *m, unsigned mask)
 {
-	if (m)
-		m->sources = (mask & VG_MEM_SRC_ALL) ? (mask & VG_MEM_SRC_ALL) : VG_MEM_SRC_ALL;
+	if (!m)
+		return;
+	mask &= VG_MEM_SRC_ALL;
+	if (!mask)
+		mask = VG_MEM_SRC_ALL;
+	if (m->proc_only)
+		mask &= ~VG_MEM_SRC_VM_READV;
+	m->sources = mask;
 }
 
 static void add_seg(struct vg_mem_result *res, uint64_t addr, size_t len,

@@ -431,3 +431,21 @@ int vg_error_proc(struct vg_error *err, int e, pid_t pid, const char *what)
 		return vg_error_denied(err, -EACCES, pid, what);
 	return vg_error_set(err, -e, "cannot read %s of pid %d: %s", what, (int)pid, strerror(e));
 }
+
+bool vg_proc_is_own_pidns(void)
+{
+	static int cached = -1;  /* a process does not change its pid namespace */
+	char buf[32];
+	ssize_t n;
+
+	if (cached < 0) {
+		n = readlink("/proc/self", buf, sizeof(buf) - 1);
+		if (n <= 0) {
+			cached = 0;  /* no /proc/self: not ours */
+		} else {
+			buf[n] = '\0';
+			cached = strtol(buf, NULL, 10) == (long)getpid();
+		}
+	}
+	return cached;
+}

@@ -55,6 +55,12 @@ int vg_target_threads(const struct vg_target *t, pid_t **tids, size_t *n,
 void vg_target_warn(struct vg_target *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Whether /proc shows vigil's own PID namespace.  When it does not (vigil
+ * in a child namespace with the host's /proc mounted), pids read from /proc
+ * mean other processes to pid-taking syscalls (process_vm_readv,
+ * pidfd_open): only /proc files may be used then. */
+bool vg_proc_is_own_pidns(void);
+
 /* The sentence for EPERM/EACCES on `what` ("memory", "/proc/PID/maps") of
  * pid, with the remedy that fits who we are: as root, the missing piece is
  * CAP_SYS_PTRACE over the target; otherwise root, the target's user, and

@@ -30,3 +30,41 @@ eq("pid namespace read: source", doc.get("source"), "proc_pid_mem")
 done()
 PY
 echo "ok"
+
+# A decoy: in vigil's namespace the host pid number names another process
+# (ns_last_pid steers the decoy onto it), a second copy of the same non-PIE
+# binary, so the same address holds a different vg_nonce.  A pid syscall
+# (process_vm_readv) would read the decoy without a word; vigil must read the
+# target through /proc/PID/mem.
+truth=$T/nonpie.truth
+start_target tgt_globals_nonpie "$truth"
+wait_truth "$truth" ready
+pid=$(truth_get "$truth" pid)
+((pid > 2)) || harness_error "pid $pid too small to steer a decoy onto"
+LAST=decoy LAST_CMD="(child pid namespace, decoy at pid $pid) vigil read $pid vg_nonce 8 --json"
+set +e
+unshare -p -f bash -c '
+	echo $(($2 - 1)) > /proc/sys/kernel/ns_last_pid || exit 99
+	"$3" "$4" & d=$!
+	[[ $d == "$2" ]] || { kill $d; echo "decoy got pid $d, not $2" >&2; exit 99; }
+	for ((i = 0; i < 500; i++)); do grep -qx "state ready" "$4" 2>/dev/null && break; sleep 0.01; done
+	"$1" read "$2" vg_nonce 8 --json; rc=$?
+	kill $d
+	exit $rc
+' bash "$VIGIL" "$pid" "$TARGETS/tgt_globals_nonpie" "$T/decoy.truth" >"$T/decoy.out" 2>"$T/decoy.err" </dev/null
+RC=$?
+set -e
+((RC != 99)) || harness_error "could not place the decoy: $(cat "$T/decoy.err")"
+assert_rc 0 "read with a decoy at the same pid number"
+vg_py "$truth" "$T/decoy.truth" <<'PY'
+import os, sys
+from vgcheck import *
+truth, decoy = Truth(sys.argv[1]), Truth(sys.argv[2])
+check(truth.syms["vg_nonce"]["hex"] != decoy.syms["vg_nonce"]["hex"], "target and decoy drew the same nonce")
+eq("decoy: same address in both", truth.syms["vg_nonce"]["runtime"], decoy.syms["vg_nonce"]["runtime"])
+doc = load_json(os.environ["T"] + "/decoy.out")
+check_value_read(doc, truth.syms["vg_nonce"], "read with a decoy")
+eq("read with a decoy: source", doc.get("source"), "proc_pid_mem")
+done()
+PY
+echo "ok: decoy at the same pid number is not read"

@@ -4,6 +4,9 @@
  * until killed.  The globals are non-static and used so they stay in .symtab. */
 #include <stdint.h>
 
+#include <time.h>
+#include <unistd.h>
+
 #include "truth.h"
 
 __attribute__((used)) volatile unsigned long long vg_magic = 0x1122334455667788ULL;
@@ -13,12 +16,18 @@ __attribute__((used)) volatile double vg_double = 2.5;
 __attribute__((used)) volatile float vg_float = -0.75f;
 __attribute__((used)) volatile unsigned short vg_u16 = 0xbeef;
 __attribute__((used)) volatile unsigned long long *volatile vg_ptr = &vg_magic;
+/* Differs between two runs of this same binary (pid namespace test). */
+__attribute__((used)) volatile unsigned long long vg_nonce;
 
 int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 99;
 	truth_init(120);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	vg_nonce = (unsigned long long)ts.tv_nsec * 2654435761u ^ (unsigned long long)ts.tv_sec ^
+		   (unsigned long long)getpid() << 32;
 	FILE *f = truth_begin(argv[1]);
 	truth_objects(f);
 	truth_symbol(f, "vg_magic", &vg_magic, sizeof(vg_magic));
@@ -28,6 +37,7 @@ int main(int argc, char **argv)
 	truth_symbol(f, "vg_float", &vg_float, sizeof(vg_float));
 	truth_symbol(f, "vg_u16", &vg_u16, sizeof(vg_u16));
 	truth_symbol(f, "vg_ptr", &vg_ptr, sizeof(vg_ptr));
+	truth_symbol(f, "vg_nonce", &vg_nonce, sizeof(vg_nonce));
 	fprintf(f, "state ready\n");
 	truth_end(f, argv[1]);
 	truth_wait_forever();
