@@ -191,3 +191,23 @@ void cli_put_text(FILE *f, const char *s)
 		p += n;
 	}
 }
+
+void cli_put_path(FILE *f, const char *path, bool deleted)
+{
+	static const char suffix[] = " (deleted)";
+	size_t n = strlen(path), sl = sizeof(suffix) - 1;
+
+	/* The kernel's " (deleted)" marks a deleted file; a live file whose
+	 * name really ends so gets its space escaped, so the two differ. */
+	if (!deleted && n >= sl && strcmp(path + n - sl, suffix) == 0) {
+		char *head = strndup(path, n - sl);
+
+		cli_put_text(f, head ? head : "");
+		free(head);
+		fputs("\\040(deleted)", f);
+		return;
+	}
+	cli_put_text(f, path);
+	if (deleted)
+		fputs(suffix, f);
+}

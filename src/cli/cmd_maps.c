@@ -41,7 +41,7 @@ static cJSON *regions_json(const struct vg_maps *maps)
 	for (size_t i = 0; arr && i < maps->n; i++) {
 		const struct vg_region *r = &maps->regions[i];
 		cJSON *o = cJSON_CreateObject();
-		char dev[24];
+		char dev[24], inode[24];
 
 		vg_json_add_addr(o, "start", r->start);
 		vg_json_add_addr(o, "end", r->end);
@@ -49,7 +49,9 @@ static cJSON *regions_json(const struct vg_maps *maps)
 		vg_json_add_addr(o, "offset", r->offset);
 		snprintf(dev, sizeof(dev), "%02x:%02x", r->dev_major, r->dev_minor);
 		cJSON_AddStringToObject(o, "dev", dev);
-		cJSON_AddNumberToObject(o, "inode", (double)r->inode);
+		/* A string: overlayfs (xino) inodes exceed what a double holds. */
+		snprintf(inode, sizeof(inode), "%" PRIu64, r->inode);
+		cJSON_AddStringToObject(o, "inode", inode);
 		vg_json_add_text(o, "path", r->path);
 		cJSON_AddBoolToObject(o, "deleted", r->deleted);
 		cJSON_AddStringToObject(o, "kind", vg_region_kind_name(r->kind));
@@ -97,8 +99,8 @@ static void print_table(const struct vg_target *t, const struct vg_maps *maps,
 		printf("%012" PRIx64 "-%012" PRIx64 " %s %08" PRIx64 " %02x:%02x %-8" PRIu64 " ",
 		       r->start, r->end, r->perms, r->offset, r->dev_major,
 		       r->dev_minor, r->inode);
-		cli_put_text(stdout, r->path);
-		fputs(r->deleted ? " (deleted)\n" : "\n", stdout);
+		cli_put_path(stdout, r->path, r->deleted);
+		fputc('\n', stdout);
 	}
 	printf("\nimages:\n");
 	for (size_t i = 0; i < imgs->n; i++) {
@@ -107,9 +109,9 @@ static void print_table(const struct vg_target *t, const struct vg_maps *maps,
 
 		vg_image_build_id_hex(img, bid, sizeof(bid));
 		fputs("  ", stdout);
-		cli_put_text(stdout, img->path);
-		printf("%s%s  bias 0x%" PRIx64 " (%s)  build-id %s  via %s\n",
-		       img->deleted ? " (deleted)" : "", img->is_main ? " [main]" : "",
+		cli_put_path(stdout, img->path, img->deleted);
+		printf("%s  bias 0x%" PRIx64 " (%s)  build-id %s  via %s\n",
+		       img->is_main ? " [main]" : "",
 		       img->bias, vg_bias_method_name(img->bias_method),
 		       bid[0] ? bid : "none", vg_image_via_name(img->via));
 	}

@@ -400,6 +400,7 @@ static cJSON *region_json(const struct vg_region *r)
 	vg_json_add_addr(o, "end", r->end);
 	cJSON_AddStringToObject(o, "perms", r->perms);
 	vg_json_add_text(o, "path", r->path);
+	cJSON_AddBoolToObject(o, "deleted", r->deleted);
 	cJSON_AddStringToObject(o, "kind", vg_region_kind_name(r->kind));
 	return o;
 }
@@ -422,13 +423,17 @@ static cJSON *segments_json(const struct read_outcome *o)
 static void print_header(const struct vg_target *t, const struct read_outcome *o,
 			 const struct vg_addr *a, const struct vg_region *region)
 {
-	printf("# pid %d: %" PRIu64 " bytes at 0x%" PRIx64, (int)t->pid, o->length, o->addr);
+	printf("# pid %d: %" PRIu64 " byte%s at 0x%" PRIx64, (int)t->pid, o->length,
+	       o->length == 1 ? "" : "s", o->addr);
 	if (a->symbol && a->symbol_offset)
 		printf(" (%s+%" PRIu64 ")", a->symbol, a->symbol_offset);
 	else if (a->symbol)
 		printf(" (%s)", a->symbol);
 	printf(" in %s 0x%" PRIx64 "-0x%" PRIx64 " ", region->perms, region->start, region->end);
-	cli_put_text(stdout, region->path[0] ? region->path : vg_region_kind_name(region->kind));
+	if (region->path[0])
+		cli_put_path(stdout, region->path, region->deleted);
+	else
+		fputs(vg_region_kind_name(region->kind), stdout);
 	fputc('\n', stdout);
 }
 
@@ -764,8 +769,8 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 			}
 			rr = stream_read(mem, &o, buf, bufsize, sink_dump, NULL);
 		}
-		printf("# %" PRIu64 " of %" PRIu64 " bytes via %s\n", o.bytes_read,
-		       o.length, source_summary(&o));
+		printf("# %" PRIu64 " of %" PRIu64 " byte%s via %s\n", o.bytes_read,
+		       o.length, o.length == 1 ? "" : "s", source_summary(&o));
 		for (size_t i = 0; o.n_seg > 1 && i < o.n_seg; i++)
 			printf("#   0x%" PRIx64 " +%zu via %s\n", o.seg[i].addr, o.seg[i].len,
 			       vg_mem_source_name(o.seg[i].source));

@@ -49,7 +49,8 @@ static void print_main_help(FILE *out)
 		"\n"
 		"exit codes:\n"
 		"  0 success   1 runtime failure   2 usage error or bad input (malformed or\n"
-		"  unmapped address, unknown symbol)   3 missing permission or kernel capability\n"
+		"  unmapped address, unknown symbol, not an ELF file)   3 missing permission or\n"
+		"  kernel capability\n"
 		"  4 target does not exist, exited, or the PID now names another process\n"
 		"\n"
 		"examples:\n"
@@ -126,9 +127,11 @@ int main(int argc, char **argv)
 	(void)hooks;
 #endif
 
-	/* "vigil --json maps PID" works like "vigil maps PID --json". */
+	/* --json anywhere before "--" makes every answer JSON, the errors of
+	 * this dispatcher included; "vigil --json maps PID" works like
+	 * "vigil maps PID --json".  Help stays text. */
+	cli_prescan_json(&cli, argc, argv);
 	while (argc > 1 && strcmp(argv[1], "--json") == 0) {
-		cli.json = true;
 		argv++;
 		argc--;
 	}
@@ -153,13 +156,18 @@ int main(int argc, char **argv)
 		return cli_finish_output();
 	}
 	if (strcmp(argv[1], "help") == 0) {
-		if (argc < 3) {
+		const char *name = NULL;
+
+		for (int i = 2; i < argc && !name; i++)
+			if (strcmp(argv[i], "--json") != 0)
+				name = argv[i];
+		if (!name) {
 			print_main_help(stdout);
 			return cli_finish_output();
 		}
-		if (!find_command(argv[2]))
-			return cli_usage_error(&cli, "no command '%s'; 'vigil --help' lists them", argv[2]);
-		return help_command(argv[2]);
+		if (!find_command(name))
+			return cli_usage_error(&cli, "no command '%s'; 'vigil --help' lists them", name);
+		return help_command(name);
 	}
 	cmd = find_command(argv[1]);
 	if (!cmd)

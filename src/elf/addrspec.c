@@ -7,6 +7,7 @@
 #include "elf/addrspec.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -59,21 +60,22 @@ int vg_parse_u64(const char *s, int allow_suffix, uint64_t *out)
 	return 0;
 }
 
-/* Position of the ':' separating IMAGE from SYMBOL: the last single colon
- * ("::" belongs to a C++ name; an image path may contain ':', as in
- * "memfd:payload"), or NULL. */
-static const char *image_separator(const char *spec)
+/* The first or the last single ':' of spec ("::" belongs to a C++ name; an
+ * image path may contain ':', as in "memfd:payload"), or NULL. */
+static const char *single_colon(const char *spec, bool last)
 {
-	const char *last = NULL;
+	const char *found = NULL;
 
 	for (const char *p = spec; (p = strchr(p, ':')); p++) {
 		if (p[1] == ':') {
 			p++;
 			continue;
 		}
-		last = p;
+		found = p;
+		if (!last)
+			break;
 	}
-	return last;
+	return found;
 }
 
 static int static_in_loads(const struct vg_image *img, uint64_t vaddr)
@@ -197,14 +199,19 @@ static int resolve_symbol(const char *spec, const struct vg_images *imgs,
 			  const struct vg_image *bin, struct vg_addr *out,
 			  struct vg_error *err)
 {
-	const char *sep = image_separator(spec);
 	const char *plus = strrchr(spec, '+');
+	const char *sep = single_colon(spec, true), *first = single_colon(spec, false);
 	char *image_name = NULL, *name;
 	uint64_t off = 0, bias;
 	struct vg_symbol sym;
 	const struct vg_image *img;
 	int r;
 
+	/* A symbol may itself contain '+' or ':' (C++ operator+, a "lib:sym"
+	 * label): the whole spec naming a symbol wins over any split. */
+	if (strpbrk(spec, "+:") &&
+	    lookup_symbol(imgs, bin, NULL, spec, &img, &sym, &out->n_definitions, NULL) == 0)
+		goto found;
 	if (plus && plus > spec && vg_parse_u64(plus + 1, 0, &off) == 0)
 		name = strndup(spec, (size_t)(plus - spec));
 	else
@@ -212,12 +219,22 @@ static int resolve_symbol(const char *spec, const struct vg_images *imgs,
 	if (!name)
 		return vg_error_set(err, -ENOMEM, "out of memory");
 	if (sep) {
-		char *s = name + (sep - spec);
+		char *s;
+		size_t n_img = 0;
 
+		/* "img:lib:sym": if no image is named "img:lib", the image
+		 * is "img" and the symbol "lib:sym". */
+		if (first != sep) {
+			name[sep - spec] = '\0';
+			vg_images_by_name(imgs, name, &n_img);
+			name[sep - spec] = ':';
+			if (n_img == 0)
+				sep = first;
+		}
+		s = name + (sep - spec);
 		*s = '\0';
 		image_name = name;
-		r = (*image_name && s[1]) ? 0 : -EINVAL;
-		if (r < 0) {
+		if (!*image_name || !s[1]) {
 			free(name);
 			return vg_error_set(err, -EINVAL,
 					    "malformed address '%s': expected IMAGE:SYMBOL[+OFF]", spec);
@@ -230,6 +247,7 @@ static int resolve_symbol(const char *spec, const struct vg_images *imgs,
 	free(name);
 	if (r < 0)
 		return r;
+found:
 	/* A --bin image has no bias of its own: it stands for the main image. */
 	bias = (img == bin) ? vg_images_main(imgs)->bias : img->bias;
 	if (__builtin_add_overflow(sym.vaddr, bias, &out->runtime) ||

@@ -836,6 +836,7 @@ static int settle_deleted_of(pid_t pid, struct vg_maps *m)
 	char root[64];
 	pid_t tid = 0;
 	size_t i;
+	int r, n;
 
 	for (i = 0; i < m->n; i++)
 		if (m->regions[i].kind == VG_REGION_FILE && m->regions[i].deleted)
@@ -845,7 +846,15 @@ static int settle_deleted_of(pid_t pid, struct vg_maps *m)
 	if (vg_proc_mm_holder(pid, &tid) == VG_MM_THREAD && tid > 0)
 		pid = tid;
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	return vg_maps_settle_deleted(m, root);
+	r = vg_maps_settle_deleted(m, root);
+	if (r < 0)
+		return r;
+	/* maps prints paths as seen from the reader's root: for a chrooted
+	 * target they are host paths, which /proc/PID/root would prefix with
+	 * the chroot a second time.  Try them as they are too; only a file
+	 * with the mapping's device and inode counts either way. */
+	n = vg_maps_settle_deleted(m, "");
+	return n < 0 ? n : r + n;
 }
 
 enum fallback { FB_NONE, FB_NAME_TOO_LONG, FB_NOT_SUPPORTED };
