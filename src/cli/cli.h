@@ -78,8 +78,9 @@ void cli_print_target_notes(const struct vg_target *t);
  * long outputs check it to stop instead of working for nothing. */
 bool cli_output_failed(void);
 
-/* Flush and close stdout and report a failed write (ENOSPC, EPIPE, EIO);
- * called on every exit path, success or not. */
+/* Flush and close stdout and report a failed write (ENOSPC, EIO; EPIPE
+ * only when SIGPIPE is ignored, since by default a closed pipe ends vigil
+ * with status 141 like other Unix tools); called on every exit path. */
 int cli_finish_output(void);
 
 #endif

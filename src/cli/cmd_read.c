@@ -729,7 +729,8 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 		/* Decoding and JSON need the whole range (bounded by check_length). */
 		buf = alloc_buffer(o.length);
 		if (!buf) {
-			r = cli_usage_error(cli, "cannot allocate %" PRIu64 " bytes for the read", o.length);
+			r = cli_fail(cli, &(struct vg_error){ .code = -ENOMEM, .exit = VG_EXIT_RUNTIME,
+				.msg = "out of memory for the read buffer" });
 			goto out;
 		}
 		rr = stream_read(mem, &o, buf, (size_t)o.length, NULL, NULL);
@@ -746,7 +747,8 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 
 		buf = alloc_buffer(bufsize);
 		if (!buf) {
-			r = cli_usage_error(cli, "cannot allocate a %zu-byte buffer", bufsize);
+			r = cli_fail(cli, &(struct vg_error){ .code = -ENOMEM, .exit = VG_EXIT_RUNTIME,
+				.msg = "out of memory for the read buffer" });
 			goto out;
 		}
 		rr = stream_read(mem, &o, buf, bufsize, sink_raw, NULL);
@@ -764,7 +766,8 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 
 			buf = alloc_buffer(bufsize);
 			if (!buf) {
-				r = cli_usage_error(cli, "cannot allocate a %zu-byte buffer", bufsize);
+				r = cli_fail(cli, &(struct vg_error){ .code = -ENOMEM, .exit = VG_EXIT_RUNTIME,
+				.msg = "out of memory for the read buffer" });
 				goto out;
 			}
 			rr = stream_read(mem, &o, buf, bufsize, sink_dump, NULL);
@@ -786,6 +789,8 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 			fprintf(stderr, "vigil: error: %s (read %" PRIu64 " of %" PRIu64 " bytes from 0x%" PRIx64 ")\n",
 				o.err.msg, o.bytes_read, o.length, o.addr);
 		r = o.err.exit ? (int)o.err.exit : VG_EXIT_RUNTIME;
+		if (cli_output_failed())
+			r = VG_EXIT_RUNTIME;  /* the write failure is what was reported */
 	}
 out:
 	free(buf);

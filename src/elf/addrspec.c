@@ -249,6 +249,9 @@ static int resolve_symbol(const char *spec, const struct vg_images *imgs,
 		return r;
 found:
 	/* A --bin image has no bias of its own: it stands for the main image. */
+	if (img == bin && !vg_images_main(imgs))
+		return vg_error_set(err, -ENOENT,
+				    "cannot resolve '%s' with --bin: the main executable's image is unknown", spec);
 	bias = (img == bin) ? vg_images_main(imgs)->bias : img->bias;
 	if (__builtin_add_overflow(sym.vaddr, bias, &out->runtime) ||
 	    __builtin_add_overflow(out->runtime, off, &out->runtime))

@@ -980,7 +980,7 @@ static int open_memory_route(struct vg_target *t, const struct vg_maps *maps,
 			     struct vg_mem *mem, const struct group *g,
 			     struct vg_image **out, bool *not_elf)
 {
-	uint64_t len = 0;
+	uint64_t len = 0, unread = 0;
 	bool have_header = false;
 	char label[96];
 	char *buf;
@@ -1006,6 +1006,8 @@ static int open_memory_route(struct vg_target *t, const struct vg_maps *maps,
 		return -ENOENT;
 	if (len > MEM_IMAGE_MAX)
 		len = MEM_IMAGE_MAX;
+	/* Zeros stand only for file ranges nothing maps; a mapping that cannot
+	 * be read is counted and said, never passed off as zeros. */
 	buf = calloc(1, len);
 	if (!buf)
 		return -ENOMEM;
@@ -1020,7 +1022,15 @@ static int open_memory_route(struct vg_target *t, const struct vg_maps *maps,
 		if (n > len - reg->offset)
 			n = len - reg->offset;
 		vg_mem_read(mem, reg->start, buf + reg->offset, n, &res, NULL);
+		if (reg->offset == 0 && res.bytes_read < sizeof(Elf64_Ehdr)) {
+			free(buf);
+			return -EIO;  /* no header: the route failed, not "not ELF" */
+		}
+		unread += n - res.bytes_read;
 	}
+	if (unread)
+		vg_target_warn(t, "'%s' rebuilt from target memory: %llu bytes of its mappings could not be read; its symbols may be incomplete",
+			       maps->regions[g->idx[0]].path, (unsigned long long)unread);
 	/* Section headers sit past the last PT_LOAD and are not mapped: drop
 	 * them rather than parse zeros. */
 	if (len >= sizeof(Elf64_Ehdr) && memcmp(buf, ELFMAG, SELFMAG) == 0 &&
@@ -1224,10 +1234,11 @@ static int open_file_route(struct vg_target *t, const char *rest,
 	return r;
 }
 
-/* "root/PATH" of a mapping named by an absolute path, into rest. */
+/* "root/PATH" of a mapping named by an absolute path, into rest.  Not for
+ * a deleted file: whatever now has its name is by definition another. */
 static int root_rest(const struct vg_region *r, char *rest, size_t size)
 {
-	if (r->path[0] != '/')
+	if (r->path[0] != '/' || r->deleted)
 		return -ENOENT;
 	if ((size_t)snprintf(rest, size, "root%s", r->path) >= size)
 		return -ENAMETOOLONG;
@@ -1526,9 +1537,9 @@ enum vg_bin_match vg_image_compare(const struct vg_image *bin,
 			if (image_bytes(bin, l->offset + done, a, n) < 0 ||
 			    vg_mem_read(mem, running->bias + l->vaddr + done, b, n,
 					&res, NULL) < 0) {
-				/* Unreadable memory proves nothing either way. */
-				budget = 0;
-				break;
+				/* Unreadable memory proves nothing either way, and
+				 * a match on part of the plan is no match. */
+				goto out;
 			}
 			if (memcmp(a, b, n) != 0) {
 				m = VG_BIN_MISMATCH;

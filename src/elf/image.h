@@ -7,7 +7,7 @@
  * or CAP_CHECKPOINT_RESTORE), /proc/PID/root/PATH (the target's mount
  * namespace; checked against the mapping's dev+inode so a replaced file is
  * never used silently), /proc/PID/exe for the main executable (the exact
- * inode without CAP_SYS_ADMIN), and, for a deleted image that none reaches, the ELF
+ * inode without CAP_SYS_ADMIN), and, for an image none of these opens, the ELF
  * headers read from target memory.  `via` says which path served.
  * Where the kernel has PROCMAP_QUERY, the build-id it reads from the mapped
  * file itself (no open needed) fills in a missing one and cross-checks the

@@ -31,7 +31,7 @@ cJSON *vg_json_add_text(cJSON *obj, const char *key, const char *s);
 /* The same as an array element. */
 cJSON *vg_json_text(const char *s);
 
-/* Error document: header plus {"error": {"message", "code", "exit_code"}}. */
+/* Error document: header plus {"error": {"message", "errno", "exit_code"}}. */
 cJSON *vg_json_error_new(const char *operation, const struct vg_target *t,
 			 const char *message, int code, int exit_code);
 

@@ -559,7 +559,10 @@ int vg_maps_read(pid_t pid, struct vg_maps **out, struct vg_error *err)
 			break;
 	}
 	if (r < 0)
-		return vg_error_set(err, r, "cannot parse /proc/%d/maps: %s", (int)pid, perr.msg);
+		/* Not the user's input: a kernel format we do not know, or a
+		 * table torn by the target on every try. */
+		return vg_error_set(err, r == -EINVAL ? -EIO : r, "cannot parse /proc/%d/maps: %s",
+				    (int)pid, perr.msg);
 	return 0;
 }
 

@@ -305,10 +305,12 @@ static int open_region_file(struct vg_mem *m, const struct vg_region *r)
 	char path[PATH_MAX + 64];
 	int fd;
 
+	/* Through vg_proc_open_file even here: a mapped device (a GPU, a
+	 * frame buffer) must not be opened for real, only regular files. */
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 (int)m->pid, r->start, r->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
+	fd = vg_proc_open_file(path, r->dev_major, r->dev_minor, r->inode);
+	if (fd >= 0 || fd == -ESTALE)
 		return fd;
 	if (!r->path || r->path[0] != '/' || r->deleted)
 		return -ENOENT;
@@ -407,10 +409,13 @@ static int read_range(struct vg_mem *m, uint64_t addr, uint8_t *buf, size_t len,
 			if (n == (ssize_t)want)
 				continue;
 			if (n < 0 && n != -EFAULT) {
-				/* EPERM, ENOSYS (seccomp), ENOMEM: not a hole
-				 * at this address; stop asking this call. */
+				/* EPERM, ENOSYS (seccomp, as in a default Docker
+				 * profile), ENOMEM: not a hole at this address.
+				 * Stop asking, for this read and the next ones. */
 				if (n == -EPERM)
 					denied = -EPERM;
+				if (n == -EPERM || n == -ENOSYS)
+					m->sources &= ~VG_MEM_SRC_VM_READV;
 				vm_on = false;
 			}
 			if (pos == len)
@@ -427,6 +432,7 @@ static int read_range(struct vg_mem *m, uint64_t addr, uint8_t *buf, size_t len,
 			if (n > 0) {
 				add_seg(res, addr + pos, (size_t)n, VG_MEM_PROC_MEM);
 				pos += (size_t)n;
+				denied = 0;  /* another source could: not a permission stop */
 				continue;
 			}
 		}
@@ -435,6 +441,7 @@ static int read_range(struct vg_mem *m, uint64_t addr, uint8_t *buf, size_t len,
 			if (n > 0) {
 				add_seg(res, addr + pos, (size_t)n, VG_MEM_FILE);
 				pos += (size_t)n;
+				denied = 0;
 				continue;
 			}
 		}

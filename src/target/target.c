@@ -121,17 +121,26 @@ char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,
 int vg_proc_open_file(const char *path, uint32_t dev_major, uint32_t dev_minor,
 		      uint64_t inode)
 {
+	char self[64];
 	struct stat st;
-	int fd;
+	int pfd, fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
+	/* The target controls what the path names (a symlink to a device in
+	 * place of a deleted library): O_PATH reaches it without running any
+	 * driver's open, and only the mapped regular file is then opened for
+	 * reading, through the O_PATH fd itself. */
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || major(st.st_dev) != dev_major ||
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || major(st.st_dev) != dev_major ||
 	    minor(st.st_dev) != dev_minor || (uint64_t)st.st_ino != inode) {
-		close(fd);
+		close(pfd);
 		return -ESTALE;
 	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = fd < 0 ? -errno : fd;
+	close(pfd);
 	return fd;
 }
 
@@ -398,6 +407,13 @@ void vg_target_warn(struct vg_target *t, const char *fmt, ...)
 
 	if (!t || t->n_warnings >= VG_TARGET_MAX_WARNINGS)
 		return;
+	if (t->n_warnings == VG_TARGET_MAX_WARNINGS - 1) {
+		/* The last slot says the list is cut, so it never looks whole. */
+		t->warnings[t->n_warnings++] = strdup("more warnings were dropped (only the first ones are kept)");
+		if (!t->warnings[t->n_warnings - 1])
+			t->n_warnings--;
+		return;
+	}
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;

@@ -51,7 +51,8 @@ int vg_target_explain(const struct vg_target *t, int code, struct vg_error *err)
 int vg_target_threads(const struct vg_target *t, pid_t **tids, size_t *n,
 		      struct vg_error *err);
 
-/* Append a warning (formatted); silently drops past VG_TARGET_MAX_WARNINGS. */
+/* Append a warning (formatted).  Past VG_TARGET_MAX_WARNINGS - 1, the last
+ * slot says that more were dropped, and later ones are dropped. */
 void vg_target_warn(struct vg_target *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -79,10 +80,11 @@ char *vg_target_proc_path(const struct vg_target *t, char *buf, size_t size,
 			  const char *rest);
 
 /* Open path (a file of the target: /proc/PID/root/..., map_files/...,
- * exe) read-only, and keep it only if it is the mapped file: device
- * dev_major:dev_minor, inode.  Returns the fd (O_CLOEXEC, O_NONBLOCK, so
- * that a FIFO put at the path cannot hang the open), -errno of open(), or
- * -ESTALE if the path now names another file (replaced on upgrade). */
+ * exe) read-only, but only if it is the mapped file: a regular file on
+ * device dev_major:dev_minor with that inode.  It is first reached with
+ * O_PATH, so whatever the target put at the path (a FIFO, a symlink to a
+ * device) is never opened for real.  Returns the fd (O_CLOEXEC), -errno of
+ * open(), or -ESTALE if the path names another file (replaced on upgrade). */
 int vg_proc_open_file(const char *path, uint32_t dev_major, uint32_t dev_minor,
 		      uint64_t inode);
 

@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -308,6 +312,59 @@ static void test_file_source_only(void **state)
 	assert_int_equal(buf[1], pat_file(1));
 }
 
+/* A seccomp profile that refuses process_vm_readv (EPERM, as Docker's
+ * default does without CAP_SYS_PTRACE): /proc/PID/mem serves the bytes, and
+ * a real hole further on is still a hole (exit 2), not a permission stop. */
+static int read_with_vm_readv_refused(struct child *c)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct vg_error err = { 0 };
+	struct vg_mem_result r;
+	struct vg_mem *m = NULL;
+	uint8_t buf[300];
+	uint64_t start = c->l.tail + 2 * PG - 100;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		return 10;
+	if (vg_mem_open(c->t, c->maps, &m, &err) < 0)
+		return 11;
+	if (vg_mem_read(m, start, buf, sizeof(buf), &r, &err) != -EFAULT)
+		return 12;
+	if (r.bytes_read != 100 || r.n_seg != 1 || r.seg[0].source != VG_MEM_PROC_MEM)
+		return 13;
+	if (err.exit != VG_EXIT_USAGE || !strstr(err.msg, "address not mapped"))
+		return 14;
+	for (size_t i = 0; i < 100; i++)
+		if (buf[i] != pat_anon(2 * PG - 100 + i))
+			return 15;
+	vg_mem_free(m);
+	return 0;
+}
+
+static void test_vm_readv_refused(void **state)
+{
+	struct child *c = *state;
+	int status;
+	pid_t p = fork();
+
+	assert_true(p >= 0);
+	if (p == 0)
+		_exit(read_with_vm_readv_refused(c));
+	assert_int_equal(waitpid(p, &status, 0), p);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_proc_mem_source_only(void **state)
 {
 	struct child *c = *state;
@@ -480,6 +537,7 @@ int main(void)
 		CHILD_TEST(test_read_off_the_end),
 		CHILD_TEST(test_file_source_only),
 		CHILD_TEST(test_proc_mem_source_only),
+		CHILD_TEST(test_vm_readv_refused),
 		CHILD_TEST(test_readv_many),
 		CHILD_TEST(test_readv_request_crossing_hole),
 		CHILD_TEST(test_read_after_exit),
