@@ -392,19 +392,6 @@ static void values_print(const struct value_type *t, uint64_t addr, const unsign
 		printf("# %zu trailing bytes do not make a whole %s\n", n % t->size, t->name);
 }
 
-static cJSON *region_json(const struct vg_region *r)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	vg_json_add_addr(o, "start", r->start);
-	vg_json_add_addr(o, "end", r->end);
-	cJSON_AddStringToObject(o, "perms", r->perms);
-	vg_json_add_text(o, "path", r->path);
-	cJSON_AddBoolToObject(o, "deleted", r->deleted);
-	cJSON_AddStringToObject(o, "kind", vg_region_kind_name(r->kind));
-	return o;
-}
-
 static cJSON *segments_json(const struct read_outcome *o)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -629,7 +616,7 @@ static int print_json(struct vg_cli *cli, const struct read_opts *ro,
 	cJSON_AddBoolToObject(doc, "mapping_stable", stable);
 	cJSON_AddStringToObject(doc, "source", source_summary(o));
 	cJSON_AddItemToObject(doc, "segments", segments_json(o));
-	cJSON_AddItemToObject(doc, "region", region_json(region));
+	cJSON_AddItemToObject(doc, "region", vg_json_region(region));
 	if (a->symbol) {
 		vg_json_add_text(doc, "symbol", a->symbol);
 		cJSON_AddNumberToObject(doc, "symbol_offset", (double)a->symbol_offset);

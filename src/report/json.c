@@ -85,6 +85,30 @@ cJSON *vg_json_add_text(cJSON *obj, const char *key, const char *s)
 	return item;
 }
 
+cJSON *vg_json_region(const struct vg_region *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	char dev[24], inode[24];
+
+	if (!o)
+		return NULL;
+	vg_json_add_addr(o, "start", r->start);
+	vg_json_add_addr(o, "end", r->end);
+	cJSON_AddStringToObject(o, "perms", r->perms);
+	vg_json_add_addr(o, "offset", r->offset);
+	snprintf(dev, sizeof(dev), "%02x:%02x", r->dev_major, r->dev_minor);
+	cJSON_AddStringToObject(o, "dev", dev);
+	/* A string: overlayfs (xino) inodes exceed what a double holds. */
+	snprintf(inode, sizeof(inode), "%" PRIu64, r->inode);
+	cJSON_AddStringToObject(o, "inode", inode);
+	vg_json_add_text(o, "path", r->path);
+	cJSON_AddBoolToObject(o, "deleted", r->deleted);
+	cJSON_AddStringToObject(o, "kind", vg_region_kind_name(r->kind));
+	if (r->name_ambiguous)  /* decoded from "\012": may not be the name */
+		cJSON_AddBoolToObject(o, "name_ambiguous", true);
+	return o;
+}
+
 static cJSON *process_object(const struct vg_target *t)
 {
 	cJSON *p = cJSON_CreateObject();

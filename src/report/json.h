@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "target/maps.h"
 #include "target/target.h"
 
 #define VG_SCHEMA_VERSION 1
@@ -30,6 +31,11 @@ cJSON *vg_json_add_addr(cJSON *obj, const char *key, uint64_t addr);
 cJSON *vg_json_add_text(cJSON *obj, const char *key, const char *s);
 /* The same as an array element. */
 cJSON *vg_json_text(const char *s);
+
+/* One region as every report shows it: start, end, perms, offset, dev,
+ * inode (a decimal string), path (+ path_hex), deleted, kind, and
+ * name_ambiguous when set.  NULL only on allocation failure. */
+cJSON *vg_json_region(const struct vg_region *r);
 
 /* Error document: header plus {"error": {"message", "errno", "exit_code"}}. */
 cJSON *vg_json_error_new(const char *operation, const struct vg_target *t,

@@ -316,7 +316,7 @@ for name, schema, mutate, what in [
     ("read_u64", "read", lambda d: d.update(value=1), "a u64 value as a JSON number"),
     ("read_u32", "read", lambda d: d.update(value="1"), "a u32 value as a string"),
     ("read_dump", "read", lambda d: d.update(value=1), "a value without --as"),
-    ("read_dump", "read", lambda d: d["region"].update(offset="0x0"), "an undocumented region key"),
+    ("read_dump", "read", lambda d: d["region"].update(bogus=1), "an undocumented region key"),
     ("read_dump", "read", lambda d: d.update(source="magic"), "an unknown source"),
     ("read_partial", "read", lambda d: d.pop("error"), "complete false and no error"),
     ("read_partial", "read", lambda d: d["error"].update(bogus=1), "an undocumented error key"),
