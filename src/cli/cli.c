@@ -43,6 +43,14 @@ int cli_usage_error(struct vg_cli *cli, const char *fmt, ...)
 	return cli_fail(cli, &err);
 }
 
+int cli_out_of_memory(struct vg_cli *cli, const char *what)
+{
+	struct vg_error err = { .code = -ENOMEM, .exit = VG_EXIT_RUNTIME };
+
+	snprintf(err.msg, sizeof(err.msg), "out of memory %s", what);
+	return cli_fail(cli, &err);
+}
+
 int cli_bad_option(struct vg_cli *cli, const char *arg)
 {
 	return cli_usage_error(cli, "unknown or incomplete option '%s' for '%s'; see 'vigil help %s'",
@@ -210,4 +218,63 @@ void cli_put_path(FILE *f, const char *path, bool deleted)
 	cli_put_text(f, path);
 	if (deleted)
 		fputs(suffix, f);
+}
+
+/* A command builds one JSON document and exits, so cJSON's nodes come from
+ * a bump arena that is never freed piecewise: ~100k malloc/free pairs fewer
+ * on 10,000 regions.  A mark lets a loop that prints and drops one object at
+ * a time reuse the same memory. */
+static struct {
+	char *cur, *end;
+	bool on;
+} arena;
+
+static void *arena_alloc(size_t n)
+{
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if ((size_t)(arena.end - arena.cur) < n) {
+		size_t size = n > (4u << 20) ? n : (4u << 20);
+
+		/* Earlier blocks stay allocated until exit, by design. */
+		arena.cur = malloc(size);
+		if (!arena.cur) {
+			arena.end = NULL;
+			return NULL;
+		}
+		arena.end = arena.cur + size;
+	}
+	p = arena.cur;
+	arena.cur += n;
+	return p;
+}
+
+static void arena_free(void *p)
+{
+	(void)p;
+}
+
+void cli_json_arena_install(void)
+{
+#ifndef __SANITIZE_ADDRESS__
+	cJSON_Hooks hooks = { .malloc_fn = arena_alloc, .free_fn = arena_free };
+
+	cJSON_InitHooks(&hooks);
+	arena.on = true;
+#endif
+	/* Under ASan the plain allocator keeps use-after-free checks on cJSON. */
+}
+
+struct cli_arena_mark cli_json_arena_mark(void)
+{
+	return (struct cli_arena_mark){ .cur = arena.cur, .end = arena.end };
+}
+
+void cli_json_arena_release(struct cli_arena_mark m)
+{
+	/* Only back within the block of the mark; a block opened since then
+	 * stays (rare: objects are small against 4 MiB). */
+	if (arena.on && arena.end == m.end && m.cur)
+		arena.cur = m.cur;
 }

@@ -38,6 +38,8 @@ int cli_fail(struct vg_cli *cli, const struct vg_error *err);
 /* Same for a usage error with a formatted message; returns VG_EXIT_USAGE. */
 int cli_usage_error(struct vg_cli *cli, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* "out of memory <what>", exit 1, in the usual voice. */
+int cli_out_of_memory(struct vg_cli *cli, const char *what);
 /* getopt_long's own complaint already printed? This prints the hint line. */
 int cli_bad_option(struct vg_cli *cli, const char *arg);
 
@@ -73,6 +75,15 @@ int cli_load_maps(struct vg_cli *cli, struct vg_maps **maps, const char **method
 /* Table mode: print the target's warnings and whether it exited or changed
  * while observed (JSON carries the same in its process header). */
 void cli_print_target_notes(const struct vg_target *t);
+
+/* cJSON allocates from a bump arena (not under ASan).  Everything
+ * allocated after a mark may be given back at once, once it is deleted. */
+struct cli_arena_mark {
+	char *cur, *end;
+};
+void cli_json_arena_install(void);
+struct cli_arena_mark cli_json_arena_mark(void);
+void cli_json_arena_release(struct cli_arena_mark m);
 
 /* True once a write to stdout has failed (reported once, on the spot):
  * long outputs check it to stop instead of working for nothing. */

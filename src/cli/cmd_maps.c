@@ -34,34 +34,6 @@ const char cmd_maps_usage[] =
 	"  vigil maps 4242\n"
 	"  vigil maps 4242 --json | jq '.images[] | {path, load_bias}'\n";
 
-static cJSON *regions_json(const struct vg_maps *maps)
-{
-	cJSON *arr = cJSON_CreateArray();
-
-	for (size_t i = 0; arr && i < maps->n; i++) {
-		const struct vg_region *r = &maps->regions[i];
-		cJSON *o = cJSON_CreateObject();
-		char dev[24], inode[24];
-
-		vg_json_add_addr(o, "start", r->start);
-		vg_json_add_addr(o, "end", r->end);
-		cJSON_AddStringToObject(o, "perms", r->perms);
-		vg_json_add_addr(o, "offset", r->offset);
-		snprintf(dev, sizeof(dev), "%02x:%02x", r->dev_major, r->dev_minor);
-		cJSON_AddStringToObject(o, "dev", dev);
-		/* A string: overlayfs (xino) inodes exceed what a double holds. */
-		snprintf(inode, sizeof(inode), "%" PRIu64, r->inode);
-		cJSON_AddStringToObject(o, "inode", inode);
-		vg_json_add_text(o, "path", r->path);
-		cJSON_AddBoolToObject(o, "deleted", r->deleted);
-		cJSON_AddStringToObject(o, "kind", vg_region_kind_name(r->kind));
-		if (r->name_ambiguous)  /* decoded from "\012": may not be the name */
-			cJSON_AddBoolToObject(o, "name_ambiguous", true);
-		cJSON_AddItemToArray(arr, o);
-	}
-	return arr;
-}
-
 static cJSON *images_json(const struct vg_images *imgs)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -85,6 +57,53 @@ static cJSON *images_json(const struct vg_images *imgs)
 		cJSON_AddItemToArray(arr, o);
 	}
 	return arr;
+}
+
+/* The document with the regions streamed, one compact line each, instead of
+ * a tree of them all: 10,000 regions would touch ~16 MB of nodes
+ * (bench/maps.sh).  cJSON still writes every value; the framing around
+ * the regions is the only text written here. */
+static int print_json(struct vg_cli *cli, const struct vg_maps *maps,
+		      const struct vg_images *imgs, const char *method)
+{
+	cJSON *doc = vg_json_report_new("maps", cli->target);
+	char line[8192], *head;
+	size_t n;
+
+	if (!doc)
+		return cli_out_of_memory(cli, "building the JSON report");
+	cJSON_AddStringToObject(doc, "maps_source", method);
+	cJSON_AddNumberToObject(doc, "region_count", (double)maps->n);
+	cJSON_AddItemToObject(doc, "images", images_json(imgs));
+	head = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	if (!head)
+		return cli_out_of_memory(cli, "building the JSON report");
+	/* cJSON ends the object with "\n}": the regions go before that. */
+	n = strlen(head);
+	while (n && (head[n - 1] == '}' || head[n - 1] == '\n'))
+		n--;
+	fwrite(head, 1, n, stdout);
+	cJSON_free(head);
+	fputs(",\n\t\"regions\":\t[", stdout);
+	for (size_t i = 0; i < maps->n && !cli_output_failed(); i++) {
+		struct cli_arena_mark mark = cli_json_arena_mark();
+		cJSON *o = vg_json_region(&maps->regions[i]);
+		char *big = NULL;
+
+		fputs(i ? ",\n\t\t" : "\n\t\t", stdout);
+		if (o && cJSON_PrintPreallocated(o, line, sizeof(line), false))
+			fputs(line, stdout);
+		else if (o && (big = cJSON_PrintUnformatted(o)))  /* a very long path */
+			fputs(big, stdout);
+		else
+			return cli_out_of_memory(cli, "printing a region");
+		cJSON_free(big);
+		cJSON_Delete(o);
+		cli_json_arena_release(mark);
+	}
+	fputs(maps->n ? "\n\t]\n}\n" : "]\n}\n", stdout);
+	return 0;
 }
 
 static void print_table(const struct vg_target *t, const struct vg_maps *maps,
@@ -171,13 +190,7 @@ int cmd_maps(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	if (cli->json) {
-		cJSON *doc = vg_json_report_new("maps", cli->target);
-
-		cJSON_AddStringToObject(doc, "maps_source", method);
-		cJSON_AddNumberToObject(doc, "region_count", (double)maps->n);
-		cJSON_AddItemToObject(doc, "regions", regions_json(maps));
-		cJSON_AddItemToObject(doc, "images", images_json(imgs));
-		r = cli_print_json(doc);
+		r = print_json(cli, maps, imgs, method);
 	} else {
 		print_table(cli->target, maps, imgs, method);
 		cli_print_target_notes(cli->target);

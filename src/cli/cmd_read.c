@@ -606,8 +606,7 @@ static int print_json(struct vg_cli *cli, const struct read_opts *ro,
 	if (!doc || !hex) {
 		cJSON_Delete(doc);
 		free(hex);
-		fprintf(stderr, "vigil: error: out of memory building the JSON report\n");
-		return VG_EXIT_RUNTIME;
+		return cli_out_of_memory(cli, "building the JSON report");
 	}
 	vg_json_add_addr(doc, "address", o->addr);
 	cJSON_AddNumberToObject(doc, "length", (double)o->length);
@@ -716,8 +715,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 		/* Decoding and JSON need the whole range (bounded by check_length). */
 		buf = alloc_buffer(o.length);
 		if (!buf) {
-			r = cli_fail(cli, &(struct vg_error){ .code = -ENOMEM, .exit = VG_EXIT_RUNTIME,
-				.msg = "out of memory for the read buffer" });
+			r = cli_out_of_memory(cli, "for the read buffer");
 			goto out;
 		}
 		rr = stream_read(mem, &o, buf, (size_t)o.length, NULL, NULL);
@@ -734,8 +732,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 
 		buf = alloc_buffer(bufsize);
 		if (!buf) {
-			r = cli_fail(cli, &(struct vg_error){ .code = -ENOMEM, .exit = VG_EXIT_RUNTIME,
-				.msg = "out of memory for the read buffer" });
+			r = cli_out_of_memory(cli, "for the read buffer");
 			goto out;
 		}
 		rr = stream_read(mem, &o, buf, bufsize, sink_raw, NULL);
@@ -753,8 +750,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 
 			buf = alloc_buffer(bufsize);
 			if (!buf) {
-				r = cli_fail(cli, &(struct vg_error){ .code = -ENOMEM, .exit = VG_EXIT_RUNTIME,
-				.msg = "out of memory for the read buffer" });
+				r = cli_out_of_memory(cli, "for the read buffer");
 				goto out;
 			}
 			rr = stream_read(mem, &o, buf, bufsize, sink_dump, NULL);

@@ -60,41 +60,6 @@ static void print_main_help(FILE *out)
 		addr_forms);
 }
 
-/* A command builds one JSON document and exits, so cJSON's nodes come from
- * a bump arena that is never freed piecewise: on 10,000 regions this saves
- * ~100k malloc/free pairs, a quarter of `vigil maps --json` (bench/maps.sh). */
-struct json_arena {
-	char *cur, *end;
-};
-
-static struct json_arena arena;
-
-static void *arena_alloc(size_t n)
-{
-	void *p;
-
-	n = (n + 15) & ~(size_t)15;
-	if ((size_t)(arena.end - arena.cur) < n) {
-		size_t size = n > (4u << 20) ? n : (4u << 20);
-
-		/* Earlier blocks stay allocated until exit, by design. */
-		arena.cur = malloc(size);
-		if (!arena.cur) {
-			arena.end = NULL;
-			return NULL;
-		}
-		arena.end = arena.cur + size;
-	}
-	p = arena.cur;
-	arena.cur += n;
-	return p;
-}
-
-static void arena_free(void *p)
-{
-	(void)p;
-}
-
 static const struct vg_cmd *find_command(const char *name)
 {
 	for (size_t i = 0; i < N_COMMANDS; i++)
@@ -115,17 +80,11 @@ static int help_command(const char *name)
 
 int main(int argc, char **argv)
 {
-	cJSON_Hooks hooks = { .malloc_fn = arena_alloc, .free_fn = arena_free };
 	const struct vg_cmd *cmd;
 	struct vg_cli cli = { 0 };
 	int r, w;
 
-#ifndef __SANITIZE_ADDRESS__
-	/* Under ASan the plain allocator keeps use-after-free checks on cJSON. */
-	cJSON_InitHooks(&hooks);
-#else
-	(void)hooks;
-#endif
+	cli_json_arena_install();
 
 	/* --json anywhere before "--" makes every answer JSON, the errors of
 	 * this dispatcher included; "vigil --json maps PID" works like
