@@ -229,6 +229,7 @@ static struct {
 	bool on;
 } arena;
 
+#ifndef __SANITIZE_ADDRESS__
 static void *arena_alloc(size_t n)
 {
 	void *p;
@@ -254,6 +255,7 @@ static void arena_free(void *p)
 {
 	(void)p;
 }
+#endif
 
 void cli_json_arena_install(void)
 {
