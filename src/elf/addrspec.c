@@ -78,6 +78,17 @@ static const char *single_colon(const char *spec, bool last)
 	return found;
 }
 
+/* The main image (or a symbol) is missing: say whether permission is why. */
+static int no_images(const struct vg_images *imgs, const char *what, struct vg_error *err)
+{
+	if (imgs && imgs->n_denied)
+		return vg_error_set(err, -EACCES,
+				    "cannot resolve '%s': %zu ELF image(s) of the target could not be opened: permission denied (reading them needs ptrace read access to the target: its user, or CAP_SYS_PTRACE)",
+				    what, imgs->n_denied);
+	return vg_error_set(err, -ENOENT,
+			    "cannot resolve '%s': the main executable's image is unknown", what);
+}
+
 static int static_in_loads(const struct vg_image *img, uint64_t vaddr)
 {
 	for (size_t i = 0; i < img->n_loads; i++)
@@ -100,8 +111,7 @@ static int resolve_static(const char *spec, const struct vg_images *imgs,
 		return vg_error_set(err, r < 0 ? r : -EINVAL,
 				    "malformed static address '%s': expected @0xHEX", spec);
 	if (!main_img)
-		return vg_error_set(err, -ENOENT,
-				    "cannot resolve '%s': the main executable's image is unknown", spec);
+		return no_images(imgs, spec, err);
 	if (!static_in_loads(img, vaddr))
 		return vg_error_set(err, -EFAULT,
 				    "static address 0x%" PRIx64 " is not inside any PT_LOAD of '%s'",
@@ -191,6 +201,8 @@ static int lookup_symbol(const struct vg_images *imgs, const struct vg_image *bi
 	for (size_t i = 0; i < imgs->n; i++)
 		if (vg_image_has_tls_symbol(imgs->images[i], name))
 			return not_found(imgs->images[i], name, err);
+	if (imgs->n_denied)
+		return no_images(imgs, name, err);
 	return vg_error_set(err, -ENOENT,
 			    "no symbol '%s' in any image of the target (.symtab/.dynsym)", name);
 }

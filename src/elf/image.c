@@ -1024,7 +1024,9 @@ static int open_memory_route(struct vg_target *t, const struct vg_maps *maps,
 		vg_mem_read(mem, reg->start, buf + reg->offset, n, &res, NULL);
 		if (reg->offset == 0 && res.bytes_read < sizeof(Elf64_Ehdr)) {
 			free(buf);
-			return -EIO;  /* no header: the route failed, not "not ELF" */
+			/* No header: the route failed, not "not ELF"; a refusal
+			 * stays a refusal so the warning can say why. */
+			return res.error == -EPERM || res.error == -EACCES ? res.error : -EIO;
 		}
 		unread += n - res.bytes_read;
 	}
@@ -1289,7 +1291,7 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		enum vg_image_via via;
 		uint8_t kbid[VG_BUILD_ID_MAX];
 		size_t kbid_len = 0;
-		bool not_elf = false;
+		bool not_elf = false, denied = false;
 		bool is_main = have_exe && same_file(&exe, g);
 		char rest[PATH_MAX];
 
@@ -1301,12 +1303,14 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 			 (unsigned long long)first->end);
 		via = VG_VIA_MAP_FILES;
 		r = open_file_route(t, rest, first, g, kbid, kbid_len, &img, &not_elf);
+		denied |= r == -EACCES;
 		if (r < 0 && !not_elf) {
 			via = VG_VIA_ROOT;
 			r = root_rest(first, rest, sizeof(rest));
 			if (r == 0)
 				r = open_file_route(t, rest, first, g, kbid, kbid_len,
 						    &img, &not_elf);
+			denied |= r == -EACCES || r == -EPERM;
 		}
 		/* /proc/PID/exe reaches the exact inode like map_files (even
 		 * deleted or replaced) but needs only the ptrace read access
@@ -1314,10 +1318,12 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		if (r < 0 && !not_elf && is_main) {
 			via = VG_VIA_EXE;
 			r = open_file_route(t, "exe", first, g, kbid, kbid_len, &img, &not_elf);
+			denied |= r == -EACCES || r == -EPERM;
 		}
 		if (r < 0 && !not_elf) {
 			via = VG_VIA_MEMORY;
 			r = open_memory_route(t, maps, mem, g, &img, &not_elf);
+			denied |= r == -EACCES || r == -EPERM;
 		}
 		if (r == -ENOMEM)
 			goto oom;
@@ -1328,7 +1334,15 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 
 			for (size_t i = 0; i < g->n; i++)
 				code |= maps->regions[g->idx[i]].executable;
-			if (!not_elf && code)
+			if (!not_elf && code && denied) {
+				struct vg_error why = { 0 };
+
+				s->n_denied++;
+				vg_error_denied(&why, -EACCES, t->pid, "the mapped files or memory");
+				vg_target_warn(t, "no symbols for '%s' mapped at 0x%llx: %s",
+					       first->path, (unsigned long long)first->start, why.msg);
+			}
+			else if (!not_elf && code)
 				vg_target_warn(t,
 					       "cannot open '%s' mapped at 0x%llx: %s; its symbols are unavailable",
 					       first->path,

@@ -69,6 +69,7 @@ struct vg_image {
 struct vg_images {
 	struct vg_image **images;
 	size_t n;
+	size_t n_denied;   /* ELF files no route could open for lack of permission */
 };
 
 /* Open one ELF file by host path (for --bin and offline use).  -ENOENT,
