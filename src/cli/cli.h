@@ -25,6 +25,7 @@ struct vg_cmd {
 	int (*run)(struct vg_cli *cli, int argc, char **argv);
 	const char *summary;         /* one line for `vigil --help` */
 	const char *usage;           /* full text for `vigil help NAME` */
+	bool takes_addr;             /* help also explains the ADDR forms */
 };
 
 int cmd_maps(struct vg_cli *cli, int argc, char **argv);

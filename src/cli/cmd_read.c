@@ -412,10 +412,13 @@ static void print_header(const struct vg_target *t, const struct read_outcome *o
 {
 	printf("# pid %d: %" PRIu64 " byte%s at 0x%" PRIx64, (int)t->pid, o->length,
 	       o->length == 1 ? "" : "s", o->addr);
-	if (a->symbol && a->symbol_offset)
-		printf(" (%s+%" PRIu64 ")", a->symbol, a->symbol_offset);
-	else if (a->symbol)
-		printf(" (%s)", a->symbol);
+	if (a->symbol) {
+		fputs(" (", stdout);
+		cli_put_text(stdout, a->symbol);  /* a name from the target's ELF */
+		if (a->symbol_offset)
+			printf("+%" PRIu64, a->symbol_offset);
+		fputc(')', stdout);
+	}
 	printf(" in %s 0x%" PRIx64 "-0x%" PRIx64 " ", region->perms, region->start, region->end);
 	if (region->path[0])
 		cli_put_path(stdout, region->path, region->deleted);

@@ -11,8 +11,8 @@
 #include "report/json.h"
 
 static const struct vg_cmd commands[] = {
-	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage },
-	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage },
+	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage, false },
+	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage, true },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -73,8 +73,10 @@ static int help_command(const char *name)
 	const struct vg_cmd *cmd = find_command(name);
 
 	fputs(cmd->usage, stdout);
-	fputs("\n", stdout);
-	fputs(addr_forms, stdout);
+	if (cmd->takes_addr) {
+		fputs("\n", stdout);
+		fputs(addr_forms, stdout);
+	}
 	return cli_finish_output();
 }
 
