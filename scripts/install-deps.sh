@@ -6,7 +6,7 @@ set -eu
 packages="build-essential pkg-config meson ninja-build clang libclang-rt-14-dev
 libelf-dev libdw-dev libdebuginfod-dev libzydis-dev libcjson-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
-python3 python3-jsonschema util-linux coreutils binutils elfutils linux-perf"
+python3 python3-jsonschema util-linux mount coreutils binutils elfutils linux-perf"
 
 missing=""
 for p in $packages; do
