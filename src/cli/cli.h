@@ -64,8 +64,9 @@ int cli_attach(struct vg_cli *cli, const char *pid_arg);
 /* Print a JSON document to stdout (consumes doc).  Returns 0 or exit code. */
 int cli_print_json(cJSON *doc);
 
-/* Set cli->json when --json is anywhere in argv, so that even an error in
- * an earlier argument is reported as JSON. */
+/* Set cli->json when --json is anywhere in argv before "--", so that even
+ * an error in an earlier argument is reported as JSON.  main() calls it
+ * once on the whole command line, for every command. */
 void cli_prescan_json(struct vg_cli *cli, int argc, char **argv);
 
 struct vg_maps;

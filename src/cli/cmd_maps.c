@@ -151,7 +151,6 @@ int cmd_maps(struct vg_cli *cli, int argc, char **argv)
 	const char *pid_arg = NULL;
 	int c, r, npos = 0;
 
-	cli_prescan_json(cli, argc, argv);
 	opterr = 0;
 	/* Leading '-': options may follow the PID, and "-5" reaches the PID check. */
 	while ((c = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {

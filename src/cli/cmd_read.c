@@ -193,21 +193,6 @@ static void sink_dump(uint64_t addr, const unsigned char *buf, size_t n, void *c
 	dump_lines(addr, buf, n);
 }
 
-static char *hex_string(const unsigned char *buf, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	char *hex = malloc(2 * n + 1);
-
-	if (!hex)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		hex[2 * i] = digits[buf[i] >> 4];
-		hex[2 * i + 1] = digits[buf[i] & 15];
-	}
-	hex[2 * n] = '\0';
-	return hex;
-}
-
 /* Page-aligned: the kernel copies into a destination misaligned by 16
  * bytes (what malloc returns for large blocks) at about half the speed
  * (measured with bench/read.sh). */
@@ -604,7 +589,7 @@ static int print_json(struct vg_cli *cli, const struct read_opts *ro,
 		      const unsigned char *buf, const char *bin_match, bool stable)
 {
 	cJSON *doc = vg_json_report_new("read", cli->target);
-	char *hex = hex_string(buf, (size_t)o->bytes_read);
+	char *hex = vg_hex_string(buf, (size_t)o->bytes_read);
 
 	if (!doc || !hex) {
 		cJSON_Delete(doc);
@@ -657,7 +642,6 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 	char *pos[3] = { NULL, NULL, NULL };
 	int npos, r, rr = 0;
 
-	cli_prescan_json(cli, argc, argv);
 	r = parse_args(cli, argc, argv, &ro, pos, &npos);
 	if (r)
 		return r < 0 ? 0 : r;

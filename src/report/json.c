@@ -44,14 +44,28 @@ static char *escape_invalid(const char *s)
 	return out;
 }
 
-cJSON *vg_json_text(const char *s)
+char *vg_hex_string(const void *buf, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *p = buf;
+	char *hex = malloc(2 * n + 1);
+
+	if (!hex)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		hex[2 * i] = digits[p[i] >> 4];
+		hex[2 * i + 1] = digits[p[i] & 15];
+	}
+	hex[2 * n] = '\0';
+	return hex;
+}
+
+static cJSON *text_item(const char *s, bool valid)
 {
 	char *esc;
 	cJSON *item;
 
-	if (!s)
-		s = "";
-	if (vg_utf8_valid(s))
+	if (valid)
 		return cJSON_CreateString(s);
 	esc = escape_invalid(s);
 	item = cJSON_CreateString(esc ? esc : "");
@@ -59,23 +73,29 @@ cJSON *vg_json_text(const char *s)
 	return item;
 }
 
+cJSON *vg_json_text(const char *s)
+{
+	if (!s)
+		s = "";
+	return text_item(s, vg_utf8_valid(s));
+}
+
 cJSON *vg_json_add_text(cJSON *obj, const char *key, const char *s)
 {
-	cJSON *item = vg_json_text(s);
+	bool valid;
+	cJSON *item;
 
+	if (!s)
+		s = "";
+	valid = vg_utf8_valid(s);
+	item = text_item(s, valid);
 	if (!item || !cJSON_AddItemToObject(obj, key, item))
 		return NULL;
-	if (s && !vg_utf8_valid(s)) {
-		static const char digits[] = "0123456789abcdef";
-		size_t n = strlen(s), klen = strlen(key);
-		char *hex = malloc(2 * n + 1), *hkey = malloc(klen + 5);
+	if (!valid) {
+		size_t klen = strlen(key);
+		char *hex = vg_hex_string(s, strlen(s)), *hkey = malloc(klen + 5);
 
 		if (hex && hkey) {
-			for (size_t i = 0; i < n; i++) {
-				hex[2 * i] = digits[(unsigned char)s[i] >> 4];
-				hex[2 * i + 1] = digits[(unsigned char)s[i] & 15];
-			}
-			hex[2 * n] = '\0';
 			snprintf(hkey, klen + 5, "%s_hex", key);
 			cJSON_AddStringToObject(obj, hkey, hex);
 		}

@@ -7,6 +7,7 @@
 #ifndef VG_JSON_H
 #define VG_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
@@ -29,6 +30,9 @@ cJSON *vg_json_add_addr(cJSON *obj, const char *key, uint64_t addr);
  * UTF-8 is added as is; otherwise invalid bytes are written "\\xNN" and the
  * exact bytes are added as KEY_hex, so nothing is lost or made invalid. */
 cJSON *vg_json_add_text(cJSON *obj, const char *key, const char *s);
+/* Lower-case hex of n bytes, malloc'ed ("" for n = 0); NULL on ENOMEM. */
+char *vg_hex_string(const void *buf, size_t n);
+
 /* The same as an array element. */
 cJSON *vg_json_text(const char *s);
 
