@@ -1472,6 +1472,16 @@ const struct vg_image *vg_images_by_name(const struct vg_images *s,
 	return first;
 }
 
+Elf *vg_image_elf(const struct vg_image *img)
+{
+	return img && img->priv ? img->priv->elf : NULL;
+}
+
+int vg_image_fd(const struct vg_image *img)
+{
+	return img && img->priv ? img->priv->fd : -1;
+}
+
 char *vg_image_build_id_hex(const struct vg_image *img, char *buf, size_t size)
 {
 	size_t w = 0;

@@ -119,6 +119,13 @@ bool vg_image_has_tls_symbol(const struct vg_image *img, const char *name);
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		       struct vg_symbol *sym);
 
+/* The libelf handle of img (borrowed; owned by img) and its file
+ * descriptor (-1 for an image held in memory).  For the debug-info layer,
+ * which reads sections vigil's own lookups do not. */
+struct Elf;
+struct Elf *vg_image_elf(const struct vg_image *img);
+int vg_image_fd(const struct vg_image *img);
+
 /* Lower-case hex of the build-id into buf ("" if none); returns buf. */
 char *vg_image_build_id_hex(const struct vg_image *img, char *buf, size_t size);
 

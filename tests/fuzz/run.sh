@@ -14,8 +14,8 @@ cc=${CC_FUZZ:-clang}
 cd "$root"
 mkdir -p "$out"
 # shellcheck disable=SC2046
-libs=$(pkg-config --libs libelf libdw libcjson zlib)
-srcs=$(ls src/util/*.c src/target/*.c src/elf/*.c src/report/*.c 2>/dev/null)
+libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdebuginfod) -liberty -lpthread"
+srcs=$(ls src/util/*.c src/target/*.c src/elf/*.c src/report/*.c src/sym/*.c 2>/dev/null)
 
 status=0
 found=0

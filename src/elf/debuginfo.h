@@ -1,0 +1,88 @@
+/* debuginfo.h - where the DWARF (and the full symbol table) of an image
+ * comes from.
+ *
+ * Sources, tried in this order; the first that gives DWARF wins, and a
+ * source that gives only a symbol table is kept as a fallback:
+ *   1. the image itself, when it has .debug_info (embedded; may be
+ *      SHF_COMPRESSED or .zdebug, libelf decompresses);
+ *   2. /usr/lib/debug/.build-id/xx/rest.debug (needs a build-id);
+ *   3. .gnu_debuglink: DIR/NAME, DIR/.debug/NAME, /usr/lib/debug/DIR/NAME,
+ *      where DIR is the directory of the image's path; the file's CRC32
+ *      must equal the link's, and when both have a build-id they must match;
+ *   4. debuginfod (libdebuginfod, only when DEBUGINFOD_URLS is set and the
+ *      image has a build-id);
+ *   5. .gnu_debugdata (MiniDebugInfo: an xz-compressed ELF holding a
+ *      .symtab of local function symbols, no DWARF).
+ * Every candidate path is looked up first under the target's root
+ * (/proc/PID/root, the target's mount namespace) and then on the host, when
+ * those differ.  A candidate that does not open (ENOENT, EACCES, not ELF,
+ * CRC or build-id mismatch) is skipped with a note in `tried`: nothing is
+ * built from a path that did not open, and a failed open never falls back to
+ * some other file under the same name.
+ *
+ * The debug file is a `struct vg_image` of its own (opened by path or from
+ * memory), so its .symtab answers symbol lookups with the same static
+ * addresses as the image it describes. */
+#ifndef VG_DEBUGINFO_H
+#define VG_DEBUGINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <elfutils/libdw.h>
+
+#include "elf/image.h"
+#include "util/error.h"
+
+enum vg_debug_source {
+	VG_DEBUG_NONE = 0,      /* "none" */
+	VG_DEBUG_EMBEDDED,      /* "dwarf": .debug_info in the image itself */
+	VG_DEBUG_BUILD_ID_DIR,  /* "build-id-dir" */
+	VG_DEBUG_DEBUGLINK,     /* "debuglink" */
+	VG_DEBUG_DEBUGINFOD,    /* "debuginfod" */
+	VG_DEBUG_MINIDEBUGINFO, /* "minidebuginfo" (symbols only) */
+};
+
+struct vg_debuginfo_opts {
+	/* Prefix under which the target's paths resolve ("/proc/PID/root"),
+	 * or NULL for offline use (--bin): host paths only. */
+	const char *target_root;
+	/* Directory holding .build-id/ and the debuglink mirror tree;
+	 * NULL: "/usr/lib/debug".  Tests point it at a fixture tree. */
+	const char *debug_dir;
+	/* Skip debuginfod even when DEBUGINFOD_URLS is set. */
+	bool no_debuginfod;
+};
+
+struct vg_debuginfo {
+	enum vg_debug_source source;   /* where the DWARF came from */
+	/* The file holding the DWARF: img itself (borrowed) for
+	 * VG_DEBUG_EMBEDDED, else an owned image.  NULL: no DWARF. */
+	struct vg_image *dwarf_image;
+	Dwarf *dwarf;                  /* NULL: no DWARF */
+	/* Best symbol table: the debug file's .symtab when the image has
+	 * none, the MiniDebugInfo ELF, or img itself (borrowed). */
+	struct vg_image *symbol_image;
+	enum vg_debug_source symbol_source; /* NONE: img's own symbols */
+	char *path;                    /* path of the debug file, or NULL */
+	/* One line per candidate that was looked at and refused, e.g.
+	 * "/usr/lib/debug/.build-id/ab/cd.debug: no such file"; "" if none.
+	 * Explains a result with no DWARF. */
+	char *tried;
+	bool owns_dwarf_image, owns_symbol_image;
+};
+
+/* Find the debug info of img.  Never fails for lack of debug info: *out is
+ * then source == VG_DEBUG_NONE with `tried` saying why.  Returns <0 only
+ * for out-of-memory. */
+int vg_debuginfo_find(struct vg_image *img,
+		      const struct vg_debuginfo_opts *opts,
+		      struct vg_debuginfo **out, struct vg_error *err);
+struct vg_debuginfo *vg_debuginfo_free(struct vg_debuginfo *d);
+
+const char *vg_debug_source_name(enum vg_debug_source s);
+
+/* CRC32 as .gnu_debuglink uses it (zlib's crc32) of the whole file. */
+int vg_debuglink_crc(int fd, uint32_t *crc);
+
+#endif

@@ -1,0 +1,69 @@
+/* dwindex.h - the lookup index of one DWARF file: address -> inline chain
+ * and file:line:column, by binary search.
+ *
+ * Built once per debug file, lazily per compilation unit: the first lookup
+ * in a CU flattens its scope tree (DW_TAG_subprogram and every
+ * DW_TAG_inlined_subroutine, with their ranges) into sorted, disjoint
+ * address segments that each name their innermost scope, and copies its
+ * line table into compact rows.  libdw walks DIE scopes on every
+ * dwarf_getscopes call; this walks them once per CU.
+ *
+ * Not thread-safe: the symbolizer serializes access (symbolizer.h). */
+#ifndef VG_DWINDEX_H
+#define VG_DWINDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <elfutils/libdw.h>
+
+#include "util/error.h"
+
+#define VG_DW_MAX_FRAMES 64
+
+struct vg_dw_frame {
+	/* Linkage name when the DIE has one (mangled; demangle for display),
+	 * else DW_AT_name; NULL when the scope has neither. */
+	const char *name;
+	bool name_is_linkage;
+	const char *file;     /* NULL: unknown */
+	uint32_t line;        /* 0: unknown */
+	uint32_t column;      /* 0: unknown */
+	bool inlined;         /* an inlined_subroutine, not the subprogram */
+	uint64_t entry;       /* static address of the scope's entry (low pc) */
+};
+
+struct vg_dw_result {
+	/* frames[0] is the innermost scope: its file:line:column is the line
+	 * row of the address; frames[i + 1]'s is the call site of frames[i]. */
+	struct vg_dw_frame frames[VG_DW_MAX_FRAMES];
+	size_t n_frames;      /* 0: no scope covers the address */
+	bool truncated;       /* deeper than VG_DW_MAX_FRAMES */
+	/* The line row of the address even when no scope covers it
+	 * (padding between functions): */
+	const char *file;
+	uint32_t line, column;
+	bool has_line;
+};
+
+struct vg_dwindex;
+
+/* dwarf is borrowed and must outlive the index. */
+int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out, struct vg_error *err);
+struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix);
+
+/* Look up a static address.  0 with *res filled (strings borrowed from the
+ * Dwarf and the index, valid until both are freed), -ENOENT when no CU
+ * covers addr (res->n_frames = 0, has_line false). */
+int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
+		      struct vg_dw_result *res);
+
+/* Statistics, for the benchmark and --verbose. */
+struct vg_dwindex_stats {
+	size_t n_cus, n_cus_indexed, n_segments, n_rows;
+	size_t bytes;
+};
+void vg_dwindex_stats(const struct vg_dwindex *ix, struct vg_dwindex_stats *st);
+
+#endif

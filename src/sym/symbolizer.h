@@ -1,0 +1,120 @@
+/* symbolizer.h - address of a live process (or of one ELF file) to image,
+ * symbol, inline frames and file:line:column.
+ *
+ * Threading model: one mutex per symbolizer serializes vg_sym_lookup and
+ * the maps refresh it may trigger, so a drain thread (watch, profile) and
+ * the main thread may both call it.  Answers borrow strings owned by the
+ * symbolizer; an image dropped by a refresh (unmapped, or replaced at the
+ * same address) is retired, not freed, until vg_symbolizer_free, so a
+ * borrowed string never dangles while the symbolizer lives.
+ *
+ * Refresh: an address that no image covers re-reads the maps, at most once
+ * a second (VG_SYM_REFRESH_NS), rebuilds the image list, keeps images whose
+ * mappings, device, inode and bias are unchanged (with their debug info and
+ * index), and retires the rest. */
+#ifndef VG_SYMBOLIZER_H
+#define VG_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elf/debuginfo.h"
+#include "elf/image.h"
+#include "sym/dwindex.h"
+#include "target/target.h"
+#include "util/error.h"
+
+#define VG_SYM_REFRESH_NS 1000000000ull
+
+enum vg_sym_source {
+	VG_SYMSRC_NONE = 0,      /* "none": see why */
+	VG_SYMSRC_DWARF,         /* "dwarf": embedded DWARF */
+	VG_SYMSRC_SYMTAB,        /* "symtab" */
+	VG_SYMSRC_DYNSYM,        /* "dynsym" */
+	VG_SYMSRC_DEBUGLINK,     /* "debuglink" */
+	VG_SYMSRC_BUILD_ID_DIR,  /* "build-id-dir" */
+	VG_SYMSRC_MINIDEBUGINFO, /* "minidebuginfo" */
+	VG_SYMSRC_DEBUGINFOD,    /* "debuginfod" */
+	VG_SYMSRC_KALLSYMS,      /* "kallsyms" */
+};
+
+struct vg_sym_frame {
+	const char *function;  /* demangled unless VG_SYM_NO_DEMANGLE; NULL: ?? */
+	const char *file;      /* NULL: unknown */
+	uint32_t line, column; /* 0: unknown */
+	bool inlined;
+};
+
+struct vg_sym_result {
+	uint64_t address;
+	const struct vg_image *image;  /* NULL: kernel, or not in any image */
+	const char *image_path;        /* image path, or kernel module "[ext4]" */
+	uint64_t static_address;       /* address - bias */
+
+	bool has_symbol;
+	const char *symbol;            /* demangled unless NO_DEMANGLE */
+	const char *symbol_raw;        /* as in the symbol table */
+	uint64_t symbol_address;       /* target address: bias + st_value */
+	uint64_t symbol_size;
+	uint64_t offset;               /* address - symbol_address */
+
+	/* Padding between functions: no symbol covers the address; the
+	 * nearest symbol below it is a hint only. */
+	const char *nearest_symbol;    /* NULL: none */
+	uint64_t nearest_offset;
+
+	enum vg_sym_source source;     /* of the frames, else of the symbol */
+	struct vg_sym_frame frames[VG_DW_MAX_FRAMES];
+	size_t n_frames;               /* 0: no DWARF scope covers it */
+	bool frames_truncated;
+	/* file:line:column of the address (also set in padding, from the
+	 * line table, when frames is empty). */
+	const char *file;
+	uint32_t line, column;
+	/* Why there is no symbol or no line: one sentence, or NULL. */
+	const char *why;
+};
+
+enum vg_sym_flags {
+	VG_SYM_NO_DEMANGLE = 1u << 0,
+	VG_SYM_NO_DEBUGINFOD = 1u << 1,
+	VG_SYM_NO_KERNEL = 1u << 2,    /* do not read /proc/kallsyms */
+};
+
+struct vg_symbolizer;
+
+/* Live target: images from its maps (vg_images_load), debug info looked up
+ * lazily per image on first use.  t is borrowed and must outlive it. */
+int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
+			      struct vg_symbolizer **out, struct vg_error *err);
+/* Offline: one ELF file, addresses are its own static addresses (bias 0). */
+int vg_symbolizer_open_file(const char *path, unsigned flags,
+			    struct vg_symbolizer **out, struct vg_error *err);
+struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s);
+
+/* Always fills *res (source NONE and why when nothing is known).
+ * Returns 0, or <0 only for out-of-memory or a target that exited during
+ * a refresh (-ESRCH, err filled).  Thread-safe. */
+int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
+		  struct vg_sym_result *res, struct vg_error *err);
+
+/* Force a maps refresh now (ignores the rate limit); tests and long-running
+ * callers after a known dlopen.  Thread-safe. */
+int vg_symbolizer_refresh(struct vg_symbolizer *s, struct vg_error *err);
+
+/* The image set currently in use (borrowed; valid until the next lookup
+ * or refresh from any thread: for single-threaded callers). */
+const struct vg_images *vg_symbolizer_images(const struct vg_symbolizer *s);
+/* The debug info of an image (found on first call).  NULL only on OOM. */
+const struct vg_debuginfo *vg_symbolizer_debuginfo(struct vg_symbolizer *s,
+						   const struct vg_image *img);
+
+/* Warnings gathered once per symbolizer (an image whose on-disk file
+ * differs from the mapped one, kallsyms unreadable): NULL-terminated,
+ * borrowed. */
+const char *const *vg_symbolizer_warnings(const struct vg_symbolizer *s);
+
+const char *vg_sym_source_name(enum vg_sym_source s);
+
+#endif
