@@ -1,1 +1,739 @@
-/* being written */
+/* debuginfo.c - find the DWARF and the best symbol table of an image.
+ *
+ * Walks the sources of debuginfo.h in order and keeps the first debug file
+ * that libdw accepts (dwarf_begin_elf).  Every candidate is opened through
+ * vg_image_open_path, so it must be an ELF64 x86-64 file with every section
+ * inside the file, and is then checked against the image: a .gnu_debuglink
+ * candidate by the link's CRC32 (zlib's crc32 of the whole file, as
+ * binutils computes it), every candidate by build-id when both files have
+ * one.  A refused candidate adds one "PATH: reason" line to `tried` and the
+ * walk goes on to the next candidate of the list; nothing is ever derived
+ * from a path that did not open.
+ *
+ * MiniDebugInfo (.gnu_debugdata) is an xz stream holding an ELF with a
+ * .symtab of the local function symbols that `strip` removed; it has no
+ * DWARF and is only read when nothing better gave a symbol table.  The
+ * decompressed size and the decoder's memory are capped: the section comes
+ * from the target's file and must not make vigil allocate without bound.
+ *
+ * debuginfod is asked only when DEBUGINFOD_URLS is non-empty: the library
+ * would otherwise do nothing useful, and with its progress function and
+ * verbose output cleared it never prints.  This module reads that one
+ * variable; everything else comes from opts.
+ *
+ * Not done: DW_AT_GNU_dwo (split DWARF) files and .gnu_debugaltlink (dwz)
+ * files are left to libdw, which opens the alternate file itself, relative to
+ * the debug file, when a DIE refers to it. */
+#include "elf/debuginfo.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <lzma.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <elfutils/debuginfod.h>
+
+#define DEFAULT_DEBUG_DIR "/usr/lib/debug"
+/* MiniDebugInfo holds a symbol table only; even for the largest libraries
+ * it stays far below these. */
+#define MINIDEBUG_OUT_MAX (256u << 20)
+#define MINIDEBUG_MEMLIMIT (64u << 20)
+
+struct finder {
+	struct vg_image *img;
+	const char *target_root;  /* NULL: host paths only */
+	const char *debug_dir;
+	bool no_debuginfod;
+	struct vg_debuginfo *d;
+	/* A debug file that opened and matched but has no DWARF: kept for its
+	 * .symtab unless a later file with DWARF has one too. */
+	struct vg_image *symbols_only;
+	enum vg_debug_source symbols_only_source;
+	size_t tried_len;
+	bool oom;
+};
+
+const char *vg_debug_source_name(enum vg_debug_source s)
+{
+	switch (s) {
+	case VG_DEBUG_EMBEDDED:
+		return "dwarf";
+	case VG_DEBUG_BUILD_ID_DIR:
+		return "build-id-dir";
+	case VG_DEBUG_DEBUGLINK:
+		return "debuglink";
+	case VG_DEBUG_DEBUGINFOD:
+		return "debuginfod";
+	case VG_DEBUG_MINIDEBUGINFO:
+		return "minidebuginfo";
+	case VG_DEBUG_NONE:
+	default:
+		return "none";
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* small helpers                                                        */
+
+static void note(struct finder *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Append one line to d->tried. */
+static void note(struct finder *f, const char *fmt, ...)
+{
+	char *line = NULL, *grown;
+	size_t n;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		f->oom = true;
+		return;
+	}
+	n = (size_t)r;
+	grown = realloc(f->d->tried, f->tried_len + n + 2);
+	if (!grown) {
+		free(line);
+		f->oom = true;
+		return;
+	}
+	f->d->tried = grown;
+	if (f->tried_len)
+		grown[f->tried_len++] = '\n';
+	memcpy(grown + f->tried_len, line, n + 1);
+	f->tried_len += n;
+	free(line);
+}
+
+static const char *open_reason(int r)
+{
+	switch (r) {
+	case -ENOENT:
+		return "no such file";
+	case -EACCES:
+	case -EPERM:
+		return "permission denied";
+	case -ENOEXEC:
+		return "not an ELF64 x86-64 executable or library, or truncated";
+	case -ENOMEM:
+		return "out of memory";
+	default:
+		return strerror(-r);
+	}
+}
+
+/* The section named name, or NULL. */
+static Elf_Scn *section_by_name(Elf *elf, const char *name, GElf_Shdr *out)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (n && strcmp(n, name) == 0) {
+			if (out)
+				*out = sh;
+			return scn;
+		}
+	}
+	return NULL;
+}
+
+static bool has_symtab(const struct vg_image *img)
+{
+	Elf *elf = vg_image_elf(img);
+	Elf_Scn *scn = NULL;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB &&
+		    sh.sh_size > 0)
+			return true;
+	}
+	return false;
+}
+
+/* .debug_info with bytes in the file; a debug file from
+ * `objcopy --only-keep-debug` of an image without DWARF has none, and the
+ * stripped image keeps only a NOBITS header. */
+static bool has_debug_info(Elf *elf)
+{
+	GElf_Shdr sh;
+
+	if (section_by_name(elf, ".debug_info", &sh))
+		return sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
+	if (section_by_name(elf, ".zdebug_info", &sh))
+		return sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
+	return false;
+}
+
+static const char *label_of(const struct vg_image *img)
+{
+	if (img->path && img->path[0])
+		return img->path;
+	if (img->open_path && img->open_path[0])
+		return img->open_path;
+	return "(image)";
+}
+
+/* ------------------------------------------------------------------ */
+/* CRC                                                                  */
+
+int vg_debuglink_crc(int fd, uint32_t *crc)
+{
+	unsigned char buf[64 * 1024];
+	uLong c = crc32(0L, Z_NULL, 0);
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		c = crc32(c, buf, (uInt)n);
+		off += n;
+	}
+	*crc = (uint32_t)c;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* taking a candidate                                                   */
+
+struct check {
+	bool crc;            /* check the .gnu_debuglink CRC */
+	uint32_t want_crc;
+};
+
+/* Is dbg the debug file of f->img?  Returns false with a note if not. */
+static bool matches(struct finder *f, struct vg_image *dbg, const char *path,
+		    const struct check *ck)
+{
+	const struct vg_image *img = f->img;
+
+	if (img->inode && dbg->dev == img->dev && dbg->inode == img->inode) {
+		note(f, "%s: is the image itself", path);
+		return false;
+	}
+	if (ck && ck->crc) {
+		uint32_t crc;
+		int r = vg_debuglink_crc(vg_image_fd(dbg), &crc);
+
+		if (r < 0) {
+			note(f, "%s: cannot read it for its CRC: %s", path,
+			     strerror(-r));
+			return false;
+		}
+		if (crc != ck->want_crc) {
+			note(f, "%s: CRC mismatch (file 0x%08x, .gnu_debuglink wants 0x%08x)",
+			     path, crc, ck->want_crc);
+			return false;
+		}
+	}
+	if (img->build_id_len && dbg->build_id_len &&
+	    (img->build_id_len != dbg->build_id_len ||
+	     memcmp(img->build_id, dbg->build_id, img->build_id_len) != 0)) {
+		char a[160], b[160];
+
+		note(f, "%s: build-id mismatch (file %s, image %s)", path,
+		     vg_image_build_id_hex(dbg, b, sizeof(b)),
+		     vg_image_build_id_hex(img, a, sizeof(a)));
+		return false;
+	}
+	return true;
+}
+
+/* Keep dbg (which matched): as the DWARF file when libdw accepts it,
+ * else as a symbol table when it has one.  Takes dbg.  Returns true when
+ * the DWARF is found and the search is over. */
+static bool take(struct finder *f, struct vg_image *dbg, const char *path,
+		 enum vg_debug_source src)
+{
+	struct vg_debuginfo *d = f->d;
+	Dwarf *dw = NULL;
+
+	if (has_debug_info(vg_image_elf(dbg))) {
+		dw = dwarf_begin_elf(vg_image_elf(dbg), DWARF_C_READ, NULL);
+		if (!dw)
+			note(f, "%s: DWARF not readable: %s", path,
+			     dwarf_errmsg(-1));
+	} else {
+		note(f, "%s: has no .debug_info", path);
+	}
+	if (dw) {
+		d->dwarf = dw;
+		d->dwarf_image = dbg;
+		d->owns_dwarf_image = true;
+		d->source = src;
+		free(d->path);
+		d->path = strdup(path);
+		if (!d->path)
+			f->oom = true;
+		return true;
+	}
+	if (!f->symbols_only && has_symtab(dbg)) {
+		f->symbols_only = dbg;
+		f->symbols_only_source = src;
+		return false;
+	}
+	vg_image_free(dbg);
+	return false;
+}
+
+/* Open one candidate path, check it and take it.  Returns true when the
+ * DWARF is found. */
+static bool try_path(struct finder *f, const char *path, const struct check *ck,
+		     enum vg_debug_source src)
+{
+	struct vg_error err = { 0 };
+	struct vg_image *dbg = NULL;
+	int r;
+
+	r = vg_image_open_path(path, &dbg, &err);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			f->oom = true;
+		note(f, "%s: %s", path, open_reason(r));
+		return false;
+	}
+	if (!matches(f, dbg, path, ck)) {
+		vg_image_free(dbg);
+		return false;
+	}
+	return take(f, dbg, path, src);
+}
+
+/* A path as the target sees it: first under target_root, then on the host
+ * when that is another file. */
+static bool try_target_path(struct finder *f, const char *path,
+			    const struct check *ck, enum vg_debug_source src)
+{
+	struct stat in_root, on_host;
+	char *rooted = NULL;
+	bool root_exists, found;
+
+	if (!f->target_root || path[0] != '/')
+		return try_path(f, path, ck, src);
+	if (asprintf(&rooted, "%s%s", f->target_root, path) < 0) {
+		f->oom = true;
+		return false;
+	}
+	root_exists = stat(rooted, &in_root) == 0;
+	found = try_path(f, rooted, ck, src);
+	free(rooted);
+	if (found)
+		return true;
+	if (root_exists && stat(path, &on_host) == 0 &&
+	    on_host.st_dev == in_root.st_dev && on_host.st_ino == in_root.st_ino)
+		return false;
+	return try_path(f, path, ck, src);
+}
+
+/* ------------------------------------------------------------------ */
+/* the sources                                                          */
+
+static bool try_embedded(struct finder *f)
+{
+	struct vg_debuginfo *d = f->d;
+	Elf *elf = vg_image_elf(f->img);
+	Dwarf *dw;
+
+	if (!has_debug_info(elf))
+		return false;
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dw) {
+		note(f, "%s: embedded DWARF not readable: %s",
+		     label_of(f->img), dwarf_errmsg(-1));
+		return false;
+	}
+	d->dwarf = dw;
+	d->dwarf_image = f->img;
+	d->owns_dwarf_image = false;
+	d->source = VG_DEBUG_EMBEDDED;
+	return true;
+}
+
+static bool try_build_id_dir(struct finder *f)
+{
+	const struct vg_image *img = f->img;
+	char hex[2 * sizeof(img->build_id) + 1];
+	char *path = NULL;
+	bool found;
+
+	/* xx/rest needs at least two bytes. */
+	if (img->build_id_len < 2)
+		return false;
+	vg_image_build_id_hex(img, hex, sizeof(hex));
+	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", f->debug_dir, hex,
+		     hex + 2) < 0) {
+		f->oom = true;
+		return false;
+	}
+	found = try_target_path(f, path, NULL, VG_DEBUG_BUILD_ID_DIR);
+	free(path);
+	return found;
+}
+
+/* Read .gnu_debuglink: a NUL-terminated file name, padding to 4 bytes,
+ * then the CRC32 (little-endian, as the file).  Returns false when the
+ * image has none or it is malformed (with a note). */
+static bool read_debuglink(struct finder *f, char **name, uint32_t *crc)
+{
+	Elf_Scn *scn = section_by_name(vg_image_elf(f->img), ".gnu_debuglink",
+				       NULL);
+	Elf_Data *data;
+	const char *buf;
+	size_t len, crc_off;
+
+	if (!scn)
+		return false;
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf) {
+		note(f, "%s: .gnu_debuglink not readable", label_of(f->img));
+		return false;
+	}
+	buf = data->d_buf;
+	len = strnlen(buf, data->d_size);
+	crc_off = (len + 4) & ~(size_t)3;
+	if (len == 0 || len == data->d_size || crc_off + 4 > data->d_size) {
+		note(f, "%s: .gnu_debuglink is malformed", label_of(f->img));
+		return false;
+	}
+	/* A name with a '/' would let the image send vigil anywhere; binutils
+	 * only ever writes a base name. */
+	if (memchr(buf, '/', len)) {
+		note(f, "%s: .gnu_debuglink names a path, not a file name",
+		     label_of(f->img));
+		return false;
+	}
+	memcpy(crc, buf + crc_off, sizeof(*crc));
+	*name = strndup(buf, len);
+	if (!*name) {
+		f->oom = true;
+		return false;
+	}
+	return true;
+}
+
+/* DIR of the image: its path's directory, "." for a bare name. */
+static char *image_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+static bool try_debuglink(struct finder *f)
+{
+	struct check ck = { .crc = true };
+	char *name = NULL, *dir = NULL, *abs_dir = NULL;
+	const char *mirror_dir;
+	char *paths[3] = { NULL, NULL, NULL };
+	bool found = false;
+
+	if (!read_debuglink(f, &name, &ck.want_crc))
+		return false;
+	if (!f->img->path || !f->img->path[0]) {
+		note(f, "%s: .gnu_debuglink '%s' not looked up: the image's path is unknown",
+		     label_of(f->img), name);
+		free(name);
+		return false;
+	}
+	dir = image_dir(f->img->path);
+	if (!dir) {
+		f->oom = true;
+		goto out;
+	}
+	/* The mirror tree under debug_dir is keyed by absolute directories;
+	 * a relative --bin path is made absolute on the host. */
+	mirror_dir = dir;
+	if (dir[0] != '/' && !f->target_root) {
+		abs_dir = realpath(dir, NULL);
+		if (abs_dir)
+			mirror_dir = abs_dir;
+	}
+	if (asprintf(&paths[0], "%s/%s", dir, name) < 0 ||
+	    asprintf(&paths[1], "%s/.debug/%s", dir, name) < 0 ||
+	    asprintf(&paths[2], "%s%s%s/%s", f->debug_dir,
+		     mirror_dir[0] == '/' ? "" : "/", mirror_dir, name) < 0) {
+		f->oom = true;
+		goto out;
+	}
+	for (size_t i = 0; i < 3 && !found && !f->oom; i++)
+		found = try_target_path(f, paths[i], &ck, VG_DEBUG_DEBUGLINK);
+out:
+	for (size_t i = 0; i < 3; i++)
+		free(paths[i]);
+	free(abs_dir);
+	free(dir);
+	free(name);
+	return found;
+}
+
+static bool try_debuginfod(struct finder *f)
+{
+	const struct vg_image *img = f->img;
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	debuginfod_client *c;
+	char *path = NULL;
+	char hex[2 * sizeof(img->build_id) + 1];
+	int fd;
+	bool found;
+
+	if (f->no_debuginfod || !urls || !urls[0] || !img->build_id_len)
+		return false;
+	c = debuginfod_begin();
+	if (!c) {
+		note(f, "debuginfod: cannot start the client");
+		return false;
+	}
+	/* DEBUGINFOD_PROGRESS and DEBUGINFOD_VERBOSE would make the library
+	 * write to stderr; libvigil never prints. */
+	debuginfod_set_progressfn(c, NULL);
+	debuginfod_set_verbose_fd(c, -1);
+	fd = debuginfod_find_debuginfo(c, img->build_id, (int)img->build_id_len,
+				       &path);
+	debuginfod_end(c);
+	if (fd < 0) {
+		note(f, "debuginfod %s: build-id %s: %s", urls,
+		     vg_image_build_id_hex(img, hex, sizeof(hex)),
+		     fd == -ENOENT ? "not found on the servers" : strerror(-fd));
+		free(path);
+		return false;
+	}
+	close(fd);
+	found = path && try_path(f, path, NULL, VG_DEBUG_DEBUGINFOD);
+	free(path);
+	return found;
+}
+
+/* xz-decompress the whole of in, at most MINIDEBUG_OUT_MAX bytes. */
+static int unxz(const uint8_t *in, size_t in_len, uint8_t **out,
+		size_t *out_len, const char **why)
+{
+	lzma_stream s = LZMA_STREAM_INIT;
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+	lzma_ret ret;
+
+	*why = NULL;
+	if (lzma_stream_decoder(&s, MINIDEBUG_MEMLIMIT, 0) != LZMA_OK) {
+		*why = "cannot start the xz decoder";
+		return -ENOMEM;
+	}
+	s.next_in = in;
+	s.avail_in = in_len;
+	do {
+		if (s.avail_out == 0) {
+			size_t ncap = cap ? 2 * cap : 4 * in_len + 4096;
+			uint8_t *nb;
+
+			if (cap >= MINIDEBUG_OUT_MAX) {
+				*why = "larger than 256 MiB decompressed";
+				break;
+			}
+			if (ncap > MINIDEBUG_OUT_MAX)
+				ncap = MINIDEBUG_OUT_MAX;
+			nb = realloc(buf, ncap);
+			if (!nb) {
+				*why = "out of memory";
+				break;
+			}
+			buf = nb;
+			s.next_out = buf + cap;
+			s.avail_out = ncap - cap;
+			cap = ncap;
+		}
+		ret = lzma_code(&s, LZMA_FINISH);
+	} while (ret == LZMA_OK);
+	if (!*why && ret != LZMA_STREAM_END)
+		*why = ret == LZMA_MEMLIMIT_ERROR ? "needs too much memory to decompress" :
+			ret == LZMA_MEM_ERROR ? "out of memory" :
+			"not a valid xz stream";
+	*out_len = cap - s.avail_out;
+	lzma_end(&s);
+	if (*why) {
+		free(buf);
+		return strcmp(*why, "out of memory") == 0 ? -ENOMEM : -EINVAL;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* The MiniDebugInfo ELF of the image, or NULL. */
+static struct vg_image *open_minidebuginfo(struct finder *f)
+{
+	Elf_Scn *scn;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	struct vg_error err = { 0 };
+	struct vg_image *mini = NULL;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	const char *why;
+	char *label = NULL;
+	int r;
+
+	scn = section_by_name(vg_image_elf(f->img), ".gnu_debugdata", &sh);
+	if (!scn || sh.sh_type == SHT_NOBITS)
+		return NULL;
+	data = elf_rawdata(scn, NULL);
+	if (!data || !data->d_buf || !data->d_size) {
+		note(f, "%s: .gnu_debugdata not readable", label_of(f->img));
+		return NULL;
+	}
+	r = unxz(data->d_buf, data->d_size, &buf, &len, &why);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			f->oom = true;
+		note(f, "%s: .gnu_debugdata: %s", label_of(f->img), why);
+		return NULL;
+	}
+	if (asprintf(&label, "%s[.gnu_debugdata]", label_of(f->img)) < 0) {
+		free(buf);
+		f->oom = true;
+		return NULL;
+	}
+	r = vg_image_open_memory(buf, len, label, &mini, &err);
+	free(buf);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			f->oom = true;
+		note(f, "%s: %s", label, open_reason(r));
+		free(label);
+		return NULL;
+	}
+	free(label);
+	if (!has_symtab(mini)) {
+		note(f, "%s: .gnu_debugdata has no .symtab", label_of(f->img));
+		return vg_image_free(mini);
+	}
+	return mini;
+}
+
+/* ------------------------------------------------------------------ */
+/* the symbol table                                                     */
+
+static void choose_symbols(struct finder *f)
+{
+	struct vg_debuginfo *d = f->d;
+	struct vg_image *mini;
+
+	d->symbol_image = f->img;
+	d->symbol_source = VG_DEBUG_NONE;
+	d->owns_symbol_image = false;
+	if (has_symtab(f->img))
+		return;
+	if (d->dwarf_image && d->dwarf_image != f->img &&
+	    has_symtab(d->dwarf_image)) {
+		d->symbol_image = d->dwarf_image;
+		d->symbol_source = d->source;
+		return;
+	}
+	if (f->symbols_only) {
+		d->symbol_image = f->symbols_only;
+		d->symbol_source = f->symbols_only_source;
+		d->owns_symbol_image = true;
+		f->symbols_only = NULL;
+		if (!d->path && !(d->path = strdup(d->symbol_image->open_path)))
+			f->oom = true;
+		return;
+	}
+	mini = open_minidebuginfo(f);
+	if (mini) {
+		d->symbol_image = mini;
+		d->symbol_source = VG_DEBUG_MINIDEBUGINFO;
+		d->owns_symbol_image = true;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+
+int vg_debuginfo_find(struct vg_image *img,
+		      const struct vg_debuginfo_opts *opts,
+		      struct vg_debuginfo **out, struct vg_error *err)
+{
+	static const struct vg_debuginfo_opts defaults = { 0 };
+	struct finder f = { .img = img };
+	bool (*const sources[])(struct finder *) = {
+		try_embedded, try_build_id_dir, try_debuglink, try_debuginfod,
+	};
+
+	*out = NULL;
+	if (!opts)
+		opts = &defaults;
+	f.target_root = opts->target_root && opts->target_root[0] ?
+		opts->target_root : NULL;
+	f.debug_dir = opts->debug_dir ? opts->debug_dir : DEFAULT_DEBUG_DIR;
+	f.no_debuginfod = opts->no_debuginfod;
+	f.d = calloc(1, sizeof(*f.d));
+	if (!f.d)
+		goto oom;
+	f.d->tried = strdup("");
+	if (!f.d->tried)
+		goto oom;
+	elf_version(EV_CURRENT);
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+		if (sources[i](&f) || f.oom)
+			break;
+	if (f.oom)
+		goto oom;
+	choose_symbols(&f);
+	vg_image_free(f.symbols_only);
+	f.symbols_only = NULL;
+	if (f.oom)
+		goto oom;
+	*out = f.d;
+	return 0;
+oom:
+	vg_image_free(f.symbols_only);
+	vg_debuginfo_free(f.d);
+	return vg_error_set(err, -ENOMEM,
+			    "out of memory looking for the debug info of '%s'",
+			    label_of(img));
+}
+
+struct vg_debuginfo *vg_debuginfo_free(struct vg_debuginfo *d)
+{
+	if (!d)
+		return NULL;
+	/* The Dwarf reads the Elf of its image: end it first. */
+	if (d->dwarf)
+		dwarf_end(d->dwarf);
+	if (d->owns_symbol_image && d->symbol_image != d->dwarf_image)
+		vg_image_free(d->symbol_image);
+	if (d->owns_dwarf_image)
+		vg_image_free(d->dwarf_image);
+	free(d->path);
+	free(d->tried);
+	free(d);
+	return NULL;
+}
