@@ -7,8 +7,9 @@
  *      SHF_COMPRESSED or .zdebug, libelf decompresses);
  *   2. /usr/lib/debug/.build-id/xx/rest.debug (needs a build-id);
  *   3. .gnu_debuglink: DIR/NAME, DIR/.debug/NAME, /usr/lib/debug/DIR/NAME,
- *      where DIR is the directory of the image's path; the file's CRC32
- *      must equal the link's, and when both have a build-id they must match;
+ *      where DIR is the directory of the image's path (NAME must be a base
+ *      name, as binutils writes it); the file's CRC32 must equal the
+ *      link's, and when both have a build-id they must match;
  *   4. debuginfod (libdebuginfod, only when DEBUGINFOD_URLS is set and the
  *      image has a build-id);
  *   5. .gnu_debugdata (MiniDebugInfo: an xz-compressed ELF holding a
@@ -64,10 +65,13 @@ struct vg_debuginfo {
 	 * none, the MiniDebugInfo ELF, or img itself (borrowed). */
 	struct vg_image *symbol_image;
 	enum vg_debug_source symbol_source; /* NONE: img's own symbols */
-	char *path;                    /* path of the debug file, or NULL */
+	/* Path of the separate debug file serving the DWARF, else the one
+	 * serving only symbols; NULL for embedded DWARF and MiniDebugInfo. */
+	char *path;
 	/* One line per candidate that was looked at and refused, e.g.
-	 * "/usr/lib/debug/.build-id/ab/cd.debug: no such file"; "" if none.
-	 * Explains a result with no DWARF. */
+	 * "/usr/lib/debug/.build-id/ab/cd.debug: no such file", joined by
+	 * '\n' without a final one; "" if none.  Explains a result with no
+	 * DWARF.  Paths in it come from the image: escape before printing. */
 	char *tried;
 	bool owns_dwarf_image, owns_symbol_image;
 };
