@@ -8,6 +8,9 @@
  *   clone suffixes   "f() [clone .cold] [clone .1]"  ->  "f() (.cold.1)"
  *   nullptr_t        "decltype(nullptr)"             ->  "std::nullptr_t"
  *   operator< <T>    "operator<< <A>(A, int)"        ->  "operator<<<A>(A, int)"
+ *   closures         "main::{lambda(int)#2}"         ->  "main::'lambda0'(int)"
+ *                    "A::{unnamed type#1}"           ->  "A::'unnamed'"
+ *   generic lambdas  "{lambda(auto:1)#1}"            ->  "'lambda'(auto)"
  * and a suffix libiberty refuses ("_ZN3foo3barE.cold", "_Z1fv.A") or drops
  * (Rust v0 "_RNvC1a1f.llvm.7") is printed after the name as LLVM does:
  * "foo::bar (.cold)", "a::f (.llvm.7)".
@@ -28,7 +31,9 @@
  * VG_DEMANGLE_MAX_INPUT are not demangled at all. */
 #include "sym/demangle.h"
 
+#include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,9 +113,104 @@ static void join_clone_suffixes(char *s)
 	*w = '\0';
 }
 
+/* The closing ")#N}" of the "{lambda(" at s: index of its ')' and *n = N,
+ * or 0 when it is not a well-formed closure name. */
+static size_t lambda_close(const char *s, unsigned long *n)
+{
+	size_t depth = 0, i = strlen("{lambda");
+
+	for (; s[i]; i++) {
+		if (s[i] == '(') {
+			depth++;
+		} else if (s[i] == ')' && --depth == 0) {
+			char *end;
+
+			if (s[i + 1] != '#' || !isdigit((unsigned char)s[i + 2]))
+				return 0;
+			*n = strtoul(s + i + 2, &end, 10);
+			return *end == '}' && end - (s + i + 2) <= 6 && *n >= 1
+				? i : 0;
+		}
+	}
+	return 0;
+}
+
+/* libiberty numbers closures from 1 ("{lambda()#1}", "{lambda()#2}"),
+ * LLVM prints the mangled discriminator ("'lambda'()", "'lambda0'()"). */
+static void put_closure_name(char **w, const char *kind, unsigned long n)
+{
+	*w += n >= 2 ? sprintf(*w, "'%s%lu'", kind, n - 2)
+		     : sprintf(*w, "'%s'", kind);
+}
+
+/* "{lambda(P)#N}" -> "'lambdaK'(P)", "{unnamed type#N}" -> "'unnamedK'".
+ * Every rewrite shortens the text, so it is done in place through a copy
+ * of the input; closers of nested lambdas wait on a small stack. */
+static void llvm_closure_names(char *s)
+{
+	static const char unnamed[] = "{unnamed type#";
+	size_t closers[16], depth = 0, len = strlen(s);
+	char *in, *w = s;
+
+	if (!strstr(s, "{lambda(") && !strstr(s, unnamed))
+		return;
+	in = strdup(s);
+	if (!in)
+		return;
+	for (size_t r = 0; r < len;) {
+		unsigned long n;
+		size_t close;
+		char *end;
+
+		if (depth && r == closers[depth - 1]) {
+			*w++ = ')';
+			r = (size_t)(strchr(in + r, '}') - in) + 1;
+			depth--;
+		} else if (strncmp(in + r, "{lambda(", 8) == 0 &&
+			   depth < sizeof(closers) / sizeof(closers[0]) &&
+			   (close = lambda_close(in + r, &n)) != 0) {
+			closers[depth++] = r + close;
+			put_closure_name(&w, "lambda", n);
+			*w++ = '(';
+			r += 8;
+		} else if (strncmp(in + r, unnamed, sizeof(unnamed) - 1) == 0 &&
+			   isdigit((unsigned char)in[r + sizeof(unnamed) - 1]) &&
+			   (n = strtoul(in + r + sizeof(unnamed) - 1, &end, 10)) >= 1 &&
+			   *end == '}' && end - (in + r) <= 24) {
+			put_closure_name(&w, "unnamed", n);
+			r = (size_t)(end - in) + 1;
+		} else {
+			*w++ = in[r++];
+		}
+	}
+	*w = '\0';
+	free(in);
+}
+
+/* Generic lambdas' parameters: libiberty "auto:1", LLVM "auto". */
+static void drop_auto_numbers(char *s)
+{
+	char *r = s, *w = s;
+
+	while (*r) {
+		if (strncmp(r, "auto:", 5) == 0 && isdigit((unsigned char)r[5])) {
+			memmove(w, "auto", 4);
+			w += 4;
+			r += 5;
+			while (isdigit((unsigned char)*r))
+				r++;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+}
+
 static void llvm_style(char *s)
 {
 	join_clone_suffixes(s);
+	llvm_closure_names(s);
+	drop_auto_numbers(s);
 	replace_all(s, "decltype(nullptr)", "std::nullptr_t");
 	/* libiberty spaces a template list after an operator ending in '<'. */
 	replace_all(s, "operator<< <", "operator<<<");
