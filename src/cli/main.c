@@ -13,6 +13,7 @@
 static const struct vg_cmd commands[] = {
 	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage, false },
 	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage, true },
+	{ "sym", cmd_sym, "addresses to function, inline frames and file:line (process or ELF file)", cmd_sym_usage, true },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -56,7 +57,8 @@ static void print_main_help(FILE *out)
 		"examples:\n"
 		"  vigil maps 4242                  regions and images, with load biases\n"
 		"  vigil read 4242 g_config 64      hex dump of a global\n"
-		"  vigil read 4242 @0x4010 --as u64 --json\n",
+		"  vigil read 4242 @0x4010 --as u64 --json\n"
+		"  vigil sym 4242 0x55d0c3a011c9    function, inline frames, file:line\n",
 		addr_forms);
 }
 

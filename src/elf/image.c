@@ -1472,6 +1472,30 @@ const struct vg_image *vg_images_by_name(const struct vg_images *s,
 	return first;
 }
 
+int vg_image_symbol_before(const struct vg_image *img, uint64_t vaddr,
+			   struct vg_symbol *sym)
+{
+	struct vg_image_priv *p;
+	size_t lo = 0, hi;
+
+	if (!img || !img->priv || load_symbols(img->priv) < 0)
+		return -ENOENT;
+	p = img->priv;
+	hi = p->n_syms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->syms[mid].vaddr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	fill_sym(&p->syms[lo - 1], sym);
+	return 0;
+}
+
 Elf *vg_image_elf(const struct vg_image *img)
 {
 	return img && img->priv ? img->priv->elf : NULL;

@@ -119,6 +119,12 @@ bool vg_image_has_tls_symbol(const struct vg_image *img, const char *name);
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		       struct vg_symbol *sym);
 
+/* The nearest symbol starting at or below vaddr, sized or not, whether or
+ * not it covers vaddr: a hint for addresses in padding between functions.
+ * -ENOENT if none. */
+int vg_image_symbol_before(const struct vg_image *img, uint64_t vaddr,
+			   struct vg_symbol *sym);
+
 /* The libelf handle of img (borrowed; owned by img) and its file
  * descriptor (-1 for an image held in memory).  For the debug-info layer,
  * which reads sections vigil's own lookups do not. */

@@ -1,1 +1,751 @@
-/* being written */
+/* dwindex.c - address -> inline chain and line, by binary search over
+ * tables built once per compilation unit.
+ *
+ * Three levels, all sorted arrays:
+ *   cu_ranges  every address range of every CU (from the CU DIE's
+ *              DW_AT_low_pc/high_pc/ranges), -> CU index;
+ *   segs       per CU, disjoint segments [lo, next lo) naming the innermost
+ *              scope (subprogram or inlined subroutine) that covers them;
+ *              scopes know their parent, so the chain is a walk up;
+ *   rows       per CU, the line table, ordered so that the last row at or
+ *              below an address is its row (an end_sequence row there means
+ *              "between sequences").
+ * Segments come from "painting" the scope ranges outer to inner: sorted by
+ * start, a stack of open ranges says which scope resumes when an inner one
+ * ends.  This is what dwarf_getscopes computes per call, done once. */
+#include "sym/dwindex.h"
+
+#include <dwarf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_SCOPE UINT32_MAX
+/* Deeper DIE nesting than this is not real code (hostile or corrupt). */
+#define MAX_DIE_DEPTH 256
+
+struct scope {
+	const char *name;
+	uint64_t entry;
+	uint32_t parent;
+	uint32_t call_file;     /* index into the CU's file table */
+	uint32_t call_line;
+	uint32_t call_column;
+	bool linkage;
+	bool inlined;
+};
+
+struct seg {
+	uint64_t lo;
+	uint32_t scope;         /* NO_SCOPE: a gap inside the CU */
+};
+
+struct row {
+	uint64_t addr;
+	const char *file;
+	uint32_t line;
+	uint32_t column : 31;
+	uint32_t end_sequence : 1;
+};
+
+struct cu {
+	Dwarf_Die die;
+	bool indexed;
+	bool failed;            /* indexing failed: answers without scopes */
+	struct scope *scopes;
+	size_t n_scopes;
+	struct seg *segs;
+	size_t n_segs;
+	struct row *rows;
+	size_t n_rows;
+	/* Absolute file names, by file-table index (composed lazily). */
+	const char **files;
+	size_t n_files;
+	Dwarf_Files *dw_files;
+	const char *comp_dir;
+	/* Composed names this CU allocated (freed with the index). */
+	char **owned;
+	size_t n_owned;
+};
+
+struct cu_range {
+	uint64_t lo, hi;
+	uint32_t cu;
+};
+
+struct vg_dwindex {
+	Dwarf *dwarf;
+	struct cu *cus;
+	size_t n_cus;
+	struct cu_range *ranges;
+	uint64_t *max_hi;       /* max hi of ranges[0..i]: overlapping CUs */
+	size_t n_ranges;
+	size_t bytes;
+};
+
+/* ------------------------------------------------------------------ */
+/* growable arrays                                                      */
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t n;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	n = *cap ? *cap * 2 : 16;
+	while (n < need)
+		n *= 2;
+	p = realloc(*arr, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* ------------------------------------------------------------------ */
+/* CU ranges                                                            */
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+static int add_cu(struct vg_dwindex *ix, Dwarf_Die *cudie, size_t *cap_cus,
+		  size_t *cap_ranges)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	uint32_t idx = (uint32_t)ix->n_cus;
+	bool any = false;
+
+	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		if (GROW(ix->ranges, *cap_ranges, ix->n_ranges + 1))
+			return -ENOMEM;
+		ix->ranges[ix->n_ranges++] = (struct cu_range){ lo, hi, idx };
+		any = true;
+	}
+	if (!any)
+		return 0;       /* no code (types only, or a partial unit) */
+	if (GROW(ix->cus, *cap_cus, ix->n_cus + 1))
+		return -ENOMEM;
+	memset(&ix->cus[ix->n_cus], 0, sizeof(ix->cus[0]));
+	ix->cus[ix->n_cus].die = *cudie;
+	ix->n_cus++;
+	return 0;
+}
+
+int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out,
+		   struct vg_error *err)
+{
+	struct vg_dwindex *ix = calloc(1, sizeof(*ix));
+	size_t cap_cus = 0, cap_ranges = 0;
+	Dwarf_CU *cu = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (!ix)
+		goto oom;
+	ix->dwarf = dwarf;
+	for (;;) {
+		Dwarf_Half version;
+		uint8_t unit_type;
+		Dwarf_Die cudie, subdie;
+		int r = dwarf_get_units(dwarf, cu, &cu, &version, &unit_type,
+					&cudie, &subdie);
+
+		if (r != 0)
+			break;  /* 1: done; -1: corrupt rest, keep what parsed */
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		if (dwarf_tag(&cudie) != DW_TAG_compile_unit)
+			continue;
+		rc = add_cu(ix, &cudie, &cap_cus, &cap_ranges);
+		if (rc)
+			goto oom;
+	}
+	qsort(ix->ranges, ix->n_ranges, sizeof(ix->ranges[0]), cmp_range);
+	ix->max_hi = malloc((ix->n_ranges ? ix->n_ranges : 1) * sizeof(uint64_t));
+	if (!ix->max_hi)
+		goto oom;
+	for (size_t i = 0; i < ix->n_ranges; i++) {
+		uint64_t prev = i ? ix->max_hi[i - 1] : 0;
+
+		ix->max_hi[i] = ix->ranges[i].hi > prev ? ix->ranges[i].hi : prev;
+	}
+	ix->bytes = ix->n_ranges * (sizeof(ix->ranges[0]) + sizeof(uint64_t)) +
+		    ix->n_cus * sizeof(ix->cus[0]);
+	*out = ix;
+	return 0;
+oom:
+	vg_dwindex_free(ix);
+	return vg_error_set(err, -ENOMEM, "out of memory indexing DWARF");
+}
+
+static void cu_free(struct cu *c)
+{
+	free(c->scopes);
+	free(c->segs);
+	free(c->rows);
+	free(c->files);
+	for (size_t i = 0; i < c->n_owned; i++)
+		free(c->owned[i]);
+	free(c->owned);
+}
+
+struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix)
+{
+	if (!ix)
+		return NULL;
+	for (size_t i = 0; i < ix->n_cus; i++)
+		cu_free(&ix->cus[i]);
+	free(ix->cus);
+	free(ix->ranges);
+	free(ix->max_hi);
+	free(ix);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* file names                                                           */
+
+/* File names as llvm-symbolizer and eu-addr2line print them: absolute,
+ * i.e. a relative name joined to DW_AT_comp_dir.  libdw already joins the
+ * include directory. */
+static const char *absolute_name(struct cu *c, const char *name)
+{
+	size_t ld, ln;
+	char *s, **owned;
+
+	if (!name || name[0] == '/' || !c->comp_dir || !c->comp_dir[0])
+		return name;
+	ld = strlen(c->comp_dir);
+	ln = strlen(name);
+	s = malloc(ld + ln + 2);
+	owned = realloc(c->owned, (c->n_owned + 1) * sizeof(*owned));
+	if (!s || !owned) {
+		free(s);
+		if (owned)
+			c->owned = owned;
+		return name;
+	}
+	c->owned = owned;
+	memcpy(s, c->comp_dir, ld);
+	s[ld] = '/';
+	memcpy(s + ld + 1, name, ln + 1);
+	c->owned[c->n_owned++] = s;
+	return s;
+}
+
+static const char *file_name(struct cu *c, uint32_t idx)
+{
+	const char *name;
+
+	if (idx >= c->n_files)
+		return NULL;
+	if (c->files[idx])
+		return c->files[idx];
+	name = dwarf_filesrc(c->dw_files, idx, NULL, NULL);
+	c->files[idx] = absolute_name(c, name);
+	return c->files[idx];
+}
+
+/* ------------------------------------------------------------------ */
+/* scopes -> segments                                                   */
+
+struct range {
+	uint64_t lo, hi;
+	uint32_t scope;
+	uint32_t depth;
+};
+
+struct builder {
+	struct cu *cu;
+	size_t cap_scopes;
+	struct range *ranges;
+	size_t n_ranges, cap_ranges;
+};
+
+static bool is_scope_tag(int tag)
+{
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+}
+
+/* Tags whose children may hold code scopes.  Types (struct, class) hold
+ * only declarations of member functions: their definitions sit at
+ * namespace level, so skipping types skips nothing with an address. */
+static bool may_hold_code(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_partial_unit:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_lexical_block:
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_entry_point:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static uint32_t udata(Dwarf_Die *die, unsigned name)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	if (!dwarf_attr(die, name, &a) || dwarf_formudata(&a, &w) != 0)
+		return 0;
+	return w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+}
+
+static const char *scope_name(Dwarf_Die *die, bool *linkage)
+{
+	Dwarf_Attribute a;
+	const char *s;
+
+	*linkage = true;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) &&
+	    (s = dwarf_formstring(&a)))
+		return s;
+	if (dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a) &&
+	    (s = dwarf_formstring(&a)))
+		return s;
+	*linkage = false;
+	return dwarf_diename(die);
+}
+
+/* Records the scope and its ranges; *out = NO_SCOPE when it has none (an
+ * abstract instance or a declaration, whose subtree holds no code either). */
+static int add_scope(struct builder *b, Dwarf_Die *die, int tag,
+		     uint32_t parent, uint32_t depth, uint32_t *out)
+{
+	struct cu *c = b->cu;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	uint32_t idx = (uint32_t)c->n_scopes;
+	struct scope *s;
+	size_t first = b->n_ranges;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		if (GROW(b->ranges, b->cap_ranges, b->n_ranges + 1))
+			return -ENOMEM;
+		b->ranges[b->n_ranges++] = (struct range){ lo, hi, idx, depth };
+	}
+	if (b->n_ranges == first) {
+		*out = NO_SCOPE;
+		return 0;
+	}
+	if (GROW(c->scopes, b->cap_scopes, c->n_scopes + 1))
+		return -ENOMEM;
+	s = &c->scopes[c->n_scopes++];
+	memset(s, 0, sizeof(*s));
+	s->name = scope_name(die, &s->linkage);
+	s->parent = parent;
+	s->inlined = tag == DW_TAG_inlined_subroutine;
+	if (dwarf_entrypc(die, &s->entry) != 0)
+		s->entry = b->ranges[first].lo;
+	if (s->inlined) {
+		s->call_file = udata(die, DW_AT_call_file);
+		s->call_line = udata(die, DW_AT_call_line);
+		s->call_column = udata(die, DW_AT_call_column);
+	}
+	*out = idx;
+	return 0;
+}
+
+/* Depth-first walk with an explicit stack: hostile DWARF cannot overflow
+ * the C stack. */
+static int walk_scopes(struct builder *b, Dwarf_Die *cudie)
+{
+	struct frame {
+		Dwarf_Die die;
+		uint32_t scope;  /* innermost enclosing scope */
+	} stack[MAX_DIE_DEPTH];
+	size_t depth = 0;
+	Dwarf_Die child;
+
+	if (dwarf_child(cudie, &child) != 0)
+		return 0;
+	stack[0] = (struct frame){ child, NO_SCOPE };
+	depth = 1;
+	while (depth) {
+		struct frame *f = &stack[depth - 1];
+		Dwarf_Die *die = &f->die;
+		int tag = dwarf_tag(die);
+		uint32_t inner = f->scope;
+		bool descend = may_hold_code(tag);
+		Dwarf_Die kid;
+
+		if (is_scope_tag(tag)) {
+			uint32_t idx;
+			int rc = add_scope(b, die, tag, f->scope,
+					   (uint32_t)depth, &idx);
+
+			if (rc)
+				return rc;
+			if (idx == NO_SCOPE)
+				descend = false;
+			else
+				inner = idx;
+		}
+		if (descend && depth < MAX_DIE_DEPTH && dwarf_haschildren(die) &&
+		    dwarf_child(die, &kid) == 0) {
+			/* Visit the children, then come back for the
+			 * siblings of this DIE: keep it, push the child. */
+			stack[depth] = (struct frame){ kid, inner };
+			depth++;
+			continue;
+		}
+		/* Next sibling, unwinding finished levels. */
+		while (depth) {
+			f = &stack[depth - 1];
+			if (dwarf_siblingof(&f->die, &f->die) == 0)
+				break;
+			depth--;
+		}
+	}
+	return 0;
+}
+
+static int cmp_paint(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;  /* outer first */
+	return x->hi > y->hi ? -1 : x->hi < y->hi;
+}
+
+struct painter {
+	struct seg *segs;
+	size_t n, cap;
+};
+
+static int emit(struct painter *p, uint64_t lo, uint32_t scope)
+{
+	if (p->n && p->segs[p->n - 1].lo == lo) {
+		p->segs[p->n - 1].scope = scope;
+		/* Re-merge with the segment before, now that this one
+		 * names the same scope. */
+		if (p->n > 1 && p->segs[p->n - 2].scope == scope)
+			p->n--;
+		return 0;
+	}
+	if (p->n && p->segs[p->n - 1].scope == scope)
+		return 0;
+	if (GROW(p->segs, p->cap, p->n + 1))
+		return -ENOMEM;
+	p->segs[p->n++] = (struct seg){ lo, scope };
+	return 0;
+}
+
+static int paint(struct builder *b)
+{
+	struct painter p = { 0 };
+	struct { uint64_t hi; uint32_t scope; } *open = NULL;
+	size_t n_open = 0, cap_open = 0;
+	int rc = 0;
+
+	qsort(b->ranges, b->n_ranges, sizeof(b->ranges[0]), cmp_paint);
+	for (size_t i = 0; i <= b->n_ranges && !rc; i++) {
+		uint64_t at = i < b->n_ranges ? b->ranges[i].lo : UINT64_MAX;
+
+		/* Close what ends at or before the next start; the scope
+		 * below resumes where each one ends. */
+		while (n_open && open[n_open - 1].hi <= at && !rc) {
+			uint64_t end = open[--n_open].hi;
+
+			while (n_open && open[n_open - 1].hi <= end)
+				n_open--;
+			rc = emit(&p, end, n_open ? open[n_open - 1].scope : NO_SCOPE);
+		}
+		if (i == b->n_ranges || rc)
+			break;
+		rc = emit(&p, b->ranges[i].lo, b->ranges[i].scope);
+		if (!rc && GROW(open, cap_open, n_open + 1))
+			rc = -ENOMEM;
+		if (!rc) {
+			open[n_open].hi = b->ranges[i].hi;
+			open[n_open].scope = b->ranges[i].scope;
+			n_open++;
+		}
+	}
+	free(open);
+	if (rc) {
+		free(p.segs);
+		return rc;
+	}
+	b->cu->segs = p.segs;
+	b->cu->n_segs = p.n;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* line rows                                                            */
+
+struct sortable_row {
+	struct row r;
+	size_t order;
+};
+
+/* By address; at one address an end_sequence row sorts first (it closes
+ * the previous sequence, the other rows open the next), then table order,
+ * so the last row at an address is the one that applies, as llvm's
+ * lookup takes it. */
+static int cmp_row(const void *a, const void *b)
+{
+	const struct sortable_row *x = a, *y = b;
+
+	if (x->r.addr != y->r.addr)
+		return x->r.addr < y->r.addr ? -1 : 1;
+	if (x->r.end_sequence != y->r.end_sequence)
+		return x->r.end_sequence ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static const char *row_file(struct cu *c, const char *name,
+			    const char **last_in, const char **last_out)
+{
+	if (name == *last_in)
+		return *last_out;
+	*last_in = name;
+	/* Map libdw's pointer back to the file index to share the composed
+	 * name with the call-site lookups. */
+	for (size_t i = 0; i < c->n_files; i++) {
+		if (dwarf_filesrc(c->dw_files, i, NULL, NULL) == name) {
+			*last_out = file_name(c, (uint32_t)i);
+			return *last_out;
+		}
+	}
+	*last_out = absolute_name(c, name);
+	return *last_out;
+}
+
+static int load_rows(struct cu *c)
+{
+	Dwarf_Lines *lines;
+	size_t n;
+	struct sortable_row *tmp;
+	const char *last_in = NULL, *last_out = NULL;
+
+	if (dwarf_getsrclines(&c->die, &lines, &n) != 0 || n == 0)
+		return 0;       /* no line table: scopes still answer */
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr addr = 0;
+		int line = 0, col = 0;
+		bool end = false;
+
+		dwarf_lineaddr(l, &addr);
+		dwarf_lineno(l, &line);
+		dwarf_linecol(l, &col);
+		dwarf_lineendsequence(l, &end);
+		tmp[i].order = i;
+		tmp[i].r.addr = addr;
+		tmp[i].r.file = row_file(c, dwarf_linesrc(l, NULL, NULL),
+					 &last_in, &last_out);
+		tmp[i].r.line = line > 0 ? (uint32_t)line : 0;
+		tmp[i].r.column = col > 0 && col < (1 << 30) ? (uint32_t)col : 0;
+		tmp[i].r.end_sequence = end;
+	}
+	qsort(tmp, n, sizeof(*tmp), cmp_row);
+	c->rows = malloc(n * sizeof(*c->rows));
+	if (!c->rows) {
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		c->rows[i] = tmp[i].r;
+	c->n_rows = n;
+	free(tmp);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* per-CU indexing                                                      */
+
+static int index_cu(struct vg_dwindex *ix, struct cu *c)
+{
+	struct builder b = { .cu = c };
+	Dwarf_Attribute a;
+	size_t nfiles = 0;
+	int rc;
+
+	c->indexed = true;
+	if (dwarf_attr(&c->die, DW_AT_comp_dir, &a))
+		c->comp_dir = dwarf_formstring(&a);
+	if (dwarf_getsrcfiles(&c->die, &c->dw_files, &nfiles) == 0 && nfiles) {
+		c->files = calloc(nfiles, sizeof(*c->files));
+		if (!c->files)
+			return -ENOMEM;
+		c->n_files = nfiles;
+	}
+	rc = walk_scopes(&b, &c->die);
+	if (!rc)
+		rc = paint(&b);
+	free(b.ranges);
+	if (!rc)
+		rc = load_rows(c);
+	if (rc == -ENOMEM)
+		return rc;
+	ix->bytes += c->n_scopes * sizeof(*c->scopes) +
+		     c->n_segs * sizeof(*c->segs) + c->n_rows * sizeof(*c->rows) +
+		     c->n_files * sizeof(*c->files);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* lookup                                                               */
+
+static struct cu *find_cu(struct vg_dwindex *ix, uint64_t addr)
+{
+	size_t lo = 0, hi = ix->n_ranges;
+
+	/* Last range starting at or below addr... */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ...or an earlier one that still covers it (overlapping CUs). */
+	for (size_t i = lo; i-- > 0 && ix->max_hi[i] > addr;)
+		if (addr < ix->ranges[i].hi)
+			return &ix->cus[ix->ranges[i].cu];
+	return NULL;
+}
+
+static const struct row *find_row(const struct cu *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->n_rows;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->rows[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || c->rows[lo - 1].end_sequence)
+		return NULL;
+	return &c->rows[lo - 1];
+}
+
+static uint32_t find_scope(const struct cu *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->n_segs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->segs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? c->segs[lo - 1].scope : NO_SCOPE;
+}
+
+int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
+		      struct vg_dw_result *res)
+{
+	struct cu *c = find_cu(ix, addr);
+	const struct row *row;
+	uint32_t s;
+
+	res->n_frames = 0;
+	res->truncated = false;
+	res->file = NULL;
+	res->line = res->column = 0;
+	res->has_line = false;
+	if (!c)
+		return -ENOENT;
+	if (!c->indexed) {
+		int rc = index_cu(ix, c);
+
+		if (rc)
+			return rc;
+	}
+	row = find_row(c, addr);
+	if (row) {
+		res->file = row->file;
+		res->line = row->line;
+		res->column = row->column;
+		res->has_line = true;
+	}
+	s = find_scope(c, addr);
+	/* Innermost first; each inlined scope's call site is the location
+	 * of the frame that encloses it.  The chain ends at the first
+	 * concrete subprogram, as llvm-symbolizer's does. */
+	for (uint32_t hops = 0; s != NO_SCOPE && hops < c->n_scopes; hops++) {
+		const struct scope *sc = &c->scopes[s];
+		struct vg_dw_frame *f;
+
+		if (res->n_frames == VG_DW_MAX_FRAMES) {
+			res->truncated = true;
+			break;
+		}
+		f = &res->frames[res->n_frames];
+		f->name = sc->name;
+		f->name_is_linkage = sc->linkage;
+		f->inlined = sc->inlined;
+		f->entry = sc->entry;
+		if (res->n_frames == 0) {
+			f->file = res->file;
+			f->line = res->line;
+			f->column = res->column;
+		}
+		res->n_frames++;
+		if (!sc->inlined)
+			break;
+		if (res->n_frames < VG_DW_MAX_FRAMES) {
+			struct vg_dw_frame *up = &res->frames[res->n_frames];
+
+			up->file = file_name(c, sc->call_file);
+			up->line = sc->call_line;
+			up->column = sc->call_column;
+		}
+		s = sc->parent;
+	}
+	return 0;
+}
+
+void vg_dwindex_stats(const struct vg_dwindex *ix, struct vg_dwindex_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->n_cus = ix->n_cus;
+	for (size_t i = 0; i < ix->n_cus; i++) {
+		const struct cu *c = &ix->cus[i];
+
+		if (!c->indexed)
+			continue;
+		st->n_cus_indexed++;
+		st->n_segments += c->n_segs;
+		st->n_rows += c->n_rows;
+	}
+	st->bytes = ix->bytes;
+}

@@ -1,1 +1,783 @@
-/* being written */
+/* symbolizer.c - one answer per address: image, symbol, inline frames,
+ * line; debug info found and indexed once per image, maps refreshed on a
+ * miss (rate-limited), dropped images retired rather than freed. */
+#include "sym/symbolizer.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sym/demangle.h"
+#include "sym/kallsyms.h"
+#include "target/maps.h"
+#include "target/mem.h"
+
+#define MAX_WARNINGS 32
+
+/* What vigil knows about one image beyond the ELF: found on first use. */
+struct image_state {
+	struct vg_image *img;
+	bool looked;               /* debug info searched */
+	struct vg_debuginfo *dbg;
+	struct vg_dwindex *ix;
+	char *why_no_dwarf;        /* one sentence, when dbg has no DWARF */
+};
+
+/* Demangled names by the address of the mangled string: those strings live
+ * in ELF or DWARF sections that stay mapped while the symbolizer lives. */
+struct name_cache {
+	const char **keys;
+	const char **values;       /* == key when the name is not mangled */
+	size_t n, cap;             /* cap: power of two */
+	char **owned;
+	size_t n_owned, cap_owned;
+};
+
+struct vg_symbolizer {
+	pthread_mutex_t lock;
+	unsigned flags;
+	struct vg_target *target;  /* NULL: offline */
+	char target_root[64];
+	struct vg_maps *maps;
+	struct vg_mem *mem;
+	struct vg_images *images;  /* current */
+	struct image_state *states;/* by pointer, for current images */
+	size_t n_states, cap_states;
+	/* Images (and their states) dropped by refreshes: kept for the
+	 * strings earlier answers borrowed. */
+	struct image_state *retired;
+	size_t n_retired, cap_retired;
+	struct vg_maps **old_maps;
+	size_t n_old_maps;
+	uint64_t last_refresh_ns;
+	size_t last_hit;
+
+	struct vg_kallsyms *ksyms;
+	bool ksyms_loaded;
+	bool ksyms_warned;
+
+	struct name_cache names;
+	char *warnings[MAX_WARNINGS + 1];
+	size_t n_warnings;
+	char scratch[512];         /* per-answer sentences (under the lock) */
+};
+
+/* ------------------------------------------------------------------ */
+/* small helpers                                                        */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t n;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	n = *cap ? *cap * 2 : 8;
+	while (n < need)
+		n *= 2;
+	p = realloc(*arr, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+static void warn(struct vg_symbolizer *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void warn(struct vg_symbolizer *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *w;
+
+	if (s->n_warnings == MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&w, fmt, ap) < 0)
+		w = NULL;
+	va_end(ap);
+	if (!w)
+		return;
+	for (size_t i = 0; i < s->n_warnings; i++) {
+		if (strcmp(s->warnings[i], w) == 0) {
+			free(w);
+			return;
+		}
+	}
+	s->warnings[s->n_warnings++] = w;
+	s->warnings[s->n_warnings] = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* demangling, cached by the mangled string's address                   */
+
+static size_t ptr_hash(const void *p, size_t cap)
+{
+	uint64_t x = (uint64_t)(uintptr_t)p;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return (size_t)x & (cap - 1);
+}
+
+static int cache_grow(struct name_cache *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 1024;
+	const char **keys = calloc(cap, sizeof(*keys));
+	const char **values = calloc(cap, sizeof(*values));
+
+	if (!keys || !values) {
+		free(keys);
+		free(values);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->cap; i++) {
+		size_t h;
+
+		if (!c->keys[i])
+			continue;
+		for (h = ptr_hash(c->keys[i], cap); keys[h]; h = (h + 1) & (cap - 1))
+			;
+		keys[h] = c->keys[i];
+		values[h] = c->values[i];
+	}
+	free(c->keys);
+	free(c->values);
+	c->keys = keys;
+	c->values = values;
+	c->cap = cap;
+	return 0;
+}
+
+static const char *display_name(struct vg_symbolizer *s, const char *raw)
+{
+	struct name_cache *c = &s->names;
+	size_t h;
+	char *d;
+
+	if (!raw || (s->flags & VG_SYM_NO_DEMANGLE))
+		return raw;
+	/* Plain C names are the common case: no table needed. */
+	if (!(raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R' ||
+				(raw[1] == '_' && raw[2] == 'Z'))))
+		return raw;
+	if ((c->n + 1) * 2 > c->cap && cache_grow(c))
+		return raw;
+	for (h = ptr_hash(raw, c->cap); c->keys[h]; h = (h + 1) & (c->cap - 1))
+		if (c->keys[h] == raw)
+			return c->values[h];
+	d = vg_demangle(raw);
+	if (d && GROW(c->owned, c->cap_owned, c->n_owned + 1)) {
+		free(d);
+		d = NULL;
+	}
+	if (d)
+		c->owned[c->n_owned++] = d;
+	c->keys[h] = raw;
+	c->values[h] = d ? d : raw;
+	c->n++;
+	return c->values[h];
+}
+
+static void cache_free(struct name_cache *c)
+{
+	for (size_t i = 0; i < c->n_owned; i++)
+		free(c->owned[i]);
+	free(c->owned);
+	free(c->keys);
+	free(c->values);
+}
+
+/* ------------------------------------------------------------------ */
+/* image states                                                         */
+
+static void state_free(struct image_state *st)
+{
+	vg_dwindex_free(st->ix);
+	vg_debuginfo_free(st->dbg);
+	free(st->why_no_dwarf);
+	vg_image_free(st->img);
+}
+
+static struct image_state *state_of(struct vg_symbolizer *s,
+				    const struct vg_image *img)
+{
+	if (s->last_hit < s->n_states && s->states[s->last_hit].img == img)
+		return &s->states[s->last_hit];
+	for (size_t i = 0; i < s->n_states; i++) {
+		if (s->states[i].img == img) {
+			s->last_hit = i;
+			return &s->states[i];
+		}
+	}
+	return NULL;
+}
+
+/* "no .debug_info; /usr/lib/debug/...: no such file; ..." from the
+ * debuginfo's list of refused candidates, on one line. */
+static char *explain_no_dwarf(const struct vg_image *img,
+			      const struct vg_debuginfo *dbg)
+{
+	const char *tried = dbg && dbg->tried ? dbg->tried : "";
+	char *s = NULL;
+
+	if (asprintf(&s, "no DWARF for %s: %s%s", img->path[0] ? img->path : "(image)",
+		     *tried ? "tried " : "no .debug_info, no build-id, no .gnu_debuglink",
+		     tried) < 0)
+		return NULL;
+	for (char *p = s; *p; p++)
+		if (*p == '\n')
+			*p = p[1] ? ';' : '\0';
+	return s;
+}
+
+static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
+			struct vg_error *err)
+{
+	struct vg_debuginfo_opts opts = {
+		.target_root = s->target ? s->target_root : NULL,
+		.no_debuginfod = (s->flags & VG_SYM_NO_DEBUGINFOD) != 0,
+	};
+	int rc;
+
+	if (st->looked)
+		return 0;
+	st->looked = true;
+	rc = vg_debuginfo_find(st->img, &opts, &st->dbg, err);
+	if (rc < 0)
+		return rc;
+	if (st->dbg && st->dbg->dwarf) {
+		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
+		if (rc < 0)
+			return rc;
+	} else {
+		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* opening                                                              */
+
+static struct vg_symbolizer *symbolizer_new(unsigned flags)
+{
+	struct vg_symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	pthread_mutex_init(&s->lock, NULL);
+	s->flags = flags;
+	return s;
+}
+
+static int adopt_images(struct vg_symbolizer *s, struct vg_images *imgs)
+{
+	if (GROW(s->states, s->cap_states, imgs->n))
+		return -ENOMEM;
+	for (size_t i = 0; i < imgs->n; i++)
+		s->states[i] = (struct image_state){ .img = imgs->images[i] };
+	s->n_states = imgs->n;
+	s->images = imgs;
+	return 0;
+}
+
+static void warn_replaced(struct vg_symbolizer *s)
+{
+	for (size_t i = 0; i < s->images->n; i++) {
+		const struct vg_image *img = s->images->images[i];
+
+		if (img->deleted)
+			warn(s, "%s was deleted or replaced on disk after the process mapped it; "
+			     "answers come from the mapped file (via %s), not from what the path names now",
+			     img->path, vg_image_via_name(img->via));
+	}
+}
+
+int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
+			      struct vg_symbolizer **out, struct vg_error *err)
+{
+	struct vg_symbolizer *s = symbolizer_new(flags);
+	struct vg_images *imgs = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	s->target = t;
+	snprintf(s->target_root, sizeof(s->target_root), "/proc/%d/root",
+		 (int)(t->mm_pid ? t->mm_pid : t->pid));
+	rc = vg_maps_load(t->pid, 0, &s->maps, NULL, err);
+	if (rc == 0)
+		rc = vg_mem_open(t, s->maps, &s->mem, err);
+	if (rc == 0)
+		rc = vg_images_load(t, s->maps, s->mem, &imgs, err);
+	if (rc == 0 && adopt_images(s, imgs) < 0) {
+		vg_images_free(imgs);
+		rc = vg_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (rc < 0) {
+		vg_symbolizer_free(s);
+		return rc;
+	}
+	s->last_refresh_ns = now_ns();
+	warn_replaced(s);
+	*out = s;
+	return 0;
+}
+
+int vg_symbolizer_open_file(const char *path, unsigned flags,
+			    struct vg_symbolizer **out, struct vg_error *err)
+{
+	struct vg_symbolizer *s = symbolizer_new(flags | VG_SYM_NO_KERNEL);
+	struct vg_images *imgs;
+	struct vg_image *img = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	rc = vg_image_open_path(path, &img, err);
+	if (rc < 0) {
+		vg_symbolizer_free(s);
+		return rc;
+	}
+	imgs = calloc(1, sizeof(*imgs));
+	if (imgs)
+		imgs->images = malloc(sizeof(*imgs->images));
+	if (!imgs || !imgs->images) {
+		if (imgs)
+			free(imgs);
+		vg_image_free(img);
+		vg_symbolizer_free(s);
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	}
+	imgs->images[0] = img;
+	imgs->n = 1;
+	if (adopt_images(s, imgs) < 0) {
+		vg_images_free(imgs);
+		vg_symbolizer_free(s);
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	}
+	*out = s;
+	return 0;
+}
+
+static void retire_all(struct vg_symbolizer *s)
+{
+	for (size_t i = 0; i < s->n_retired; i++)
+		state_free(&s->retired[i]);
+	free(s->retired);
+	s->retired = NULL;
+	s->n_retired = 0;
+}
+
+struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
+{
+	if (!s)
+		return NULL;
+	/* The image set owns the images; states own the rest. */
+	for (size_t i = 0; i < s->n_states; i++) {
+		s->states[i].img = NULL;
+		state_free(&s->states[i]);
+	}
+	free(s->states);
+	vg_images_free(s->images);
+	retire_all(s);
+	for (size_t i = 0; i < s->n_old_maps; i++)
+		vg_maps_free(s->old_maps[i]);
+	free(s->old_maps);
+	vg_mem_free(s->mem);
+	vg_maps_free(s->maps);
+	vg_kallsyms_free(s->ksyms);
+	cache_free(&s->names);
+	for (size_t i = 0; i < s->n_warnings; i++)
+		free(s->warnings[i]);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* refresh                                                              */
+
+static bool same_image(const struct vg_image *a, const struct vg_image *b)
+{
+	return a->dev == b->dev && a->inode == b->inode && a->bias == b->bias &&
+	       a->lo == b->lo && a->hi == b->hi && a->deleted == b->deleted &&
+	       a->build_id_len == b->build_id_len &&
+	       memcmp(a->build_id, b->build_id, a->build_id_len) == 0 &&
+	       strcmp(a->path, b->path) == 0;
+}
+
+static int refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
+{
+	struct vg_maps *maps = NULL;
+	struct vg_images *imgs = NULL;
+	struct image_state *states = NULL;
+	size_t cap = 0;
+	int rc;
+
+	s->last_refresh_ns = now_ns();
+	rc = vg_maps_load(s->target->pid, 0, &maps, NULL, err);
+	if (rc < 0)
+		return vg_target_explain(s->target, rc, err);
+	vg_mem_set_maps(s->mem, maps);
+	rc = vg_images_load(s->target, maps, s->mem, &imgs, err);
+	if (rc < 0) {
+		vg_mem_set_maps(s->mem, s->maps);
+		vg_maps_free(maps);
+		return vg_target_explain(s->target, rc, err);
+	}
+	if (GROW(states, cap, imgs->n) ||
+	    GROW(s->retired, s->cap_retired, s->n_retired + s->n_states) ||
+	    GROW(s->old_maps, s->n_old_maps, s->n_old_maps + 1))
+		goto oom;
+	/* Keep the state (debug info, index) of every unchanged image: the
+	 * old image object moves into the new set, the duplicate just
+	 * opened is freed. */
+	for (size_t i = 0; i < imgs->n; i++) {
+		states[i] = (struct image_state){ .img = imgs->images[i] };
+		for (size_t j = 0; j < s->n_states; j++) {
+			struct image_state *old = &s->states[j];
+
+			if (!old->img || !same_image(old->img, imgs->images[i]))
+				continue;
+			vg_image_free(imgs->images[i]);
+			imgs->images[i] = old->img;
+			states[i] = *old;
+			old->img = NULL;
+			break;
+		}
+	}
+	/* What no longer maps is retired: answers given earlier still
+	 * point into it. */
+	for (size_t j = 0; j < s->n_states; j++)
+		if (s->states[j].img)
+			s->retired[s->n_retired++] = s->states[j];
+	/* The old set's pointers now belong elsewhere. */
+	s->images->n = 0;
+	vg_images_free(s->images);
+	free(s->states);
+	s->images = imgs;
+	s->states = states;
+	s->n_states = imgs->n;
+	s->cap_states = cap;
+	s->last_hit = 0;
+	/* Regions of the old table may be borrowed (paths); keep it. */
+	s->old_maps[s->n_old_maps++] = s->maps;
+	s->maps = maps;
+	warn_replaced(s);
+	return 0;
+oom:
+	free(states);
+	vg_images_free(imgs);
+	vg_mem_set_maps(s->mem, s->maps);
+	vg_maps_free(maps);
+	return vg_error_set(err, -ENOMEM, "out of memory refreshing the maps");
+}
+
+int vg_symbolizer_refresh(struct vg_symbolizer *s, struct vg_error *err)
+{
+	int rc = 0;
+
+	if (!s->target)
+		return 0;
+	pthread_mutex_lock(&s->lock);
+	rc = refresh_locked(s, err);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* lookup                                                               */
+
+static void lookup_kernel(struct vg_symbolizer *s, uint64_t addr,
+			  struct vg_sym_result *res)
+{
+	struct vg_ksym k;
+
+	if (!s->ksyms_loaded) {
+		struct vg_error e = { 0 };
+
+		s->ksyms_loaded = true;
+		if (vg_kallsyms_load(NULL, &s->ksyms, &e) < 0)
+			warn(s, "cannot use /proc/kallsyms: %s", e.msg);
+	}
+	if (!s->ksyms || vg_kallsyms_why(s->ksyms)) {
+		const char *why = s->ksyms ? vg_kallsyms_why(s->ksyms)
+					   : "kernel symbols unavailable";
+
+		if (!s->ksyms_warned)
+			warn(s, "%s", why);
+		s->ksyms_warned = true;
+		res->why = why;
+		return;
+	}
+	if (vg_kallsyms_lookup(s->ksyms, addr, &k) < 0) {
+		res->why = "no kernel symbol covers this address";
+		return;
+	}
+	res->image_path = k.module ? k.module : "[kernel]";
+	res->static_address = addr;
+	res->has_symbol = true;
+	res->symbol_raw = k.name;
+	res->symbol = k.name;
+	res->symbol_address = k.addr;
+	res->symbol_size = k.size;
+	res->offset = addr - k.addr;
+	res->source = VG_SYMSRC_KALLSYMS;
+	res->frames[0] = (struct vg_sym_frame){ .function = k.name };
+	res->n_frames = 1;
+}
+
+static const char *no_image_reason(struct vg_symbolizer *s, uint64_t addr)
+{
+	const struct vg_region *r = s->maps ? vg_maps_find(s->maps, addr) : NULL;
+
+	if (!s->target)
+		snprintf(s->scratch, sizeof(s->scratch),
+			 "0x%" PRIx64 " is outside every PT_LOAD segment of the file", addr);
+	else if (!r)
+		snprintf(s->scratch, sizeof(s->scratch),
+			 "0x%" PRIx64 " is not mapped in the process", addr);
+	else if (r->path && r->path[0])
+		snprintf(s->scratch, sizeof(s->scratch),
+			 "0x%" PRIx64 " is in %s, which is not an ELF image", addr, r->path);
+	else
+		snprintf(s->scratch, sizeof(s->scratch),
+			 "0x%" PRIx64 " is in anonymous memory (no ELF image: JIT code, heap or stack)",
+			 addr);
+	return s->scratch;
+}
+
+static const struct vg_image *find_image(struct vg_symbolizer *s, uint64_t addr)
+{
+	if (!s->target) {
+		const struct vg_image *img = s->images->images[0];
+
+		/* Offline addresses are the file's own: any PT_LOAD. */
+		for (size_t i = 0; i < img->n_loads; i++)
+			if (addr >= img->loads[i].vaddr &&
+			    addr - img->loads[i].vaddr < img->loads[i].memsz)
+				return img;
+		return NULL;
+	}
+	return vg_images_find(s->images, addr);
+}
+
+static enum vg_sym_source source_of(enum vg_debug_source d)
+{
+	switch (d) {
+	case VG_DEBUG_EMBEDDED:
+		return VG_SYMSRC_DWARF;
+	case VG_DEBUG_BUILD_ID_DIR:
+		return VG_SYMSRC_BUILD_ID_DIR;
+	case VG_DEBUG_DEBUGLINK:
+		return VG_SYMSRC_DEBUGLINK;
+	case VG_DEBUG_DEBUGINFOD:
+		return VG_SYMSRC_DEBUGINFOD;
+	case VG_DEBUG_MINIDEBUGINFO:
+		return VG_SYMSRC_MINIDEBUGINFO;
+	default:
+		return VG_SYMSRC_NONE;
+	}
+}
+
+static void fill_symbol(struct vg_symbolizer *s, struct image_state *st,
+			struct vg_sym_result *res, enum vg_sym_source *sym_source)
+{
+	const struct vg_image *symimg = st->img;
+	struct vg_symbol sym;
+	bool found;
+
+	*sym_source = VG_SYMSRC_NONE;
+	if (st->dbg && st->dbg->symbol_image && st->dbg->symbol_source != VG_DEBUG_NONE)
+		symimg = st->dbg->symbol_image;
+	/* A separate debug file's .symtab answers first for a stripped
+	 * image; the image's own .dynsym still covers what it lacks. */
+	found = vg_image_symbol_at(symimg, res->static_address, &sym) == 0;
+	if (!found && symimg != st->img &&
+	    vg_image_symbol_at(st->img, res->static_address, &sym) == 0) {
+		symimg = st->img;
+		found = true;
+	}
+	if (found) {
+		res->has_symbol = true;
+		res->symbol_raw = sym.name;
+		res->symbol = display_name(s, sym.name);
+		res->symbol_address = sym.vaddr + st->img->bias;
+		res->symbol_size = sym.size;
+		res->offset = res->address - res->symbol_address;
+		if (symimg != st->img)
+			*sym_source = source_of(st->dbg->symbol_source);
+		else
+			*sym_source = sym.from_dynsym ? VG_SYMSRC_DYNSYM : VG_SYMSRC_SYMTAB;
+		return;
+	}
+	if (vg_image_symbol_before(symimg, res->static_address, &sym) == 0) {
+		res->nearest_symbol = display_name(s, sym.name);
+		res->nearest_offset = res->static_address - sym.vaddr;
+	}
+}
+
+static void fill_frames(struct vg_symbolizer *s, struct image_state *st,
+			struct vg_sym_result *res)
+{
+	struct vg_dw_result dw;
+
+	if (!st->ix || vg_dwindex_lookup(st->ix, res->static_address, &dw) != 0)
+		return;
+	for (size_t i = 0; i < dw.n_frames; i++) {
+		res->frames[i] = (struct vg_sym_frame){
+			.function = display_name(s, dw.frames[i].name),
+			.file = dw.frames[i].file,
+			.line = dw.frames[i].line,
+			.column = dw.frames[i].column,
+			.inlined = dw.frames[i].inlined,
+		};
+	}
+	res->n_frames = dw.n_frames;
+	res->frames_truncated = dw.truncated;
+	if (dw.has_line) {
+		res->file = dw.file;
+		res->line = dw.line;
+		res->column = dw.column;
+	}
+}
+
+static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
+			 struct vg_sym_result *res, struct vg_error *err)
+{
+	const struct vg_image *img;
+	struct image_state *st;
+	enum vg_sym_source sym_source;
+	int rc;
+
+	if (vg_addr_is_kernel(addr) && s->target) {
+		if (!(s->flags & VG_SYM_NO_KERNEL))
+			lookup_kernel(s, addr, res);
+		else
+			res->why = "kernel address (kernel symbols not requested)";
+		return 0;
+	}
+	img = find_image(s, addr);
+	if (!img && s->target && now_ns() - s->last_refresh_ns >= VG_SYM_REFRESH_NS) {
+		rc = refresh_locked(s, err);
+		if (rc < 0)
+			return rc;
+		img = find_image(s, addr);
+	}
+	if (!img) {
+		res->why = no_image_reason(s, addr);
+		return 0;
+	}
+	st = state_of(s, img);
+	res->image = img;
+	res->image_path = img->path;
+	res->static_address = addr - img->bias;
+	rc = ensure_debug(s, st, err);
+	if (rc < 0)
+		return rc;
+	fill_symbol(s, st, res, &sym_source);
+	fill_frames(s, st, res);
+	if (res->n_frames || res->file) {
+		res->source = source_of(st->dbg->source);
+	} else {
+		res->source = sym_source;
+		if (res->has_symbol) {
+			/* The symbol alone: one frame, no location. */
+			res->frames[0] = (struct vg_sym_frame){ .function = res->symbol };
+			res->n_frames = 1;
+		}
+		res->why = st->why_no_dwarf ? st->why_no_dwarf
+			   : "no DWARF scope or line covers this address";
+	}
+	if (!res->has_symbol && !res->why)
+		res->why = res->nearest_symbol
+			? "padding between functions: no symbol covers this address (nearest_symbol is a hint)"
+			: "no symbol covers this address";
+	return 0;
+}
+
+int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
+		  struct vg_sym_result *res, struct vg_error *err)
+{
+	int rc;
+
+	memset(res, 0, offsetof(struct vg_sym_result, frames));
+	res->n_frames = 0;
+	res->frames_truncated = false;
+	res->file = NULL;
+	res->line = res->column = 0;
+	res->why = NULL;
+	res->address = addr;
+	pthread_mutex_lock(&s->lock);
+	rc = lookup_locked(s, addr, res, err);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+const struct vg_images *vg_symbolizer_images(const struct vg_symbolizer *s)
+{
+	return s->images;
+}
+
+const struct vg_debuginfo *vg_symbolizer_debuginfo(struct vg_symbolizer *s,
+						   const struct vg_image *img)
+{
+	struct image_state *st;
+	struct vg_error err = { 0 };
+
+	pthread_mutex_lock(&s->lock);
+	st = state_of(s, img);
+	if (st && ensure_debug(s, st, &err) < 0)
+		st = NULL;
+	pthread_mutex_unlock(&s->lock);
+	return st ? st->dbg : NULL;
+}
+
+const char *const *vg_symbolizer_warnings(const struct vg_symbolizer *s)
+{
+	return (const char *const *)s->warnings;
+}
+
+const char *vg_sym_source_name(enum vg_sym_source src)
+{
+	switch (src) {
+	case VG_SYMSRC_DWARF:
+		return "dwarf";
+	case VG_SYMSRC_SYMTAB:
+		return "symtab";
+	case VG_SYMSRC_DYNSYM:
+		return "dynsym";
+	case VG_SYMSRC_DEBUGLINK:
+		return "debuglink";
+	case VG_SYMSRC_BUILD_ID_DIR:
+		return "build-id-dir";
+	case VG_SYMSRC_MINIDEBUGINFO:
+		return "minidebuginfo";
+	case VG_SYMSRC_DEBUGINFOD:
+		return "debuginfod";
+	case VG_SYMSRC_KALLSYMS:
+		return "kallsyms";
+	default:
+		return "none";
+	}
+}

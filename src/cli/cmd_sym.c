@@ -1,0 +1,581 @@
+/* cmd_sym.c - `vigil sym PID ADDR...` and `vigil sym --bin FILE ADDR...`:
+ * addresses to image, symbol, inline frames and file:line:column.
+ *
+ * With no ADDR it is a pipeline filter: one answer per input line, in
+ * order.  Input is read with read(2) in large blocks and stdout is flushed
+ * only before a read that may block, so a coprocess gets each answer at
+ * once and a 100,000-line batch costs a few dozen writes. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "elf/addrspec.h"
+#include "report/json.h"
+#include "sym/symbolizer.h"
+
+const char cmd_sym_usage[] =
+	"usage: vigil sym PID [ADDR...] [--json] [--no-demangle] [--style vigil|llvm]\n"
+	"       vigil sym --bin FILE [ADDR...] [options]\n"
+	"\n"
+	"Turn addresses into image, symbol, inline frames and file:line:column.\n"
+	"With PID, addresses are the running process's (libraries loaded later are\n"
+	"found: an address no image covers re-reads the maps, at most once a second);\n"
+	"kernel addresses are looked up in /proc/kallsyms.  With --bin FILE, addresses\n"
+	"are FILE's own virtual addresses, as for addr2line -e FILE.\n"
+	"\n"
+	"With no ADDR, addresses are read from standard input, one per line, and each\n"
+	"answer is written as soon as it is known (blank lines are skipped).  A line\n"
+	"that is not an address gets an error answer in its place and vigil exits 2\n"
+	"after the last line.\n"
+	"\n"
+	"Frames are innermost first: each inlined function with the line it is at,\n"
+	"then the function it was inlined into, at the call site.  Debug info comes\n"
+	"from the image itself (source dwarf), /usr/lib/debug/.build-id (build-id-dir),\n"
+	".gnu_debuglink (debuglink, CRC checked), debuginfod when DEBUGINFOD_URLS is set,\n"
+	"or .gnu_debugdata (minidebuginfo: symbols only); else the symbol tables (symtab,\n"
+	"dynsym).  An address in the padding between two functions has no symbol: the\n"
+	"answer gives the nearest symbol below as a hint, and the line if the line table\n"
+	"covers it.\n"
+	"\n"
+	"options:\n"
+	"  --bin FILE       symbolize FILE's own addresses (no process); ADDR may also\n"
+	"                   be plain hex without 0x, as addr2line takes it\n"
+	"  --json           one JSON document: results[] in input order\n"
+	"  --no-demangle    print C++ and Rust names as they are in the symbol table\n"
+	"  --no-debuginfod  do not ask debuginfod servers even if DEBUGINFOD_URLS is set\n"
+	"  --style STYLE    vigil (default): one line per address, one per frame;\n"
+	"                   llvm: exactly llvm-symbolizer --inlining's output (function\n"
+	"                   line, file:line:column line, per frame; a blank line after\n"
+	"                   each address)\n"
+	"  -h, --help       this help\n"
+	"\n"
+	"examples:\n"
+	"  vigil sym 4242 0x55d0c3a011c9 0x7f1e2a39e567\n"
+	"  vigil sym 4242 handle_request+0x40 --json\n"
+	"  perf script -F ip | vigil sym 4242\n"
+	"  vigil sym --bin ./server 0x11c9 --style llvm\n";
+
+enum style { STYLE_VIGIL, STYLE_LLVM };
+
+struct sym_opts {
+	const char *bin_path;
+	unsigned flags;
+	enum style style;
+};
+
+struct sym_run {
+	struct vg_cli *cli;
+	struct sym_opts o;
+	struct vg_symbolizer *s;
+	cJSON *results;          /* --json */
+	size_t n_bad_input;
+	int failure;             /* exit code of a failure that ends the run */
+};
+
+static int parse_args(struct vg_cli *cli, int argc, char **argv,
+		      struct sym_opts *o, char ***pos, int *npos)
+{
+	enum { OPT_BIN = 256, OPT_JSON, OPT_NO_DEMANGLE, OPT_STYLE, OPT_NO_DEBUGINFOD };
+	static const struct option opts[] = {
+		{ "bin", required_argument, NULL, OPT_BIN },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "style", required_argument, NULL, OPT_STYLE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char **p = calloc((size_t)argc + 1, sizeof(*p));
+	int c;
+
+	if (!p)
+		return cli_out_of_memory(cli, "for the arguments");
+	*pos = p;
+	*npos = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			p[(*npos)++] = optarg;
+			break;
+		case OPT_BIN:
+			o->bin_path = optarg;
+			break;
+		case OPT_JSON:
+			cli->json = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->flags |= VG_SYM_NO_DEMANGLE;
+			break;
+		case OPT_NO_DEBUGINFOD:
+			o->flags |= VG_SYM_NO_DEBUGINFOD;
+			break;
+		case OPT_STYLE:
+			if (strcmp(optarg, "vigil") == 0)
+				o->style = STYLE_VIGIL;
+			else if (strcmp(optarg, "llvm") == 0)
+				o->style = STYLE_LLVM;
+			else
+				return cli_usage_error(cli, "unknown --style '%s': expected vigil or llvm", optarg);
+			break;
+		case 'h':
+			fputs(cmd_sym_usage, stdout);
+			return -1;
+		default:
+			return cli_bad_option(cli, argv[optind - 1]);
+		}
+	}
+	for (; optind < argc; optind++)
+		p[(*npos)++] = argv[optind];
+	if (!o->bin_path && *npos < 1)
+		return cli_usage_error(cli, "expected PID (or --bin FILE); usage: vigil sym PID [ADDR...]");
+	if (cli->json && o->style == STYLE_LLVM)
+		return cli_usage_error(cli, "--style llvm cannot be combined with --json");
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* addresses                                                            */
+
+static bool is_hex_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
+		      (*s >= 'A' && *s <= 'F')))
+			return false;
+	return true;
+}
+
+/* ADDR as every command takes it; offline, also bare hex (addr2line) and
+ * @0xHEX, which are the same thing there: the file's own addresses. */
+static int resolve(struct sym_run *r, const char *spec, uint64_t *addr,
+		   struct vg_error *err)
+{
+	const struct vg_images *imgs = vg_symbolizer_images(r->s);
+	struct vg_addr a;
+	char buf[64];
+
+	if (r->o.bin_path) {
+		if (spec[0] == '@')
+			spec++;
+		if (strlen(spec) < 20 && is_hex_digits(spec) &&
+		    !(spec[0] == '0' && (spec[1] == 'x' || spec[1] == 'X'))) {
+			snprintf(buf, sizeof(buf), "0x%s", spec);
+			spec = buf;
+		}
+	}
+	if (vg_addr_parse(spec, imgs, NULL, &a, err) < 0)
+		return -1;
+	*addr = a.runtime;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* output                                                               */
+
+static void put_or(const char *s, const char *dflt)
+{
+	if (s)
+		cli_put_text(stdout, s);
+	else
+		fputs(dflt, stdout);
+}
+
+static void print_llvm(const struct vg_sym_result *res)
+{
+	if (res->n_frames == 0) {
+		fputs("??\n", stdout);
+		if (res->file)
+			printf("%s:%" PRIu32 ":%" PRIu32 "\n", res->file, res->line, res->column);
+		else
+			fputs("??:0:0\n", stdout);
+	}
+	for (size_t i = 0; i < res->n_frames; i++) {
+		const struct vg_sym_frame *f = &res->frames[i];
+
+		put_or(f->function, "??");
+		putchar('\n');
+		if (f->file) {
+			cli_put_text(stdout, f->file);
+			printf(":%" PRIu32 ":%" PRIu32 "\n", f->line, f->column);
+		} else {
+			fputs("??:0:0\n", stdout);
+		}
+	}
+	putchar('\n');
+}
+
+static void print_location(const char *file, uint32_t line, uint32_t column)
+{
+	if (!file) {
+		fputs("??", stdout);
+		return;
+	}
+	cli_put_text(stdout, file);
+	printf(":%" PRIu32, line);
+	if (column)
+		printf(":%" PRIu32, column);
+}
+
+static void print_vigil(const char *input, const struct vg_sym_result *res)
+{
+	printf("0x%" PRIx64, res->address);
+	if (res->has_symbol) {
+		fputs("  ", stdout);
+		cli_put_text(stdout, res->symbol);
+		printf("+0x%" PRIx64, res->offset);
+	} else if (res->nearest_symbol) {
+		fputs("  ?? (padding after ", stdout);
+		cli_put_text(stdout, res->nearest_symbol);
+		printf("+0x%" PRIx64 ")", res->nearest_offset);
+	} else {
+		fputs("  ??", stdout);
+	}
+	if (res->image_path) {
+		fputs("  ", stdout);
+		cli_put_text(stdout, res->image_path);
+		if (res->image)
+			printf(" @0x%" PRIx64, res->static_address);
+	}
+	printf("  [%s]", vg_sym_source_name(res->source));
+	if (input && input[0] != '0')
+		printf("  (%s)", input);
+	putchar('\n');
+	for (size_t i = 0; i < res->n_frames; i++) {
+		const struct vg_sym_frame *f = &res->frames[i];
+
+		printf("  #%zu ", i);
+		put_or(f->function, "??");
+		if (f->file) {
+			fputs("  ", stdout);
+			print_location(f->file, f->line, f->column);
+		}
+		if (f->inlined)
+			fputs("  (inlined)", stdout);
+		putchar('\n');
+	}
+	if (res->n_frames == 0 && res->file) {
+		fputs("  line ", stdout);
+		print_location(res->file, res->line, res->column);
+		putchar('\n');
+	}
+	if (res->why && !(res->n_frames && res->frames[0].file)) {
+		fputs("  # ", stdout);
+		cli_put_text(stdout, res->why);
+		putchar('\n');
+	}
+}
+
+static cJSON *json_frame(const struct vg_sym_frame *f)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	if (f->function)
+		vg_json_add_text(o, "function", f->function);
+	else
+		cJSON_AddNullToObject(o, "function");
+	if (f->file)
+		vg_json_add_text(o, "file", f->file);
+	else
+		cJSON_AddNullToObject(o, "file");
+	cJSON_AddNumberToObject(o, "line", f->line);
+	cJSON_AddNumberToObject(o, "column", f->column);
+	cJSON_AddBoolToObject(o, "inlined", f->inlined);
+	return o;
+}
+
+static void add_text_or_null(cJSON *o, const char *key, const char *s)
+{
+	if (s)
+		vg_json_add_text(o, key, s);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static void add_addr_or_null(cJSON *o, const char *key, bool has, uint64_t v)
+{
+	if (has)
+		vg_json_add_addr(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *json_result(const char *input, const struct vg_sym_result *res,
+			  const char *error)
+{
+	cJSON *o = cJSON_CreateObject(), *frames, *near;
+	bool ok = res != NULL;
+
+	if (!o)
+		return NULL;
+	vg_json_add_text(o, "input", input);
+	add_addr_or_null(o, "address", ok, ok ? res->address : 0);
+	add_text_or_null(o, "image", ok ? res->image_path : NULL);
+	add_addr_or_null(o, "static_address", ok && res->image_path, ok ? res->static_address : 0);
+	ok = ok && res->has_symbol;
+	add_text_or_null(o, "symbol", ok ? res->symbol : NULL);
+	add_text_or_null(o, "symbol_raw", ok ? res->symbol_raw : NULL);
+	add_addr_or_null(o, "symbol_address", ok, ok ? res->symbol_address : 0);
+	add_addr_or_null(o, "symbol_size", ok, ok ? res->symbol_size : 0);
+	add_addr_or_null(o, "offset", ok, ok ? res->offset : 0);
+	cJSON_AddStringToObject(o, "source", res ? vg_sym_source_name(res->source) : "none");
+	frames = cJSON_AddArrayToObject(o, "frames");
+	for (size_t i = 0; res && frames && i < res->n_frames; i++)
+		cJSON_AddItemToArray(frames, json_frame(&res->frames[i]));
+	if (res && res->frames_truncated)
+		cJSON_AddBoolToObject(o, "frames_truncated", true);
+	add_text_or_null(o, "file", res ? res->file : NULL);
+	cJSON_AddNumberToObject(o, "line", res ? res->line : 0);
+	cJSON_AddNumberToObject(o, "column", res ? res->column : 0);
+	if (res && res->nearest_symbol && (near = cJSON_AddObjectToObject(o, "nearest_symbol"))) {
+		vg_json_add_text(near, "name", res->nearest_symbol);
+		vg_json_add_addr(near, "offset", res->nearest_offset);
+	} else {
+		cJSON_AddNullToObject(o, "nearest_symbol");
+	}
+	add_text_or_null(o, "why", res ? res->why : NULL);
+	add_text_or_null(o, "error", error);
+	return o;
+}
+
+/* One input: resolve, look up, print (or collect).  Returns 0, or the
+ * exit code of a failure that ends the run (target gone, OOM). */
+static int answer(struct sym_run *r, const char *input)
+{
+	struct vg_error err = { 0 };
+	struct vg_sym_result *res = NULL;
+	uint64_t addr;
+	int rc = 0;
+
+	if (resolve(r, input, &addr, &err) < 0) {
+		r->n_bad_input++;
+		if (r->results) {
+			cJSON_AddItemToArray(r->results, json_result(input, NULL, err.msg));
+		} else {
+			if (r->o.style == STYLE_LLVM)
+				fputs("??\n??:0:0\n\n", stdout);
+			else {
+				cli_put_text(stdout, input);
+				fputs("  error: ", stdout);
+				cli_put_text(stdout, err.msg);
+				putchar('\n');
+			}
+		}
+		return 0;
+	}
+	res = malloc(sizeof(*res));
+	if (!res)
+		return cli_out_of_memory(r->cli, "for an answer");
+	if (vg_sym_lookup(r->s, addr, res, &err) < 0) {
+		rc = cli_fail(r->cli, &err);
+	} else if (r->results) {
+		cJSON *o = json_result(input, res, NULL);
+
+		if (!o || !cJSON_AddItemToArray(r->results, o))
+			rc = cli_out_of_memory(r->cli, "for the JSON results");
+	} else if (r->o.style == STYLE_LLVM) {
+		print_llvm(res);
+	} else {
+		print_vigil(input, res);
+	}
+	free(res);
+	return rc;
+}
+
+/* Validate every argument before any answer: a typo gives exit 2 and no
+ * output that could be taken for complete. */
+static int check_args(struct sym_run *r, char **addrs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct vg_error err = { 0 };
+		uint64_t addr;
+
+		if (resolve(r, addrs[i], &addr, &err) < 0)
+			return cli_fail(r->cli, &err);
+	}
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t' || *s == '\r')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+static int answer_stdin(struct sym_run *r)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	int rc = 0;
+	bool eof = false;
+
+	if (!buf)
+		return cli_out_of_memory(r->cli, "for the input");
+	while (!eof && !rc) {
+		ssize_t n;
+		size_t start = 0;
+
+		/* Answers so far go out before a read that may wait. */
+		if (fflush(stdout) != 0 || cli_output_failed()) {
+			rc = VG_EXIT_RUNTIME;
+			break;
+		}
+		if (len == cap) {
+			char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+
+			if (!nb) {
+				rc = cli_usage_error(r->cli, "input line longer than %zu bytes", cap);
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			struct vg_error err = { 0 };
+
+			vg_error_set(&err, -errno, "cannot read standard input: %s", strerror(errno));
+			rc = cli_fail(r->cli, &err);
+			break;
+		}
+		if (n == 0) {
+			eof = true;
+			if (len && buf[len - 1] != '\n')
+				buf[len++] = '\n';  /* cap > len: room was made */
+		}
+		len += (size_t)n;
+		for (char *nl; !rc && (nl = memchr(buf + start, '\n', len - start));) {
+			char *line;
+
+			*nl = '\0';
+			line = trim(buf + start);
+			start = (size_t)(nl - buf) + 1;
+			if (*line)
+				rc = answer(r, line);
+		}
+		memmove(buf, buf + start, len - start);
+		len -= start;
+	}
+	free(buf);
+	return rc;
+}
+
+static cJSON *json_binary(const struct vg_symbolizer *s)
+{
+	const struct vg_image *img = vg_symbolizer_images(s)->images[0];
+	cJSON *o = cJSON_CreateObject();
+	char hex[160];
+
+	if (!o)
+		return NULL;
+	vg_json_add_text(o, "path", img->open_path ? img->open_path : img->path);
+	if (img->build_id_len)
+		cJSON_AddStringToObject(o, "build_id", vg_image_build_id_hex(img, hex, sizeof(hex)));
+	else
+		cJSON_AddNullToObject(o, "build_id");
+	return o;
+}
+
+static int print_document(struct sym_run *r)
+{
+	cJSON *doc = vg_json_report_new("symbolize", r->cli->target);
+	cJSON *w;
+
+	if (!doc)
+		return cli_out_of_memory(r->cli, "for the JSON report");
+	if (r->o.bin_path)
+		cJSON_AddItemToObject(doc, "binary", json_binary(r->s));
+	w = cJSON_AddArrayToObject(doc, "warnings");
+	for (const char *const *p = vg_symbolizer_warnings(r->s); w && *p; p++)
+		cJSON_AddItemToArray(w, vg_json_text(*p));
+	cJSON_AddItemToObject(doc, "results", r->results);
+	r->results = NULL;
+	return cli_print_json(doc);
+}
+
+static void print_warnings(struct sym_run *r)
+{
+	for (const char *const *p = vg_symbolizer_warnings(r->s); *p; p++)
+		cli_warn("%s", *p);
+	if (r->cli->target)
+		cli_print_target_notes(r->cli->target);
+}
+
+int cmd_sym(struct vg_cli *cli, int argc, char **argv)
+{
+	struct sym_run r = { .cli = cli };
+	struct vg_error err = { 0 };
+	char **pos = NULL, **addrs;
+	int npos = 0, n, rc;
+
+	cli->operation = "symbolize";
+	rc = parse_args(cli, argc, argv, &r.o, &pos, &npos);
+	if (rc) {
+		free(pos);
+		return rc < 0 ? 0 : rc;
+	}
+	if (r.o.bin_path) {
+		addrs = pos;
+		n = npos;
+		if (vg_symbolizer_open_file(r.o.bin_path, r.o.flags, &r.s, &err) < 0) {
+			rc = cli_fail(cli, &err);
+			goto out;
+		}
+	} else {
+		addrs = pos + 1;
+		n = npos - 1;
+		rc = cli_attach(cli, pos[0]);
+		if (rc)
+			goto out;
+		if (vg_symbolizer_open_target(cli->target, r.o.flags, &r.s, &err) < 0) {
+			rc = cli_fail(cli, &err);
+			goto out;
+		}
+	}
+	rc = check_args(&r, addrs, n);
+	if (rc)
+		goto out;
+	if (cli->json && !(r.results = cJSON_CreateArray())) {
+		rc = cli_out_of_memory(cli, "for the JSON results");
+		goto out;
+	}
+	if (n == 0) {
+		rc = answer_stdin(&r);
+	} else {
+		for (int i = 0; i < n && !rc; i++)
+			rc = answer(&r, addrs[i]);
+	}
+	if (rc)
+		goto out;
+	if (cli->json) {
+		rc = print_document(&r);
+	} else {
+		print_warnings(&r);
+	}
+	if (!rc && r.n_bad_input) {
+		fprintf(stderr, "vigil: error: %zu input line%s not an address (answered with an error in place)\n",
+			r.n_bad_input, r.n_bad_input == 1 ? " was" : "s were");
+		rc = VG_EXIT_USAGE;
+	}
+out:
+	cJSON_Delete(r.results);
+	vg_symbolizer_free(r.s);
+	free(pos);
+	return rc;
+}
