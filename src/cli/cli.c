@@ -188,16 +188,29 @@ void cli_put_text(FILE *f, const char *s)
 	 * /proc/PID/maps; unlike the kernel, a backslash too ("\134"), so
 	 * that a name containing the four characters \012 stays distinct;
 	 * and a byte outside valid UTF-8, which a terminal would garble. */
-	for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
-		size_t n = vg_utf8_seq(p);
+	const unsigned char *p = (const unsigned char *)s, *run = p;
 
-		if (n == 0 || *p < 0x20 || *p == 0x7f || *p == '\\') {
-			fprintf(f, "\\%03o", *p++);
+	/* Plain runs go out in one fwrite: symbolizer output is mostly
+	 * names and paths (a per-character fwrite was a quarter of
+	 * `vigil sym`'s time). */
+	while (p && *p) {
+		size_t n;
+
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\') {
+			p++;
 			continue;
 		}
-		fwrite(p, 1, n, f);
-		p += n;
+		n = vg_utf8_seq(p);
+		if (n > 1) {
+			p += n;
+			continue;
+		}
+		fwrite(run, 1, (size_t)(p - run), f);
+		fprintf(f, "\\%03o", *p++);
+		run = p;
 	}
+	if (p && p > run)
+		fwrite(run, 1, (size_t)(p - run), f);
 }
 
 void cli_put_path(FILE *f, const char *path, bool deleted)

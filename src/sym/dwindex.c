@@ -21,6 +21,7 @@
 #include <string.h>
 
 #define NO_SCOPE UINT32_MAX
+#define ROW_BLOCK 16
 /* Deeper DIE nesting than this is not real code (hostile or corrupt). */
 #define MAX_DIE_DEPTH 256
 
@@ -40,8 +41,10 @@ struct seg {
 	uint32_t scope;         /* NO_SCOPE: a gap inside the CU */
 };
 
+/* The addresses of the rows are a separate array: the binary search then
+ * touches 8 bytes per step, not 24 (it was half of the lookup's time on
+ * libc, all of it cache misses). */
 struct row {
-	uint64_t addr;
 	const char *file;
 	uint32_t line;
 	uint32_t column : 31;
@@ -56,6 +59,11 @@ struct cu {
 	size_t n_scopes;
 	struct seg *segs;
 	size_t n_segs;
+	uint64_t *row_addr;
+	/* row_addr of every ROW_BLOCK-th row: a search array 16 times
+	 * smaller, which stays in cache, narrows the range first. */
+	uint64_t *row_block;
+	size_t n_blocks;
 	struct row *rows;
 	size_t n_rows;
 	/* Absolute file names, by file-table index (composed lazily). */
@@ -196,6 +204,8 @@ static void cu_free(struct cu *c)
 	free(c->scopes);
 	free(c->segs);
 	free(c->rows);
+	free(c->row_addr);
+	free(c->row_block);
 	free(c->files);
 	for (size_t i = 0; i < c->n_owned; i++)
 		free(c->owned[i]);
@@ -502,6 +512,7 @@ static int paint(struct builder *b)
 /* line rows                                                            */
 
 struct sortable_row {
+	uint64_t addr;
 	struct row r;
 	size_t order;
 };
@@ -514,8 +525,8 @@ static int cmp_row(const void *a, const void *b)
 {
 	const struct sortable_row *x = a, *y = b;
 
-	if (x->r.addr != y->r.addr)
-		return x->r.addr < y->r.addr ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
 	if (x->r.end_sequence != y->r.end_sequence)
 		return x->r.end_sequence ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
@@ -562,21 +573,39 @@ static int load_rows(struct cu *c)
 		dwarf_linecol(l, &col);
 		dwarf_lineendsequence(l, &end);
 		tmp[i].order = i;
-		tmp[i].r.addr = addr;
+		tmp[i].addr = addr;
 		tmp[i].r.file = row_file(c, dwarf_linesrc(l, NULL, NULL),
 					 &last_in, &last_out);
 		tmp[i].r.line = line > 0 ? (uint32_t)line : 0;
 		tmp[i].r.column = col > 0 && col < (1 << 30) ? (uint32_t)col : 0;
 		tmp[i].r.end_sequence = end;
 	}
-	qsort(tmp, n, sizeof(*tmp), cmp_row);
+	/* libdw hands the rows sorted by address already; sort only when
+	 * its order differs from ours (ties at one address). */
+	for (size_t i = 1; i < n; i++) {
+		if (cmp_row(&tmp[i - 1], &tmp[i]) > 0) {
+			qsort(tmp, n, sizeof(*tmp), cmp_row);
+			break;
+		}
+	}
 	c->rows = malloc(n * sizeof(*c->rows));
-	if (!c->rows) {
+	c->row_addr = malloc(n * sizeof(*c->row_addr));
+	if (!c->rows || !c->row_addr) {
 		free(tmp);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
+	c->n_blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
+	c->row_block = malloc(c->n_blocks * sizeof(*c->row_block));
+	if (!c->row_block) {
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
 		c->rows[i] = tmp[i].r;
+		c->row_addr[i] = tmp[i].addr;
+		if (i % ROW_BLOCK == 0)
+			c->row_block[i / ROW_BLOCK] = tmp[i].addr;
+	}
 	c->n_rows = n;
 	free(tmp);
 	return 0;
@@ -610,7 +639,8 @@ static int index_cu(struct vg_dwindex *ix, struct cu *c)
 	if (rc == -ENOMEM)
 		return rc;
 	ix->bytes += c->n_scopes * sizeof(*c->scopes) +
-		     c->n_segs * sizeof(*c->segs) + c->n_rows * sizeof(*c->rows) +
+		     c->n_segs * sizeof(*c->segs) + c->n_rows * (sizeof(*c->rows) + sizeof(*c->row_addr)) +
+		     c->n_blocks * sizeof(*c->row_block) +
 		     c->n_files * sizeof(*c->files);
 	return 0;
 }
@@ -640,12 +670,28 @@ static struct cu *find_cu(struct vg_dwindex *ix, uint64_t addr)
 
 static const struct row *find_row(const struct cu *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->n_rows;
+	size_t lo = 0, hi = c->n_blocks;
 
+	/* The block whose first row is the last at or below addr... */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (c->rows[mid].addr <= addr)
+		if (c->row_block[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* ...then the last row at or below addr inside it (rows at the
+	 * same address may straddle blocks: the search stays exact since
+	 * it looks for the last such row up to the next block start). */
+	hi = lo * ROW_BLOCK < c->n_rows ? lo * ROW_BLOCK : c->n_rows;
+	lo = (lo - 1) * ROW_BLOCK;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->row_addr[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
