@@ -26,9 +26,12 @@
  * underscore, which ELF has not; llvm-symbolizer prints such a name as is.
  *
  * Names come from target-controlled ELF files.  libiberty keeps its
- * recursion limit (DMGL_NO_RECURSE_LIMIT is never passed) and sizes arrays
- * on the stack by the input length, so inputs longer than
- * VG_DEMANGLE_MAX_INPUT are not demangled at all. */
+ * recursion limit (DMGL_NO_RECURSE_LIMIT is never passed), with which it
+ * also refuses Itanium names over 1024 bytes (its arrays live on the stack,
+ * 2 per input byte; GCC PR 87675): those stay mangled, where LLVM would
+ * demangle them.  None of libstdc++'s or LLVM's 44k exported names is that
+ * long.  Rust v0 names have no such bound in libiberty, so every input is
+ * capped at VG_DEMANGLE_MAX_INPUT bytes before libiberty sees it. */
 #include "sym/demangle.h"
 
 #include <ctype.h>
@@ -39,9 +42,8 @@
 
 #include <libiberty/demangle.h>
 
-/* libiberty's cp-demangle puts 2 components per input byte on the stack
- * (~24 bytes each): 4096 bytes cost ~200 KiB of stack, safe on the main
- * thread.  The longest names in libstdc++ and Rust's std are under 1 KiB. */
+/* Longer names are not demangled at all (libiberty itself stops Itanium
+ * names at 1024 bytes). */
 #define VG_DEMANGLE_MAX_INPUT 4096
 
 /* DMGL_AUTO: libiberty tries Rust (legacy and v0) before Itanium, since
