@@ -16,6 +16,8 @@
 #include "sym/kallsyms.h"
 #include "target/maps.h"
 #include "target/mem.h"
+#include "target/procmap.h"
+#include <sys/sysmacros.h>
 
 #define MAX_WARNINGS 32
 
@@ -26,6 +28,7 @@ struct image_state {
 	struct vg_debuginfo *dbg;
 	struct vg_dwindex *ix;
 	char *why_no_dwarf;        /* one sentence, when dbg has no DWARF */
+	uint64_t checked_ns;       /* last time the mapping was confirmed */
 };
 
 /* Demangled names by the address of the mangled string: those strings live
@@ -44,6 +47,7 @@ struct vg_symbolizer {
 	struct vg_target *target;  /* NULL: offline */
 	char target_root[64];
 	struct vg_maps *maps;
+	struct vg_procmap pm;      /* fd -1: no PROCMAP_QUERY, re-read maps */
 	struct vg_mem *mem;
 	struct vg_images *images;  /* current */
 	struct image_state *states;/* by pointer, for current images */
@@ -284,6 +288,7 @@ static struct vg_symbolizer *symbolizer_new(unsigned flags)
 		return NULL;
 	pthread_mutex_init(&s->lock, NULL);
 	s->flags = flags;
+	s->pm.fd = -1;
 	return s;
 }
 
@@ -291,8 +296,11 @@ static int adopt_images(struct vg_symbolizer *s, struct vg_images *imgs)
 {
 	if (GROW(s->states, s->cap_states, imgs->n))
 		return -ENOMEM;
+	uint64_t now = now_ns();
+
 	for (size_t i = 0; i < imgs->n; i++)
-		s->states[i] = (struct image_state){ .img = imgs->images[i] };
+		s->states[i] = (struct image_state){ .img = imgs->images[i],
+						     .checked_ns = now };
 	s->n_states = imgs->n;
 	s->images = imgs;
 	return 0;
@@ -321,6 +329,8 @@ int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
 	if (!s)
 		return vg_error_set(err, -ENOMEM, "out of memory");
 	s->target = t;
+	if (vg_procmap_open(t->pid, &s->pm, NULL) < 0)
+		s->pm.fd = -1;
 	snprintf(s->target_root, sizeof(s->target_root), "/proc/%d/root",
 		 (int)(t->mm_pid ? t->mm_pid : t->pid));
 	rc = vg_maps_load(t->pid, 0, &s->maps, NULL, err);
@@ -405,6 +415,8 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 	free(s->old_maps);
 	vg_mem_free(s->mem);
 	vg_maps_free(s->maps);
+	if (s->pm.fd >= 0)
+		vg_procmap_close(&s->pm);
 	vg_kallsyms_free(s->ksyms);
 	cache_free(&s->names);
 	for (size_t i = 0; i < s->n_warnings; i++)
@@ -453,7 +465,8 @@ static int refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 	 * old image object moves into the new set, the duplicate just
 	 * opened is freed. */
 	for (size_t i = 0; i < imgs->n; i++) {
-		states[i] = (struct image_state){ .img = imgs->images[i] };
+		states[i] = (struct image_state){ .img = imgs->images[i],
+						  .checked_ns = s->last_refresh_ns };
 		for (size_t j = 0; j < s->n_states; j++) {
 			struct image_state *old = &s->states[j];
 
@@ -462,6 +475,7 @@ static int refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 			vg_image_free(imgs->images[i]);
 			imgs->images[i] = old->img;
 			states[i] = *old;
+			states[i].checked_ns = s->last_refresh_ns;
 			old->img = NULL;
 			break;
 		}
@@ -582,6 +596,34 @@ static const struct vg_image *find_image(struct vg_symbolizer *s, uint64_t addr)
 	return vg_images_find(s->images, addr);
 }
 
+/* Is img still what the process maps at addr?  A library unloaded and
+ * another loaded at the same address covers the same range, so a hit in
+ * the image table is confirmed with the kernel, at most once a second per
+ * image: one PROCMAP_QUERY, or (before Linux 6.11) a stale verdict that
+ * lets the rate-limited refresh re-read the maps. */
+static bool still_mapped(struct vg_symbolizer *s, const struct vg_image *img,
+			 uint64_t addr)
+{
+	struct image_state *st = state_of(s, img);
+	uint64_t now = now_ns();
+	struct vg_region r = { 0 };
+	bool same;
+
+	if (!st || now - st->checked_ns < VG_SYM_REFRESH_NS)
+		return true;
+	if (s->pm.fd < 0)
+		return false;
+	if (vg_procmap_query(&s->pm, addr, &r, NULL, NULL, NULL) < 0)
+		return false;
+	same = r.inode == img->inode &&
+	       makedev(r.dev_major, r.dev_minor) == img->dev &&
+	       r.start >= img->lo && r.end <= img->hi;
+	free(r.path);
+	if (same)
+		st->checked_ns = now;
+	return same;
+}
+
 static enum vg_sym_source source_of(enum vg_debug_source d)
 {
 	switch (d) {
@@ -678,7 +720,8 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 		return 0;
 	}
 	img = find_image(s, addr);
-	if (!img && s->target && now_ns() - s->last_refresh_ns >= VG_SYM_REFRESH_NS) {
+	if (s->target && (!img || !still_mapped(s, img, addr)) &&
+	    now_ns() - s->last_refresh_ns >= VG_SYM_REFRESH_NS) {
 		rc = refresh_locked(s, err);
 		if (rc < 0)
 			return rc;
