@@ -126,6 +126,14 @@ void truth_symbol(FILE *f, const char *name, const volatile void *addr,
 	fprintf(f, " %s\n", path);
 }
 
+void truth_frame(FILE *f, const char *name, int idx, const char *function,
+		 const char *file, int line, int inlined)
+{
+	const char *slash = strrchr(file, '/');
+	fprintf(f, "frame %s %d %s %s %d %d\n", name, idx, function,
+		slash ? slash + 1 : file, line, inlined ? 1 : 0);
+}
+
 void *truth_load_vgtestlib(const char *path)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);

@@ -8,6 +8,7 @@
  *   state WORD
  *   obj main|lib|other 0xBIAS BUILDID|- PATH      (one per dl_iterate_phdr object)
  *   sym NAME 0xRUNTIME 0xSTATIC SIZE HEXBYTES IMAGEPATH
+ *   frame NAME IDX FUNCTION FILE LINE INLINED     (expected frame of sym NAME)
  *   KEY VALUE                                     (target specific)
  * PATH is the canonical path (realpath) so that it equals what the kernel
  * prints in /proc/PID/maps; it is the last field and may contain spaces. */
@@ -31,6 +32,12 @@ void truth_objects(FILE *f);
 /* One "sym" line for the object at addr (size bytes). */
 void truth_symbol(FILE *f, const char *name, const volatile void *addr,
 		  size_t size);
+
+/* One "frame" line: frame IDX (0 = innermost) a symbolizer must give for
+ * the address written as "sym NAME"; file is reduced to its basename
+ * (pass __FILE__), inlined is 0 or 1. */
+void truth_frame(FILE *f, const char *name, int idx, const char *function,
+		 const char *file, int line, int inlined);
 
 /* dlopen path (libvgtestlib.so or a copy, RTLD_NOW | RTLD_LOCAL) and
  * return the address of its vglib_counter; exits 99 with the reason. */
