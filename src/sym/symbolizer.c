@@ -56,8 +56,6 @@ struct vg_symbolizer {
 	 * strings earlier answers borrowed. */
 	struct image_state *retired;
 	size_t n_retired, cap_retired;
-	struct vg_maps **old_maps;
-	size_t n_old_maps;
 	uint64_t last_refresh_ns;
 	size_t last_hit;
 
@@ -68,7 +66,6 @@ struct vg_symbolizer {
 	struct name_cache names;
 	char *warnings[MAX_WARNINGS + 1];
 	size_t n_warnings;
-	char scratch[512];         /* per-answer sentences (under the lock) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -410,9 +407,6 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 	free(s->states);
 	vg_images_free(s->images);
 	retire_all(s);
-	for (size_t i = 0; i < s->n_old_maps; i++)
-		vg_maps_free(s->old_maps[i]);
-	free(s->old_maps);
 	vg_mem_free(s->mem);
 	vg_maps_free(s->maps);
 	if (s->pm.fd >= 0)
@@ -458,8 +452,7 @@ static int refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 		return vg_target_explain(s->target, rc, err);
 	}
 	if (GROW(states, cap, imgs->n) ||
-	    GROW(s->retired, s->cap_retired, s->n_retired + s->n_states) ||
-	    GROW(s->old_maps, s->n_old_maps, s->n_old_maps + 1))
+	    GROW(s->retired, s->cap_retired, s->n_retired + s->n_states))
 		goto oom;
 	/* Keep the state (debug info, index) of every unchanged image: the
 	 * old image object moves into the new set, the duplicate just
@@ -494,8 +487,8 @@ static int refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 	s->n_states = imgs->n;
 	s->cap_states = cap;
 	s->last_hit = 0;
-	/* Regions of the old table may be borrowed (paths); keep it. */
-	s->old_maps[s->n_old_maps++] = s->maps;
+	/* Images own their paths: no answer borrows from the old table. */
+	vg_maps_free(s->maps);
 	s->maps = maps;
 	warn_replaced(s);
 	return 0;
@@ -561,24 +554,24 @@ static void lookup_kernel(struct vg_symbolizer *s, uint64_t addr,
 	res->n_frames = 1;
 }
 
-static const char *no_image_reason(struct vg_symbolizer *s, uint64_t addr)
+/* The sentence goes into the answer itself: it must outlive the lock. */
+static const char *no_image_reason(struct vg_symbolizer *s, uint64_t addr,
+				   struct vg_sym_result *res)
 {
 	const struct vg_region *r = s->maps ? vg_maps_find(s->maps, addr) : NULL;
+	char *buf = res->why_text;
+	size_t size = sizeof(res->why_text);
 
 	if (!s->target)
-		snprintf(s->scratch, sizeof(s->scratch),
-			 "0x%" PRIx64 " is outside every PT_LOAD segment of the file", addr);
+		snprintf(buf, size, "0x%" PRIx64 " is outside every PT_LOAD segment of the file", addr);
 	else if (!r)
-		snprintf(s->scratch, sizeof(s->scratch),
-			 "0x%" PRIx64 " is not mapped in the process", addr);
+		snprintf(buf, size, "0x%" PRIx64 " is not mapped in the process", addr);
 	else if (r->path && r->path[0])
-		snprintf(s->scratch, sizeof(s->scratch),
-			 "0x%" PRIx64 " is in %s, which is not an ELF image", addr, r->path);
+		snprintf(buf, size, "0x%" PRIx64 " is in %s, which is not an ELF image", addr, r->path);
 	else
-		snprintf(s->scratch, sizeof(s->scratch),
-			 "0x%" PRIx64 " is in anonymous memory (no ELF image: JIT code, heap or stack)",
+		snprintf(buf, size, "0x%" PRIx64 " is in anonymous memory (no ELF image: JIT code, heap or stack)",
 			 addr);
-	return s->scratch;
+	return buf;
 }
 
 static const struct vg_image *find_image(struct vg_symbolizer *s, uint64_t addr)
@@ -728,7 +721,7 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 		img = find_image(s, addr);
 	}
 	if (!img) {
-		res->why = no_image_reason(s, addr);
+		res->why = no_image_reason(s, addr, res);
 		return 0;
 	}
 	st = state_of(s, img);

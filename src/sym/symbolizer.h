@@ -74,6 +74,7 @@ struct vg_sym_result {
 	uint32_t line, column;
 	/* Why there is no symbol or no line: one sentence, or NULL. */
 	const char *why;
+	char why_text[256];            /* storage for a why made per answer */
 };
 
 enum vg_sym_flags {
