@@ -159,7 +159,9 @@ static void sort_dedupe_size(struct vg_kallsyms *k)
 		struct vg_ksym *s = &k->syms[i], *next = s + 1;
 
 		if (i + 1 == k->n) {
-			s->size = VG_KSYM_BOUNDARY_CAP;
+			/* addr + size - 1 must not wrap */
+			s->size = s->addr > UINT64_MAX - VG_KSYM_BOUNDARY_CAP + 1
+				? UINT64_MAX - s->addr + 1 : VG_KSYM_BOUNDARY_CAP;
 			continue;
 		}
 		s->size = next->addr - s->addr;

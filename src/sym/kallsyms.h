@@ -24,7 +24,8 @@
 
 struct vg_ksym {
 	uint64_t addr;
-	uint64_t size;          /* up to the next symbol (an upper bound), > 0 */
+	uint64_t size;          /* up to the next symbol (an upper bound), > 0;
+				 * addr + size - 1 never wraps */
 	const char *name;
 	const char *module;     /* NULL: vmlinux */
 	char type;              /* nm-style type letter */
