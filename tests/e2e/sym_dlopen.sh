@@ -52,18 +52,33 @@ feed() {
 	show_text
 	fail "no answer '$2 ... $3:$4' for $1 within 5 s: a wrong answer, or not streamed (one answer per input line, at once)"
 }
+# settle  - wait until the --json vigil has read everything fed (its FIFO,
+# fd 4, is empty: it answers at the end, so this is all we can see), then
+# let the refresh rate limit of both vigils expire.
+settle() {
+	"$PYTHON" -S -c '
+import array, fcntl, sys, termios, time
+n = array.array("i", [0])
+for _ in range(500):
+    fcntl.ioctl(4, termios.FIONREAD, n)
+    if n[0] == 0:
+        sys.exit(0)
+    time.sleep(0.01)
+sys.exit("vigil sym --json did not read its input within 5 s")' || harness_error "the --json vigil is stuck"
+	sleep 1.1
+}
 frame_field() { truth_get "$1" "frame $2 0" | cut -d' ' -f"$3"; }
 
 feed "$(truth_sym "$truth" sym_leaf runtime)" sym_leaf tgt_sym.c "$(frame_field "$truth" sym_leaf 3)"
 cp "$truth" "$T/truth0"
-sleep 1.1
+settle
 
 kill -USR1 "$pid"
 wait_truth "$truth" lib1
 cp "$truth" "$T/truth1"
 a=$(truth_sym "$truth" libfn runtime)
 feed "$a" vgsym_a_work libvgsym_a.c "$(frame_field "$truth" libfn 3)"
-sleep 1.1
+settle
 
 kill -USR1 "$pid"
 wait_truth "$truth" lib2
