@@ -3,8 +3,9 @@
  *
  * The output is meant to read like llvm-symbolizer-14's, which the --style
  * llvm batch format reproduces.  libiberty and LLVM's demangler agree on
- * almost every name (98% of libstdc++'s exported names byte for byte); the
- * differences that occur in real code are rewritten after libiberty:
+ * most names; the differences that occur in real code are rewritten after
+ * libiberty, which leaves 78 of libstdc++'s 5891 exported names spelled
+ * differently from llvm-cxxfilt-14 (69 of them transaction clones):
  *   clone suffixes   "f() [clone .cold] [clone .1]"  ->  "f() (.cold.1)"
  *   nullptr_t        "decltype(nullptr)"             ->  "std::nullptr_t"
  *   operator< <T>    "operator<< <A>(A, int)"        ->  "operator<<<A>(A, int)"
