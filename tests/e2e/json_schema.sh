@@ -1,14 +1,18 @@
 #!/bin/bash
 # json_schema: every kind of JSON document vigil prints validates against
 # its schema in docs/json-schema/ (maps.json, read.json, error.json,
-# version.json; common.json holds the shared parts).  The schemas close
+# symbolize.json, version.json; common.json holds the shared parts).  The schemas close
 # their objects (additionalProperties: false), so a key the code adds
 # without documenting it fails here: the documentation stays true.
 # Documents come from real targets: maps by text and by PROCMAP_QUERY, a
 # deleted library, a TID, a program whose file name is not UTF-8 and holds a
 # newline (KEY_hex, name_ambiguous); read with every --as type, arrays, a
-# remainder, --bin, each source, a read stopped by an unmapped page; errors
-# of every stage; --version.
+# remainder, --bin, each source, a read stopped by an unmapped page; sym on
+# a live target (own symbols, libc, the kernel, unmapped and anonymous
+# memory, a TID, a deleted library, the odd name, standard input with lines
+# that are not addresses) and offline (DWARF with inlining and padding, a
+# debuglink, stripped: symtab, dynsym, nothing); errors of every stage;
+# --version.
 source "$(dirname "$0")/lib.sh"
 
 SCHEMA_DIR=$(cd "$E2E_DIR/../../docs/json-schema" && pwd) ||
@@ -61,14 +65,32 @@ wait "$dead" || true
 [[ ! -e /proc/$dead ]] || harness_error "pid $dead still exists"
 
 # Each run: NAME SCHEMA EXPECTED_EXIT, then vigil's arguments.  Recorded in
-# $T/cases for the one Python pass below.
+# $T/cases for the one Python pass below, one line each (a newline in an
+# argument, the odd file name's, written as \n).
 : >"$T/cases"
+record_case() {
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$RC" "${LAST_CMD//$'\n'/\\n}" >>"$T/cases"
+}
 run() {
 	local name=$1 schema=$2 want=$3
 	shift 3
 	vg "$name" "$@"
 	assert_rc "$want"
-	printf '%s\t%s\t%s\t%s\n' "$name" "$schema" "$RC" "$LAST_CMD" >>"$T/cases"
+	record_case "$name" "$schema"
+}
+
+# run_in NAME SCHEMA EXPECTED_EXIT INPUT_FILE ARGS...  - run with INPUT_FILE on stdin.
+run_in() {
+	local name=$1 schema=$2 want=$3 input=$4
+	shift 4
+	LAST=$name
+	LAST_CMD="vigil $* <$input"
+	set +e
+	"$VIGIL" "$@" >"$T/$name.out" 2>"$T/$name.err" <"$input"
+	RC=$?
+	set -e
+	assert_rc "$want"
+	record_case "$name" "$schema"
 }
 
 # maps: every source, PIE and non-PIE, a deleted library, a TID, odd names.
@@ -132,6 +154,57 @@ run read_partial read 2 read "$pid" "$(printf '0x%x' $((gap_end - 8)))" 16 --jso
 run read_partial_as read 2 read "$pid" "$(printf '0x%x' $((gap_end - 4)))" --as u64 --json
 run read_partial_arr read 2 read "$pid" "$(printf '0x%x' $((gap_end - 12)))" 16 --as u32 --json
 
+# sym.  Debug info must come from this machine only (a stripped copy must
+# say "no DWARF", not ask a server).
+unset DEBUGINFOD_URLS
+# A kernel text symbol and one of a module, when /proc/kallsyms shows
+# addresses (else the answer says why, and the document is still checked).
+ksym=$(awk '$2 ~ /^[tT]$/ && NF == 3 && $1 !~ /^0+$/ { print "0x" $1; exit }' /proc/kallsyms 2>/dev/null) ||
+	ksym=
+kmod=$(awk '$2 ~ /^[tT]$/ && NF == 4 && $1 !~ /^0+$/ { print "0x" $1; exit }' /proc/kallsyms 2>/dev/null) ||
+	kmod=
+anon=$(jget "$T/maps_text_pid.out" '[r["start"] for r in d["regions"] if r["kind"] in ("anon", "heap")][0]')
+# shellcheck disable=SC2086  # kmod may be empty
+run sym_live symbolize 0 sym "$pid" vg_magic main tgt_globals_pie:main+4 "@$st" "$rt" \
+	libc.so.6:malloc libc.so.6:malloc+5 "${ksym:-0xffffffff81000000}" $kmod 0x10 "$anon" --json
+run sym_no_demangle symbolize 0 sym "$pid" main --no-demangle --json
+run sym_tid symbolize 0 sym "$tid" main --json
+run sym_deleted symbolize 0 sym "$delpid" libvgcopy.so:vglib_bump --json
+run sym_odd symbolize 0 sym "$oddpid" main vg_magic --json
+# Standard input: blanks trimmed, blank lines skipped, lines that are not
+# addresses (one not UTF-8: input_hex, error_hex) answered in place, exit 2.
+printf 'main\n\n  vg_magic\t\n0xzz\nnosuchsymbol\n0x\xfe\n0x10\n' >"$T/sym_in"
+run_in sym_stdin symbolize 2 "$T/sym_in" sym "$pid" --json
+
+# Offline: every function's middle and end in an -O2 -g program with deep
+# inlining (inline chains, padding between functions), through stdin.
+inl=$TARGETS/tgt_inline
+while read -r a z type _; do
+	if [[ $type == [tT] ]]; then
+		printf '0x%x\n0x%x\n' $((0x$a + 0x$z / 2)) $((0x$a + 0x$z))
+	fi
+done < <(nm -S -n --defined-only "$inl" | awk 'NF == 4') >"$T/inl_in"
+(($(wc -l <"$T/inl_in") > 100)) || harness_error "nm found too few functions in $inl"
+run_in sym_bin_inline symbolize 0 "$T/inl_in" sym --bin "$inl" --json
+# The same program's addresses, plain hex as addr2line takes them.
+main_st=$(nm "$TARGETS/tgt_globals_pie" | awk '$3 == "main" { print $1 }')
+run sym_bin symbolize 0 sym --bin "$TARGETS/tgt_globals_pie" "$main_st" "@$st" 0x1 0x10000000 --json
+# Stripped copies: no DWARF (symtab), no .symtab either (dynsym, and an
+# address no symbol covers: none), and DWARF through .gnu_debuglink.
+strip --strip-debug -o "$T/nodwarf" "$TARGETS/tgt_globals_pie"
+run sym_bin_symtab symbolize 0 sym --bin "$T/nodwarf" "$main_st" "$st" --json
+strip --strip-all -o "$T/libstripped.so" "$TARGETS/libvgtestlib.so"
+lib_bump=$(nm -D --defined-only "$T/libstripped.so" | awk '$3 == "vglib_bump" { print $1 }')
+run sym_bin_dynsym symbolize 0 sym --bin "$T/libstripped.so" vglib_bump "$lib_bump" 0x0 --json
+mkdir -p "$T/dl"
+objcopy --only-keep-debug "$TARGETS/tgt_globals_pie" "$T/dl/pie.debug"
+strip --strip-all -o "$T/dl/pie" "$TARGETS/tgt_globals_pie"
+(cd "$T/dl" && objcopy --add-gnu-debuglink=pie.debug pie)
+run sym_bin_debuglink symbolize 0 sym --bin "$T/dl/pie" "$main_st" --json
+# FILE not UTF-8, holding a newline: binary.path_hex, image_hex, why_hex.
+strip --strip-debug -o "$odd.nodwarf" "$odd"
+run sym_bin_odd symbolize 0 sym --bin "$odd.nodwarf" "$main_st" --json
+
 # Errors at every stage: command line, PID, target, address, --bin.
 run err_unknown_command error 2 --json bogus
 run err_no_command error 2 --json
@@ -148,13 +221,21 @@ run err_bad_type error 2 read "$pid" vg_magic 8 --as u128 --json
 run err_bin_mismatch error 2 read "$pid" vg_magic 8 --bin "$other_exe" --json
 run err_bin_missing error 2 read "$pid" vg_magic 8 --bin "$T/nosuchfile" --json
 VIGIL_MAPS_SOURCE=bogus run err_maps_source error 2 maps "$pid" --json
+run err_sym_no_pid error 2 sym --json
+run err_sym_option error 2 sym --bogus "$pid" --json
+run err_sym_style error 2 sym "$pid" main --style llvm --json
+run err_sym_dead error 4 sym "$dead" main --json
+run err_sym_bad_hex error 2 sym "$pid" main 0xzz --json
+run err_sym_no_symbol error 2 sym "$pid" nosuchsymbol --json
+run err_sym_bin_missing error 2 sym --bin "$T/nosuchfile" 0x1 --json
+run err_sym_bin_not_elf error 2 sym --bin "$SCHEMA_DIR/common.json" 0x1 --json
 
 # Version.
 run version version 0 --json --version
 run version_short version 0 --json -V
 
 "$SCHEMA_PY" - "$SCHEMA_DIR" "$T/cases" <<'PY'
-import copy, json, os, sys
+import copy, json, os, re, sys
 from importlib import metadata
 from vgcheck import *
 
@@ -168,7 +249,7 @@ except ImportError:
 
 sdir, cases = sys.argv[1], sys.argv[2]
 T = os.environ["T"]
-NAMES = ("common", "maps", "read", "error", "version")
+NAMES = ("common", "maps", "read", "symbolize", "error", "version")
 schemas = {}
 for n in NAMES:
     schemas[n] = load_json(f"{sdir}/{n}.json")
@@ -231,9 +312,40 @@ def errors(schema, doc):
     return sorted(validators[schema].iter_errors(doc), key=lambda e: list(e.absolute_path))
 
 
+def addr(v):
+    return None if v is None else int(v, 16)
+
+
+def check_symbolize(cmd, doc):
+    """What symbolize.json cannot say: the addresses add up and the inline
+    chain has its shape."""
+    offline = doc["process"] is None
+    for i, r in enumerate(doc["results"]):
+        at = f"{cmd}: results[{i}] ({r['input']!r})"
+        if r["symbol"] is not None:
+            eq_addr(f"{at}: symbol_address + offset", addr(r["address"]),
+                    addr(r["symbol_address"]) + addr(r["offset"]))
+            size = addr(r["symbol_size"])
+            check(size == 0 or addr(r["offset"]) < size,
+                  f"{at}: offset {r['offset']} not below symbol_size {r['symbol_size']}")
+        if r["nearest_symbol"] is not None:
+            check(r["symbol"] is None, f"{at}: nearest_symbol beside a symbol")
+        if r["image"] is not None and (offline or r["source"] == "kallsyms"):
+            eq(f"{at}: static_address is the address", r["address"], r["static_address"])
+        fr = r["frames"]
+        if fr:
+            eq(f"{at}: frames[0] is at the address's own line",
+               (r["file"], r["line"], r["column"]),
+               (fr[0]["file"], fr[0]["line"], fr[0]["column"]))
+            want = [True] * (len(fr) - 1) + [bool(r.get("frames_truncated"))]
+            eq(f"{at}: inlined, innermost first", want, [f["inlined"] for f in fr])
+        if r["file"] is None:
+            eq(f"{at}: no line without a file", (0, 0), (r["line"], r["column"]))
+
+
 docs = {}
 seen = {}
-with open(cases) as f:
+with open(cases, errors="backslashreplace") as f:
     for line in f.read().splitlines():
         name, schema, rc, cmd = line.split("\t")
         doc = load_json(f"{T}/{name}.out")
@@ -254,6 +366,8 @@ with open(cases) as f:
             eq(f"{cmd}: complete", doc["bytes_read"] == doc["length"], doc["complete"])
             eq(f"{cmd}: segments cover the bytes read", doc["bytes_read"],
                sum(s["length"] for s in doc["segments"]))
+        if schema == "symbolize":
+            check_symbolize(cmd, doc)
 
 # The documents that carry the rarer keys did carry them (else the schema
 # for those keys went untested).
@@ -287,6 +401,14 @@ for name, path in [
     ("read_str", ("nul_terminated",)),
     ("read_bin", ("binary_match",)),
     ("read_partial", ("error",)),
+    ("sym_tid", ("process", "requested_pid")),
+    ("sym_odd", ("process", "comm_hex")),
+    ("sym_odd", ("results", "image_hex")),
+    ("sym_stdin", ("results", "input_hex")),
+    ("sym_stdin", ("results", "error_hex")),
+    ("sym_bin_odd", ("binary", "path_hex")),
+    ("sym_bin_odd", ("results", "image_hex")),
+    ("sym_bin_odd", ("results", "why_hex")),
 ]:
     check(has(name, *path), f"{name}: expected key {'.'.join(path)} (test coverage)")
 eq("maps_text_nonpie: main elf_type", ["exec"],
@@ -298,6 +420,47 @@ eq("read_src_mem: source", "proc_pid_mem", docs["read_src_mem"]["source"])
 eq("read_bin_force: binary_match", "mismatch", docs["read_bin_force"].get("binary_match"))
 check(any(d["deleted"] for d in docs["maps_query_delpid"]["regions"]),
       "maps_query_delpid: no deleted region")
+
+# sym: the documents carry what they were made for.
+def results(name):
+    return docs[name]["results"]
+
+def sources(name):
+    return [r["source"] for r in results(name)]
+
+eq("sym_stdin: one result per non-blank line, in order",
+   ["main", "vg_magic", "0xzz", "nosuchsymbol", "0x\\xfe", "0x10"],
+   [r["input"] for r in results("sym_stdin")])
+eq("sym_stdin: which lines are errors", [False, False, True, True, True, False],
+   [r["error"] is not None for r in results("sym_stdin")])
+live = results("sym_live")
+eq("sym_live: sources of vg_magic, main, main+4, @static, runtime (own image)",
+   ["symtab", "dwarf", "dwarf", "symtab", "symtab"], sources("sym_live")[:5])
+eq("sym_live: 0x10", (None, "none"), (live[-2]["image"], live[-2]["source"]))
+eq("sym_live: anonymous memory", (None, "none"), (live[-1]["image"], live[-1]["source"]))
+kernel = [r for r in live if int(r["address"], 16) >= 1 << 63]
+if docs["sym_live"]["warnings"]:
+    check(all(r["source"] == "none" and r["why"] for r in kernel),
+          "sym_live: kallsyms unusable (a warning) but a kernel address answered")
+else:
+    eq("sym_live: kernel addresses from kallsyms", ["kallsyms"] * len(kernel),
+       [r["source"] for r in kernel])
+    eq("sym_live: the kernel's image", "[kernel]", kernel[0]["image"])
+    for r in kernel[1:]:
+        check(re.fullmatch(r"\[[^]]+\]", r["image"] or "") and r["image"] != "[kernel]",
+              f"sym_live: kernel module image {r['image']!r} is not [MODULE]")
+check(docs["sym_deleted"]["warnings"], "sym_deleted: no warning about the deleted library")
+inl = results("sym_bin_inline")
+check(any(len(r["frames"]) >= 3 for r in inl), "sym_bin_inline: no inline chain of 3 frames")
+check(any(r["nearest_symbol"] for r in inl), "sym_bin_inline: no padding answer (nearest_symbol)")
+check(any(r["symbol"] is None and r["file"] for r in inl),
+      "sym_bin_inline: no padding answer with a line")
+eq("sym_bin: sources", ["dwarf", "symtab", "none", "none"], sources("sym_bin"))
+eq("sym_bin_symtab: sources", ["symtab", "symtab"], sources("sym_bin_symtab"))
+check(all(r["why"] for r in results("sym_bin_symtab")), "sym_bin_symtab: no why without DWARF")
+eq("sym_bin_dynsym: sources", ["dynsym", "dynsym", "none"], sources("sym_bin_dynsym"))
+eq("sym_bin_debuglink: sources", ["debuglink"], sources("sym_bin_debuglink"))
+eq("sym_bin: build_id", 40, len(docs["sym_bin"]["binary"]["build_id"] or ""))
 
 # The schemas are strict: an undocumented key, a wrong type or a missing
 # key fails.
@@ -323,6 +486,24 @@ for name, schema, mutate, what in [
     ("read_str", "read", lambda d: d.update(values=["a", "b"]), "values with --as str"),
     ("err_bad_address", "error", lambda d: d.update(address="0x10"), "a read key in an error"),
     ("version", "version", lambda d: d.update(process={}), "a process object"),
+    ("sym_live", "symbolize", lambda d: d.update(bogus=1), "an undocumented top-level key"),
+    ("sym_live", "symbolize", lambda d: d["results"][1].update(bogus=1), "an undocumented result key"),
+    ("sym_live", "symbolize", lambda d: d["results"][1]["frames"][0].update(bogus=1), "an undocumented frame key"),
+    ("sym_live", "symbolize", lambda d: d["results"][1].pop("why"), "no why"),
+    ("sym_live", "symbolize", lambda d: d["results"][1].update(address=4096), "a numeric address"),
+    ("sym_live", "symbolize", lambda d: d["results"][1].update(source="magic"), "an unknown source"),
+    ("sym_live", "symbolize", lambda d: d["results"][1].update(symbol_address=None), "a symbol without symbol_address"),
+    ("sym_live", "symbolize", lambda d: d["results"][1].update(error="x"), "an error beside an answer"),
+    ("sym_live", "symbolize", lambda d: d["results"][-2].update(why=None), "nothing known and no why"),
+    ("sym_live", "symbolize", lambda d: d["results"][-2].update(source="dwarf"), "source dwarf with nothing found"),
+    ("sym_live", "symbolize", lambda d: d.update(binary={"path": "x", "build_id": None}), "binary beside a process"),
+    ("sym_bin", "symbolize", lambda d: d.pop("binary"), "no process and no binary"),
+    ("sym_bin", "symbolize", lambda d: d["binary"].update(build_id=""), "an empty build_id"),
+    ("sym_bin_inline", "symbolize", lambda d: d["results"][0].update(frames_truncated=False), "frames_truncated false"),
+    ("sym_bin_inline", "symbolize",
+     lambda d: next(r for r in d["results"] if r["nearest_symbol"]).update(symbol="x"),
+     "a symbol beside nearest_symbol"),
+    ("err_sym_dead", "error", lambda d: d.update(results=[]), "results in an error"),
 ]:
     d = copy.deepcopy(docs[name])
     mutate(d)
