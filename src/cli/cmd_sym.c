@@ -28,7 +28,8 @@ const char cmd_sym_usage[] =
 	"are FILE's own virtual addresses, as for addr2line -e FILE.\n"
 	"\n"
 	"With no ADDR, addresses are read from standard input, one per line, and each\n"
-	"answer is written as soon as it is known (blank lines are skipped).  A line\n"
+	"answer is written as soon as it is known (blank lines are skipped); hex without\n"
+	"0x is taken as an address there, as perf script -F ip prints it.  A line\n"
 	"that is not an address gets an error answer in its place and vigil exits 2\n"
 	"after the last line.\n"
 	"\n"
@@ -43,7 +44,7 @@ const char cmd_sym_usage[] =
 	"\n"
 	"options:\n"
 	"  --bin FILE       symbolize FILE's own addresses (no process); ADDR may also\n"
-	"                   be plain hex without 0x, as addr2line takes it\n"
+	"                   be hex without 0x, as addr2line takes it, or @0xHEX\n"
 	"  --json           one JSON document: results[] in input order\n"
 	"  --no-demangle    print C++ and Rust names as they are in the symbol table\n"
 	"  --no-debuginfod  do not ask debuginfod servers even if DEBUGINFOD_URLS is set\n"
@@ -154,21 +155,23 @@ static bool is_hex_digits(const char *s)
 
 /* ADDR as every command takes it; offline, also bare hex (addr2line) and
  * @0xHEX, which are the same thing there: the file's own addresses. */
-static int resolve(struct sym_run *r, const char *spec, uint64_t *addr,
-		   struct vg_error *err)
+static int resolve(struct sym_run *r, const char *spec, bool from_stdin,
+		   uint64_t *addr, struct vg_error *err)
 {
 	const struct vg_images *imgs = vg_symbolizer_images(r->s);
 	struct vg_addr a;
 	char buf[64];
 
-	if (r->o.bin_path) {
-		if (spec[0] == '@')
-			spec++;
-		if (strlen(spec) < 20 && is_hex_digits(spec) &&
-		    !(spec[0] == '0' && (spec[1] == 'x' || spec[1] == 'X'))) {
-			snprintf(buf, sizeof(buf), "0x%s", spec);
-			spec = buf;
-		}
+	if (r->o.bin_path && spec[0] == '@')
+		spec++;
+	/* Bare hex is an address where only addresses are expected: with
+	 * --bin (addr2line's habit) and on standard input (perf script -F ip
+	 * prints IPs so).  A live command-line ADDR needs 0x: "add" or
+	 * "cafe" may be symbols there. */
+	if ((r->o.bin_path || from_stdin) && strlen(spec) <= 16 &&
+	    is_hex_digits(spec)) {
+		snprintf(buf, sizeof(buf), "0x%s", spec);
+		spec = buf;
 	}
 	if (vg_addr_parse(spec, imgs, NULL, &a, err) < 0)
 		return -1;
@@ -244,8 +247,12 @@ static void print_vigil(const char *input, const struct vg_sym_result *res)
 			printf(" @0x%" PRIx64, res->static_address);
 	}
 	printf("  [%s]", vg_sym_source_name(res->source));
-	if (input && input[0] != '0')
-		printf("  (%s)", input);
+	/* Echo a symbolic input (what was asked); a hex one is the address. */
+	if (input && strncmp(input, "0x", 2) != 0 && !is_hex_digits(input)) {
+		fputs("  (", stdout);
+		cli_put_text(stdout, input);
+		putchar(')');
+	}
 	putchar('\n');
 	for (size_t i = 0; i < res->n_frames; i++) {
 		const struct vg_sym_frame *f = &res->frames[i];
@@ -348,14 +355,14 @@ static cJSON *json_result(const char *input, const struct vg_sym_result *res,
 
 /* One input: resolve, look up, print (or collect).  Returns 0, or the
  * exit code of a failure that ends the run (target gone, OOM). */
-static int answer(struct sym_run *r, const char *input)
+static int answer(struct sym_run *r, const char *input, bool from_stdin)
 {
 	struct vg_error err = { 0 };
 	struct vg_sym_result *res = NULL;
 	uint64_t addr;
 	int rc = 0;
 
-	if (resolve(r, input, &addr, &err) < 0) {
+	if (resolve(r, input, from_stdin, &addr, &err) < 0) {
 		r->n_bad_input++;
 		if (r->results) {
 			cJSON_AddItemToArray(r->results, json_result(input, NULL, err.msg));
@@ -398,7 +405,7 @@ static int check_args(struct sym_run *r, char **addrs, int n)
 		struct vg_error err = { 0 };
 		uint64_t addr;
 
-		if (resolve(r, addrs[i], &addr, &err) < 0)
+		if (resolve(r, addrs[i], false, &addr, &err) < 0)
 			return cli_fail(r->cli, &err);
 	}
 	return 0;
@@ -467,7 +474,7 @@ static int answer_stdin(struct sym_run *r)
 			line = trim(buf + start);
 			start = (size_t)(nl - buf) + 1;
 			if (*line)
-				rc = answer(r, line);
+				rc = answer(r, line, true);
 		}
 		memmove(buf, buf + start, len - start);
 		len -= start;
@@ -559,7 +566,7 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 		rc = answer_stdin(&r);
 	} else {
 		for (int i = 0; i < n && !rc; i++)
-			rc = answer(&r, addrs[i]);
+			rc = answer(&r, addrs[i], false);
 	}
 	if (rc)
 		goto out;

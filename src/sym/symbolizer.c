@@ -541,7 +541,12 @@ static void lookup_kernel(struct vg_symbolizer *s, uint64_t addr,
 		res->why = "no kernel symbol covers this address";
 		return;
 	}
-	res->image_path = k.module ? k.module : "[kernel]";
+	if (k.module) {
+		snprintf(res->module_text, sizeof(res->module_text), "[%s]", k.module);
+		res->image_path = res->module_text;
+	} else {
+		res->image_path = "[kernel]";
+	}
 	res->static_address = addr;
 	res->has_symbol = true;
 	res->symbol_raw = k.name;

@@ -75,6 +75,7 @@ struct vg_sym_result {
 	/* Why there is no symbol or no line: one sentence, or NULL. */
 	const char *why;
 	char why_text[256];            /* storage for a why made per answer */
+	char module_text[80];          /* storage for "[module]" */
 };
 
 enum vg_sym_flags {
