@@ -171,9 +171,10 @@ run sym_no_demangle symbolize 0 sym "$pid" main --no-demangle --json
 run sym_tid symbolize 0 sym "$tid" main --json
 run sym_deleted symbolize 0 sym "$delpid" libvgcopy.so:vglib_bump --json
 run sym_odd symbolize 0 sym "$oddpid" main vg_magic --json
-# Standard input: blanks trimmed, blank lines skipped, lines that are not
-# addresses (one not UTF-8: input_hex, error_hex) answered in place, exit 2.
-printf 'main\n\n  vg_magic\t\n0xzz\nnosuchsymbol\n0x\xfe\n0x10\n' >"$T/sym_in"
+# Standard input: blanks trimmed, blank lines skipped, hex without 0x (as
+# perf script prints IPs), lines that are not addresses (one not UTF-8:
+# input_hex, error_hex) answered in place, exit 2.
+printf 'main\n\n  vg_magic\t\n0xzz\nnosuchsymbol\n0x\xfe\n0x10\n%s\n' "${rt#0x}" >"$T/sym_in"
 run_in sym_stdin symbolize 2 "$T/sym_in" sym "$pid" --json
 
 # Offline: every function's middle and end in an -O2 -g program with deep
@@ -428,11 +429,13 @@ def results(name):
 def sources(name):
     return [r["source"] for r in results(name)]
 
+stdin = results("sym_stdin")
 eq("sym_stdin: one result per non-blank line, in order",
-   ["main", "vg_magic", "0xzz", "nosuchsymbol", "0x\\xfe", "0x10"],
-   [r["input"] for r in results("sym_stdin")])
-eq("sym_stdin: which lines are errors", [False, False, True, True, True, False],
-   [r["error"] is not None for r in results("sym_stdin")])
+   ["main", "vg_magic", "0xzz", "nosuchsymbol", "0x\\xfe", "0x10", stdin[1]["address"][2:]],
+   [r["input"] for r in stdin])
+eq("sym_stdin: which lines are errors", [False, False, True, True, True, False, False],
+   [r["error"] is not None for r in stdin])
+eq("sym_stdin: hex without 0x is an address", stdin[1]["address"], stdin[-1]["address"])
 live = results("sym_live")
 eq("sym_live: sources of vg_magic, main, main+4, @static, runtime (own image)",
    ["symtab", "dwarf", "dwarf", "symtab", "symtab"], sources("sym_live")[:5])
