@@ -2,8 +2,8 @@
 # sym_kernel: `vigil sym PID` on kernel addresses, answered from
 # /proc/kallsyms.  The ground truth is the file itself, read here: the
 # address of do_sys_openat2 gives do_sys_openat2+0x0 with the distance to
-# the next symbol as its size, +0x10 gives +0x10; a module symbol (if any
-# module is loaded) names its module; an address below the first kernel
+# the next symbol as its size, +0x10 gives +0x10, image "[kernel]"; a
+# module symbol (if any module is loaded) has image "[module]"; an address below the first kernel
 # symbol gets no symbol and a why.  Skips only when the kernel hides the
 # addresses from this test (every address reads 0).
 source "$(dirname "$0")/lib.sh"
@@ -53,8 +53,7 @@ args=("0x$fa" "0x$(printf '%x' $((0x$fa + 0x10)))" "0x$below")
 mod_addr='' mod_sym='' mod_name=''
 if [[ -n $mline ]]; then
 	read -r mod_addr _ mod_sym <<<"${mline%%$'\t'*}"
-	mod_name=${mline##*$'\t'[}
-	mod_name=${mod_name%]}
+	mod_name=${mline##*$'\t'}   # "[module]", as vigil names the image
 	args+=("0x$mod_addr")
 fi
 
