@@ -5,8 +5,10 @@
  * itself can serve: embedded DWARF, MiniDebugInfo), then through what the
  * symbolizer reads of the DWARF: every CU, its ranges and line table, and a
  * recursive walk of its DIEs reading names, pc ranges, call sites and
- * abstract origins.  Nothing may crash, hang or leak; a result must keep the
- * header's promises (a source has a Dwarf, an owned image is not the input).
+ * abstract origins; then the symbolizer's index (vg_dwindex) answers
+ * lookups at addresses the walk met.  Nothing may crash, hang or leak; a
+ * result must keep the headers' promises (a source has a Dwarf, an owned
+ * image is not the input, an inline chain fits its array).
  * Built by tests/fuzz/run.sh. */
 #include <errno.h>
 #include <stdint.h>
@@ -18,6 +20,7 @@
 
 #include "elf/debuginfo.h"
 #include "elf/image.h"
+#include "sym/dwindex.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,6 +32,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile uint64_t sink;
 
+/* Addresses the walk met (low pcs, range starts, line rows), for the
+ * index lookups. */
+#define MAX_SEEN 64
+static uint64_t seen[MAX_SEEN];
+static size_t n_seen;
+
+static void saw(uint64_t a)
+{
+	sink += a;
+	if (n_seen < MAX_SEEN)
+		seen[n_seen++] = a;
+}
+
 static void read_ranges(Dwarf_Die *die)
 {
 	Dwarf_Addr base, start, end;
@@ -36,8 +52,10 @@ static void read_ranges(Dwarf_Die *die)
 	int n = 0;
 
 	while (n++ < MAX_RANGES &&
-	       (off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
-		sink += start ^ end;
+	       (off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		saw(start);
+		saw(end - 1);
+	}
 }
 
 static void read_call_site(Dwarf_Die *die, Dwarf_Die *cu)
@@ -95,7 +113,7 @@ static void walk_die(Dwarf_Die *die, Dwarf_Die *cu, int depth, size_t *budget)
 			return;
 		read_names(die);
 		if (dwarf_lowpc(die, &lo) == 0)
-			sink += lo;
+			saw(lo);
 		if (dwarf_highpc(die, &hi) == 0)
 			sink += hi;
 		read_ranges(die);
@@ -123,7 +141,7 @@ static void walk_lines(Dwarf_Die *cu)
 		if (!l)
 			continue;
 		if (dwarf_lineaddr(l, &a) == 0)
-			sink += a;
+			saw(a);
 		if (dwarf_lineno(l, &line) == 0)
 			sink += (uint64_t)line;
 		if (dwarf_linecol(l, &col) == 0)
@@ -151,6 +169,37 @@ static void walk_dwarf(Dwarf *dw)
 			break;
 		off = next;
 	}
+}
+
+static void probe_index(Dwarf *dw)
+{
+	struct vg_dwindex *ix = NULL;
+	struct vg_dw_result *res = malloc(sizeof(*res));
+	struct vg_error err = { 0 };
+
+	if (!res)
+		return;
+	if (vg_dwindex_new(dw, &ix, &err) != 0) {
+		free(res);
+		return;
+	}
+	for (size_t i = 0; i < n_seen; i++) {
+		for (uint64_t k = 0; k < 3; k++) {
+			int r = vg_dwindex_lookup(ix, seen[i] + k, res);
+
+			/* A corrupt CU may fail to index (r < 0): it
+			 * must then answer nothing. */
+			if (res->n_frames > VG_DW_MAX_FRAMES ||
+			    (r < 0 && res->n_frames))
+				abort();
+			for (size_t f = 0; f < res->n_frames; f++)
+				sink += res->frames[f].line +
+					(res->frames[f].name ? strlen(res->frames[f].name) : 0) +
+					(res->frames[f].file ? strlen(res->frames[f].file) : 0);
+		}
+	}
+	vg_dwindex_free(ix);
+	free(res);
 }
 
 static void probe_symbols(const struct vg_image *img)
@@ -189,14 +238,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (d->source == VG_DEBUG_EMBEDDED && d->dwarf_image != img) ||
 	    (d->owns_symbol_image && d->symbol_image == img))
 		abort();
+	n_seen = 0;
 	if (d->dwarf) {
 		walk_dwarf(d->dwarf);
+		probe_index(d->dwarf);
 	} else {
 		/* libdw may take what vigil's check for .debug_info does not. */
 		Dwarf *dw = dwarf_begin_elf(vg_image_elf(img), DWARF_C_READ, NULL);
 
 		if (dw) {
 			walk_dwarf(dw);
+			probe_index(dw);
 			dwarf_end(dw);
 		}
 	}
