@@ -35,6 +35,7 @@ demo: all
 bench: all
 	VIGIL=$(BUILD)/vigil ./bench/maps.sh
 	VIGIL=$(BUILD)/vigil ./bench/read.sh
+	VIGIL=$(BUILD)/vigil ./bench/sym.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

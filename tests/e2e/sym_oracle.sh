@@ -27,4 +27,4 @@ bid=$(readelf -n "$LIBC" | sed -n 's/.*Build ID: *//p')
 	--bin tgt_inline "$TARGETS/tgt_inline" 2000 \
 	--bin libc "$LIBC" 10000 \
 	--expected "$E2E_DIR/sym_oracle_expected.txt" ||
-	fail "vigil sym disagrees with the oracles (see above)"
+	fail "sym_oracle.py failed (see above)"
