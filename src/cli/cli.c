@@ -54,7 +54,7 @@ int cli_out_of_memory(struct vg_cli *cli, const char *what)
 int cli_bad_option(struct vg_cli *cli, const char *arg)
 {
 	return cli_usage_error(cli, "unknown or incomplete option '%s' for '%s'; see 'vigil help %s'",
-			       arg ? arg : "?", cli->operation, cli->operation);
+			       arg ? arg : "?", cli->command, cli->command);
 }
 
 void cli_warn(const char *fmt, ...)

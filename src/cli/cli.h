@@ -15,7 +15,8 @@
 #include "util/error.h"
 
 struct vg_cli {
-	const char *operation;       /* "maps", "read": the JSON operation */
+	const char *operation;       /* "maps", "read", "symbolize": the JSON operation */
+	const char *command;         /* "maps", "read", "sym": what the user typed */
 	bool json;
 	struct vg_target *target;    /* set once attached; used by error reports */
 };

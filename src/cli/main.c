@@ -99,6 +99,7 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	cli.operation = "vigil";
+	cli.command = "vigil";
 	if (argc < 2) {
 		if (cli.json)
 			return cli_usage_error(&cli, "no command given; 'vigil --help' lists them");
@@ -137,6 +138,7 @@ int main(int argc, char **argv)
 		return cli_usage_error(&cli, "unknown command '%s'; 'vigil --help' lists the commands",
 				       argv[1]);
 	cli.operation = cmd->name;
+	cli.command = cmd->name;
 	r = cmd->run(&cli, argc - 1, argv + 1);
 	cli.target = vg_target_free(cli.target);
 	/* A failed write matters even after a failure: the JSON error

@@ -181,7 +181,8 @@ int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out,
 		if (rc)
 			goto oom;
 	}
-	qsort(ix->ranges, ix->n_ranges, sizeof(ix->ranges[0]), cmp_range);
+	if (ix->n_ranges)  /* qsort(NULL, 0) is undefined */
+		qsort(ix->ranges, ix->n_ranges, sizeof(ix->ranges[0]), cmp_range);
 	ix->max_hi = malloc((ix->n_ranges ? ix->n_ranges : 1) * sizeof(uint64_t));
 	if (!ix->max_hi)
 		goto oom;
@@ -474,7 +475,8 @@ static int paint(struct builder *b)
 	size_t n_open = 0, cap_open = 0;
 	int rc = 0;
 
-	qsort(b->ranges, b->n_ranges, sizeof(b->ranges[0]), cmp_paint);
+	if (b->n_ranges)
+		qsort(b->ranges, b->n_ranges, sizeof(b->ranges[0]), cmp_paint);
 	for (size_t i = 0; i <= b->n_ranges && !rc; i++) {
 		uint64_t at = i < b->n_ranges ? b->ranges[i].lo : UINT64_MAX;
 

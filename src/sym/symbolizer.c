@@ -243,9 +243,10 @@ static char *explain_no_dwarf(const struct vg_image *img,
 		     *tried ? "tried " : "no .debug_info, no build-id, no .gnu_debuglink",
 		     tried) < 0)
 		return NULL;
-	for (char *p = s; *p; p++)
-		if (*p == '\n')
-			*p = p[1] ? ';' : '\0';
+	/* One candidate per line, as debuginfo lists them: a path may hold
+	 * any byte but NUL, so no separator rewrite could be undone. */
+	if (*s && s[strlen(s) - 1] == '\n')
+		s[strlen(s) - 1] = '\0';
 	return s;
 }
 
