@@ -212,7 +212,7 @@ static int parse(struct vg_image *img, const char *label, bool lenient,
 	*not_elf = false;
 	elf_version(EV_CURRENT);
 	if (p->fd >= 0)
-		p->elf = elf_begin(p->fd, ELF_C_READ, NULL);
+		p->elf = elf_begin(p->fd, ELF_C_READ_MMAP, NULL);
 	else
 		p->elf = elf_memory(p->buf, p->size);
 	if (!p->elf)

