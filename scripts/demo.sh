@@ -6,7 +6,7 @@
 # Starts demo/demo_server (4 worker threads bumping global counters), then
 # observes it with vigil without stopping it: its memory map, a global struct,
 # a counter that moves between two reads, a read by link-time (static) address,
-# and the JSON form of the map. The server is killed on exit, whatever happens.
+# the JSON form of the map, and addresses turned into functions and lines. The server is killed on exit, whatever happens.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -104,6 +104,21 @@ head -n 25 "$tmp/maps.json"
 if (( rc != 0 )); then
     echo "demo: 'vigil maps $pid --json' exited with $rc" >&2
     failures=$((failures + 1))
+fi
+
+heading "6. Addresses to code: function, inline frames, file:line"
+note "a symbol of the server, with its source line (DWARF in the binary):"
+run sym "$pid" worker
+# /proc/TID/syscall ends with the user PC of a thread blocked in a syscall.
+pcs=()
+for task in /proc/"$pid"/task/*; do
+    pc=$(awk '$1 != "running" { print $NF }' "$task/syscall" 2>/dev/null || true)
+    [[ $pc == 0x* ]] && pcs+=("$pc")
+done
+if (( ${#pcs[@]} > 0 )); then
+    note "where each thread is now: its user PC from /proc/$pid/task/TID/syscall, in libc"
+    note "(debug info from /usr/lib/debug/.build-id when libc6-dbg is installed)"
+    run sym "$pid" "${pcs[@]}"
 fi
 
 echo

@@ -58,6 +58,7 @@ struct sym {
 	uint64_t limit;     /* unsized symbols: end of their section */
 	const char *name;
 	bool dyn;
+	uint8_t rank;       /* among aliases at one address: higher is shown */
 };
 
 struct vg_image_priv {
@@ -703,6 +704,24 @@ static bool wanted_type(unsigned t)
 	       t == STT_NOTYPE;
 }
 
+/* Which of several names for one address a person expects: a global
+ * over a local alias (malloc, not __GI___libc_malloc), the default or no
+ * symbol version over a compat one (clock_nanosleep@@GLIBC_2.17, not
+ * @GLIBC_2.2.5), a public name over an underscored one. */
+static uint8_t alias_rank(const GElf_Sym *s, const char *name)
+{
+	unsigned bind = GELF_ST_BIND(s->st_info);
+	const char *at = strchr(name, '@');
+	uint8_t r = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
+
+	r = (uint8_t)(r * 8);
+	if (!at || at[1] == '@')
+		r += 4;
+	if (name[0] != '_')
+		r += 2;
+	return r;
+}
+
 static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
 		     const GElf_Shdr *sh, size_t *cap)
 {
@@ -745,6 +764,7 @@ static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
 			e->size = UINT64_MAX - e->vaddr;
 		e->name = name;
 		e->dyn = sh->sh_type == SHT_DYNSYM;
+		e->rank = alias_rank(&s, name);
 		e->limit = e->vaddr + 1;
 		target = elf_getscn(p->elf, s.st_shndx);
 		if (target && gelf_getshdr(target, &tsh) &&
@@ -766,10 +786,14 @@ static int cmp_addr(const void *a, const void *b)
 		return x->vaddr < y->vaddr ? -1 : 1;
 	if (x->size != y->size)
 		return x->size > y->size ? -1 : 1;
-	if (x->dyn != y->dyn)
-		return x->dyn ? -1 : 1;
+	/* Lookups take the last of equal (vaddr, size): the best alias. */
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
 	c = strcmp(x->name, y->name);
-	return c;
+	if (c)
+		return c;
+	/* The .symtab copy of a name last: the dedup below keeps it. */
+	return x->dyn != y->dyn ? (x->dyn ? -1 : 1) : 0;
 }
 
 static int cmp_name(const void *a, const void *b, void *ctx)
