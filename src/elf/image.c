@@ -933,17 +933,11 @@ bool vg_image_has_tls_symbol(const struct vg_image *img, const char *name)
 	return false;
 }
 
-int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
-		       struct vg_symbol *sym)
+/* How many symbols start at or before vaddr (syms is sorted by address). */
+static size_t syms_starting_by(const struct vg_image_priv *p, uint64_t vaddr)
 {
-	struct vg_image_priv *p;
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = p->n_syms;
 
-	if (!img || !img->priv || load_symbols(img->priv) < 0)
-		return -ENOENT;
-	p = img->priv;
-	hi = p->n_syms;
-	/* lo = number of symbols starting at or before vaddr */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -952,6 +946,19 @@ int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
+		       struct vg_symbol *sym)
+{
+	struct vg_image_priv *p;
+	size_t lo;
+
+	if (!img || !img->priv || load_symbols(img->priv) < 0)
+		return -ENOENT;
+	p = img->priv;
+	lo = syms_starting_by(p, vaddr);
 	/* Sized symbols first: the nearest start that still covers vaddr. */
 	for (size_t k = lo; k > 0 && p->max_end[k - 1] > vaddr; k--) {
 		const struct sym *s = &p->syms[k - 1];
@@ -1500,20 +1507,12 @@ int vg_image_symbol_before(const struct vg_image *img, uint64_t vaddr,
 			   struct vg_symbol *sym)
 {
 	struct vg_image_priv *p;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!img || !img->priv || load_symbols(img->priv) < 0)
 		return -ENOENT;
 	p = img->priv;
-	hi = p->n_syms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->syms[mid].vaddr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = syms_starting_by(p, vaddr);
 	if (!lo)
 		return -ENOENT;
 	fill_sym(&p->syms[lo - 1], sym);

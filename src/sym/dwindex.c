@@ -14,6 +14,7 @@
  * start, a stack of open ranges says which scope resumes when an inner one
  * ends.  This is what dwarf_getscopes computes per call, done once. */
 #include "sym/dwindex.h"
+#include "util/vec.h"
 
 #include <dwarf.h>
 #include <errno.h>
@@ -105,29 +106,6 @@ struct vg_dwindex {
 };
 
 /* ------------------------------------------------------------------ */
-/* growable arrays                                                      */
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t n;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	n = *cap ? *cap * 2 : 16;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
-#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
-
-/* ------------------------------------------------------------------ */
 /* CU ranges                                                            */
 
 static int cmp_range(const void *a, const void *b)
@@ -150,14 +128,14 @@ static int add_cu(struct vg_dwindex *ix, Dwarf_Die *cudie, size_t *cap_cus,
 	while ((off = dwarf_ranges(cudie, off, &base, &lo, &hi)) > 0) {
 		if (hi <= lo)
 			continue;
-		if (GROW(ix->ranges, *cap_ranges, ix->n_ranges + 1))
+		if (VG_GROW(ix->ranges, *cap_ranges, ix->n_ranges + 1))
 			return -ENOMEM;
 		ix->ranges[ix->n_ranges++] = (struct cu_range){ lo, hi, idx };
 		any = true;
 	}
 	if (!any)
 		return 0;       /* no code (types only, or a partial unit) */
-	if (GROW(ix->cus, *cap_cus, ix->n_cus + 1))
+	if (VG_GROW(ix->cus, *cap_cus, ix->n_cus + 1))
 		return -ENOMEM;
 	memset(&ix->cus[ix->n_cus], 0, sizeof(ix->cus[0]));
 	ix->cus[ix->n_cus].die = *cudie;
@@ -463,7 +441,7 @@ static int add_range(struct builder *b, uint64_t lo, uint64_t hi,
 {
 	if (hi <= lo)
 		return 0;
-	if (GROW(b->ranges, b->cap_ranges, b->n_ranges + 1))
+	if (VG_GROW(b->ranges, b->cap_ranges, b->n_ranges + 1))
 		return -ENOMEM;
 	b->ranges[b->n_ranges++] = (struct range){ lo, hi, idx, depth };
 	return 0;
@@ -504,7 +482,7 @@ static int add_scope(struct builder *b, Dwarf_Die *die, int tag,
 		*out = NO_SCOPE;
 		return 0;
 	}
-	if (GROW(c->scopes, b->cap_scopes, c->n_scopes + 1))
+	if (VG_GROW(c->scopes, b->cap_scopes, c->n_scopes + 1))
 		return -ENOMEM;
 	s = &c->scopes[c->n_scopes++];
 	memset(s, 0, sizeof(*s));
@@ -614,7 +592,7 @@ static int emit(struct painter *p, uint64_t lo, uint32_t scope)
 	}
 	if (p->n && p->segs[p->n - 1].scope == scope)
 		return 0;
-	if (GROW(p->segs, p->cap, p->n + 1))
+	if (VG_GROW(p->segs, p->cap, p->n + 1))
 		return -ENOMEM;
 	p->segs[p->n++] = (struct seg){ lo, scope };
 	return 0;
@@ -644,7 +622,7 @@ static int paint(struct builder *b)
 		if (i == b->n_ranges || rc)
 			break;
 		rc = emit(&p, b->ranges[i].lo, b->ranges[i].scope);
-		if (!rc && GROW(open, cap_open, n_open + 1))
+		if (!rc && VG_GROW(open, cap_open, n_open + 1))
 			rc = -ENOMEM;
 		if (!rc) {
 			open[n_open].hi = b->ranges[i].hi;

@@ -17,6 +17,7 @@
 #include "target/maps.h"
 #include "target/mem.h"
 #include "target/procmap.h"
+#include "util/vec.h"
 #include <sys/sysmacros.h>
 
 #define MAX_WARNINGS 32
@@ -79,25 +80,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t n;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	n = *cap ? *cap * 2 : 8;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
-#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 static void warn(struct vg_symbolizer *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -185,7 +167,7 @@ static const char *display_name(struct vg_symbolizer *s, const char *raw)
 		if (c->keys[h] == raw)
 			return c->values[h];
 	d = vg_demangle(raw);
-	if (d && GROW(c->owned, c->cap_owned, c->n_owned + 1)) {
+	if (d && VG_GROW(c->owned, c->cap_owned, c->n_owned + 1)) {
 		free(d);
 		d = NULL;
 	}
@@ -292,7 +274,7 @@ static struct vg_symbolizer *symbolizer_new(unsigned flags)
 
 static int adopt_images(struct vg_symbolizer *s, struct vg_images *imgs)
 {
-	if (GROW(s->states, s->cap_states, imgs->n))
+	if (VG_GROW(s->states, s->cap_states, imgs->n))
 		return -ENOMEM;
 	uint64_t now = now_ns();
 
@@ -452,8 +434,8 @@ static int refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 		vg_maps_free(maps);
 		return vg_target_explain(s->target, rc, err);
 	}
-	if (GROW(states, cap, imgs->n) ||
-	    GROW(s->retired, s->cap_retired, s->n_retired + s->n_states))
+	if (VG_GROW(states, cap, imgs->n) ||
+	    VG_GROW(s->retired, s->cap_retired, s->n_retired + s->n_states))
 		goto oom;
 	/* Keep the state (debug info, index) of every unchanged image: the
 	 * old image object moves into the new set, the duplicate just
