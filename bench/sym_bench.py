@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""sym_bench.py: the measuring half of bench/sym.sh (which checks the tools,
+builds the generated program and passes everything in).
+
+  sym_bench.py --vigil V --tmp DIR [--addrs N] [--eu-addrs M] [--runs R]
+               TAG:FILE...
+
+Per binary: 3N addresses drawn uniformly (fixed seed) from the bytes inside
+its function symbols; the first N are the cold set, all 3N the long set.
+Each of addr2line, llvm-symbolizer-14 and vigil is one process reading the
+addresses on stdin, timed R times on each set (runs interleaved across tools,
+so a load change hits all of them alike), medians taken:
+  cold    N / wall(N): startup, index build and N lookups, what one batch run
+          pays;
+  steady  2N / (wall(3N) - wall(N)): the marginal cost of an address once
+          everything is built, what a long-running symbolizer pays.
+eu-addr2line (DIE scope walk on every address, ~100/s on the generated
+binary) runs once, cold, on the first M addresses only.  Peak RSS is the
+maximum of the cold runs (/usr/bin/time -f %M), first answer the median of 5
+starts with one address on stdin, time to the first output line.
+
+vigil runs with --style llvm, and its N answer blocks are compared with
+llvm-symbolizer's: byte-identical blocks, and blocks identical modulo
+function-name aliases as tests/e2e/sym_oracle.py judges them (its
+same_function: two names at one address, gcc clone suffixes, IFUNC
+resolvers), with every frame's file, line and column exact.  Differences that
+are not aliases are counted and up to 5 shown.  Stdlib only.
+"""
+import argparse
+import bisect
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "e2e"))
+import sym_oracle  # noqa: E402  (alias rules, ELF symbol facts, llvm output parsing)
+
+SEED = 20261203
+LLVM = sym_oracle.LLVM
+LONG = 3                    # the long set is LONG times the cold set
+LATENCY_RUNS = 5
+SHOW = 5
+
+
+def fail(msg):
+    print(f"sym.sh: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def function_ranges(img):
+    """Merged [lo, hi) of the sized function symbols (not IFUNC resolvers'
+    IFUNC entries) of the image and its debug file."""
+    merged = []
+    for lo, size in zip(img.starts, img.sizes):
+        hi = lo + size
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return merged
+
+
+def sample(ranges, n):
+    """n addresses uniform over the bytes of ranges (fixed seed), and how
+    many bytes that is."""
+    starts, acc = [], 0
+    for lo, hi in ranges:
+        starts.append(acc)
+        acc += hi - lo
+    rnd = random.Random(SEED)
+    out = []
+    for _ in range(n):
+        x = rnd.randrange(acc)
+        i = bisect.bisect_right(starts, x) - 1
+        out.append(ranges[i][0] + x - starts[i])
+    return out, acc
+
+
+def write_addrs(path, addrs):
+    with open(path, "w") as f:
+        f.writelines(f"{a:#x}\n" for a in addrs)
+
+
+def timed(tmp, argv, infile, outfile):
+    """(wall s, peak RSS KiB) of argv < infile > outfile; fails on non-zero exit."""
+    rss = os.path.join(tmp, "rss")
+    with open(infile) as i, open(outfile, "w") as o:
+        t0 = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss] + argv, stdin=i, stdout=o,
+                           stderr=subprocess.PIPE, text=True)
+        wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        fail(f"{' '.join(argv)} exits {p.returncode}: {p.stderr.strip()[-500:]}")
+    return wall, int(open(rss).read().split()[-1])
+
+
+def first_answer(argv, addr):
+    """Seconds from start, one address on stdin, to the first output line."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p.stdin.write(f"{addr:#x}\n".encode())
+    p.stdin.close()
+    line = p.stdout.readline()
+    t = time.perf_counter() - t0
+    p.stdout.read()
+    p.wait()
+    if not line:
+        fail(f"{' '.join(argv)}: no answer for {addr:#x}")
+    return t
+
+
+def blocks(path):
+    b = open(path).read().split("\n\n")
+    if b and b[-1].strip() == "":
+        b.pop()
+    return b
+
+
+def chain(block):
+    """llvm-symbolizer --inlining block -> [Frame], innermost first; None if
+    the block is not function/location line pairs."""
+    lines = block.split("\n")
+    if len(lines) % 2:
+        return None
+    out = []
+    for fn, loc in zip(lines[0::2], lines[1::2]):
+        f, l, c = sym_oracle.parse_loc(loc)
+        out.append(sym_oracle.Frame(None if fn == "??" else fn, f, l, c))
+    return out
+
+
+def same_modulo_aliases(img, x, y):
+    """Whole chains equal, every frame's file:line:column exact; function
+    names equal or aliases by sym_oracle's rules."""
+    if x is None or y is None or len(x) != len(y):
+        return False
+    return all(sym_oracle.same_function(img, f.function, g.function)
+               and (f.file, f.line, f.column) == (g.file, g.line, g.column)
+               for f, g in zip(x, y))
+
+
+def llvm_only_lacks_names(v, l):
+    """Chains equal but for frames where llvm has no function name and vigil has one."""
+    if v is None or l is None or len(v) != len(l):
+        return False
+    return all((f.file, f.line, f.column) == (g.file, g.line, g.column)
+               and (f.function == g.function or (g.function is None and f.function))
+               for f, g in zip(v, l))
+
+
+def one_line(block):
+    return block.strip().replace("\n", " | ")
+
+
+class Tool:
+    def __init__(self, label, argv, full):
+        self.label, self.argv, self.full = label, argv, full
+        self.cold, self.long, self.rss = [], [], []
+        self.out = None
+
+    def cold_wall(self):
+        return statistics.median(self.cold)
+
+    def steady_rate(self, n):
+        """Addresses/s once running: the extra 2N addresses of the long set over
+        the extra time they took; None when noise made it non-positive."""
+        if not self.long:
+            return None
+        extra = statistics.median(self.long) - self.cold_wall()
+        return (LONG - 1) * n / extra if extra > 0 else None
+
+
+def bench_binary(args, tag, path):
+    n, eu_n, tmp = args.addrs, min(args.eu_addrs, args.addrs), args.tmp
+    img = sym_oracle.Image(tag, path)
+    ranges = function_ranges(img)
+    addrs, covered = sample(ranges, LONG * n)
+    cold_f, long_f, eu_f = (os.path.join(tmp, f"{tag}.{k}.addrs") for k in ("cold", "long", "eu"))
+    write_addrs(cold_f, addrs[:n])
+    write_addrs(long_f, addrs)
+    write_addrs(eu_f, addrs[:eu_n])
+    print(f"\n{tag}: {path}" + (f"\n  debug file {img.debug}" if img.debug else ""))
+    print(f"  {len(img.starts):,} function symbol starts covering {covered / 1e6:.1f} MB;"
+          f" cold set {n:,} addresses, long set {LONG * n:,} (the cold set first), seed {SEED}")
+
+    tools = [
+        Tool("addr2line -f -i", ["addr2line", "-f", "-i", "-e", path], True),
+        Tool("eu-addr2line -f -i", ["eu-addr2line", "-f", "-i", "-e", path], False),
+        Tool(f"{LLVM} --inlining", [LLVM, "--inlining", f"--obj={path}"], True),
+        Tool("vigil sym --bin --style llvm", [args.vigil, "sym", "--bin", path, "--style", "llvm"], True),
+    ]
+    full = [t for t in tools if t.full]
+    for k, t in enumerate(tools):
+        t.out = os.path.join(tmp, f"{tag}.{k}.out")
+    for _ in range(args.runs):
+        for t in full:
+            w, r = timed(tmp, t.argv, cold_f, t.out)
+            t.cold.append(w)
+            t.rss.append(r)
+            w, _ = timed(tmp, t.argv, long_f, t.out + ".long")
+            t.long.append(w)
+    eu = tools[1]
+    w, r = timed(tmp, eu.argv, eu_f, eu.out)
+    eu.cold.append(w)
+    eu.rss.append(r)
+    for t in tools:
+        t.lat = statistics.median(first_answer(t.argv, addrs[0]) for _ in range(LATENCY_RUNS))
+
+    w = max(len(t.label) for t in tools)
+    print(f"  {'tool':<{w}}  {'cold s':>7}  {'cold addr/s':>11}  {'steady addr/s':>13}"
+          f"  {'peak MiB':>8}  {'first ms':>8}")
+    for t in tools:
+        cn = n if t.full else eu_n
+        steady = t.steady_rate(n)
+        st = "-" if not t.full else ("n/a" if steady is None else f"{steady:,.0f}")
+        print(f"  {t.label:<{w}}  {t.cold_wall():7.3f}{' ' if t.full else '*'} {cn / t.cold_wall():11,.0f}"
+              f"  {st:>13}  {max(t.rss) / 1024:8.1f}  {t.lat * 1e3:8.1f}")
+    print(f"  * eu-addr2line: one cold run on the first {eu_n:,} addresses only (too slow for more;"
+          f" its memory is not comparable); not in the ratios")
+
+    vg, ll = tools[3], tools[2]
+    others = [t for t in full if t is not vg]
+    fast_cold = max(others, key=lambda t: n / t.cold_wall())
+    cold_ratio = fast_cold.cold_wall() / vg.cold_wall()
+    print(f"  cold:   vigil/fastest ({fast_cold.label}) = {cold_ratio:.2f}x the throughput")
+    vs = vg.steady_rate(n)
+    rated = [t for t in others if t.steady_rate(n)]
+    fast_steady = max(rated, key=lambda t: t.steady_rate(n)) if rated else None
+    steady_ratio = vs / fast_steady.steady_rate(n) if vs and fast_steady else None
+    if steady_ratio is not None:
+        print(f"  steady: vigil/fastest ({fast_steady.label}) = {steady_ratio:.2f}x the throughput")
+    else:
+        print("  steady: n/a (the long set took no longer than the cold set: noise; raise ADDRS)")
+    leanest = min(others, key=lambda t: max(t.rss))
+    print(f"  memory: vigil/leanest ({leanest.label}) = {max(vg.rss) / max(leanest.rss):.2f}x the peak RSS;"
+          f" first answer: vigil/fastest = {vg.lat / min(t.lat for t in others):.2f}x the time")
+
+    vb, lb = blocks(vg.out), blocks(ll.out)
+    if len(vb) != n:
+        fail(f"{tag}: vigil printed {len(vb)} answer blocks for {n} addresses")
+    if len(lb) != n:
+        fail(f"{tag}: {LLVM} printed {len(lb)} answer blocks for {n} addresses")
+    exact = sum(vb[i] == lb[i] for i in range(n))
+    differ = [i for i in range(n) if vb[i] != lb[i]
+              and not same_modulo_aliases(img, chain(vb[i]), chain(lb[i]))]
+    alias = n - len(differ)
+    print(f"  answers, vigil vs {LLVM}: byte-identical blocks {exact:,}/{n:,} = {100.0 * exact / n:.3f}%;"
+          f" identical modulo aliases {alias:,}/{n:,} = {100.0 * alias / n:.3f}%")
+    # llvm-symbolizer names functions from the binary's own symbol tables
+    # only; where neither has the function (libc.so.6's libgcc soft-float
+    # helpers are only in the debug file's .symtab) it says ?? and vigil
+    # names it.  Counted apart, and shown after the other kinds.
+    unnamed = [i for i in differ if llvm_only_lacks_names(chain(vb[i]), chain(lb[i]))]
+    shown = [i for i in differ if i not in set(unnamed)][:SHOW]
+    shown += unnamed[:SHOW - len(shown)]
+    if differ:
+        print(f"  {len(differ):,} blocks differ in more than aliases; in {len(unnamed):,} of them only"
+              f" because {LLVM} has no function name (??) where vigil has one"
+              + (f"; {len(shown)} shown, other kinds first:" if len(differ) > len(shown) else ":"))
+        for i in shown:
+            print(f"    {addrs[i]:#x} in {img.describe(addrs[i])}\n      vigil: {one_line(vb[i])}"
+                  f"\n      llvm:  {one_line(lb[i])}")
+    return {"tag": tag, "cold": n / vg.cold_wall(), "steady": vs, "cold_ratio": cold_ratio,
+            "steady_ratio": steady_ratio, "rss": max(vg.rss) / 1024, "leanest": leanest,
+            "differ": len(differ), "unnamed": len(unnamed), "n": n}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--vigil", required=True)
+    ap.add_argument("--tmp", required=True)
+    ap.add_argument("--addrs", type=int, default=100000)
+    ap.add_argument("--eu-addrs", type=int, default=2000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("binaries", nargs="+", metavar="TAG:FILE")
+    args = ap.parse_args()
+    results = [bench_binary(args, *b.split(":", 1)) for b in args.binaries]
+
+    def met(ok):
+        return "met" if ok else "MISSED"
+
+    def ratio(x):
+        return "n/a" if x is None else f"{x:.2f}x"
+
+    print()
+    for r in results:
+        tag, lean = r["tag"], r["leanest"]
+        steady = r["steady"] or 0
+        print(f"goal {tag}: >= 5x the fastest other tool: cold {met(r['cold_ratio'] >= 5)}"
+              f" ({ratio(r['cold_ratio'])}), steady {met((r['steady_ratio'] or 0) >= 5)}"
+              f" ({ratio(r['steady_ratio'])})")
+        print(f"goal {tag}: >= 500,000 addresses/s: cold {met(r['cold'] >= 500000)} ({r['cold']:,.0f}/s),"
+              f" steady {met(steady >= 500000)} ({steady:,.0f}/s)")
+        print(f"goal {tag}: identical answers (modulo aliases): {met(r['differ'] == 0)}"
+              f" ({r['differ']:,} of {r['n']:,} blocks differ, {r['unnamed']:,} of them where {LLVM} has no name)")
+        print(f"goal {tag}: peak memory <= the leanest other ({lean.label}, {max(lean.rss) / 1024:.1f} MiB):"
+              f" {met(r['rss'] <= max(lean.rss) / 1024)} ({r['rss']:.1f} MiB)")
+
+
+if __name__ == "__main__":
+    main()
