@@ -96,6 +96,8 @@ struct names {
 
 struct vg_dwindex {
 	struct names names;      /* of abstract origins, for every CU */
+	/* libdw refused part of the DWARF: answers may lack frames. */
+	bool corrupt;
 	Dwarf *dwarf;
 	struct cu *cus;
 	size_t n_cus;
@@ -162,8 +164,10 @@ int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out,
 		int r = dwarf_get_units(dwarf, cu, &cu, &version, &unit_type,
 					&cudie, &subdie);
 
+		if (r < 0)
+			ix->corrupt = true;  /* keep what parsed before */
 		if (r != 0)
-			break;  /* 1: done; -1: corrupt rest, keep what parsed */
+			break;
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
 			continue;
 		if (dwarf_tag(&cudie) != DW_TAG_compile_unit)
@@ -512,7 +516,7 @@ static int add_scope(struct builder *b, Dwarf_Die *die, int tag,
 
 /* Depth-first walk with an explicit stack: hostile DWARF cannot overflow
  * the C stack. */
-static int walk_scopes(struct builder *b, Dwarf_Die *cudie)
+static int walk_scopes(struct builder *b, Dwarf_Die *cudie, bool *corrupt)
 {
 	struct frame {
 		Dwarf_Die die;
@@ -521,8 +525,12 @@ static int walk_scopes(struct builder *b, Dwarf_Die *cudie)
 	size_t depth = 0;
 	Dwarf_Die child;
 
-	if (dwarf_child(cudie, &child) != 0)
+	int r = dwarf_child(cudie, &child);
+
+	if (r != 0) {
+		*corrupt |= r < 0;
 		return 0;
+	}
 	stack[0] = (struct frame){ child, NO_SCOPE };
 	depth = 1;
 	while (depth) {
@@ -545,8 +553,10 @@ static int walk_scopes(struct builder *b, Dwarf_Die *cudie)
 			else
 				inner = idx;
 		}
+		if (descend && depth == MAX_DIE_DEPTH)
+			*corrupt = true;
 		if (descend && depth < MAX_DIE_DEPTH && dwarf_haschildren(die) &&
-		    dwarf_child(die, &kid) == 0) {
+		    (r = dwarf_child(die, &kid)) == 0) {
 			/* Visit the children, then come back for the
 			 * siblings of this DIE: keep it, push the child. */
 			stack[depth] = (struct frame){ kid, inner };
@@ -556,8 +566,10 @@ static int walk_scopes(struct builder *b, Dwarf_Die *cudie)
 		/* Next sibling, unwinding finished levels. */
 		while (depth) {
 			f = &stack[depth - 1];
-			if (dwarf_siblingof(&f->die, &f->die) == 0)
+			r = dwarf_siblingof(&f->die, &f->die);
+			if (r == 0)
 				break;
+			*corrupt |= r < 0;
 			depth--;
 		}
 	}
@@ -690,7 +702,7 @@ static int load_rows(struct cu *c)
 	const char *last_in = NULL, *last_out = NULL;
 
 	if (dwarf_getsrclines(&c->die, &lines, &n) != 0 || n == 0)
-		return 0;       /* no line table: scopes still answer */
+		return 0;       /* no line table (or a corrupt one): scopes answer */
 	tmp = malloc(n * sizeof(*tmp));
 	if (!tmp)
 		return -ENOMEM;
@@ -762,7 +774,7 @@ static int index_cu(struct vg_dwindex *ix, struct cu *c)
 			return -ENOMEM;
 		c->n_files = nfiles;
 	}
-	rc = walk_scopes(&b, &c->die);
+	rc = walk_scopes(&b, &c->die, &ix->corrupt);
 	if (!rc)
 		rc = paint(&b);
 	free(b.ranges);
@@ -910,6 +922,11 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 		s = sc->parent;
 	}
 	return 0;
+}
+
+bool vg_dwindex_corrupt(const struct vg_dwindex *ix)
+{
+	return ix->corrupt;
 }
 
 void vg_dwindex_stats(const struct vg_dwindex *ix, struct vg_dwindex_stats *st)

@@ -59,6 +59,11 @@ struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix);
 int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 		      struct vg_dw_result *res);
 
+/* Did libdw refuse part of the DWARF (a unit, a DIE, nesting deeper than
+ * real code)?  Answers may then lack frames; lookups so far decide it, as
+ * CUs are indexed lazily. */
+bool vg_dwindex_corrupt(const struct vg_dwindex *ix);
+
 /* Statistics, for the benchmark and --verbose. */
 struct vg_dwindex_stats {
 	size_t n_cus, n_cus_indexed, n_segments, n_rows;

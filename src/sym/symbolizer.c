@@ -30,6 +30,7 @@ struct image_state {
 	struct vg_dwindex *ix;
 	char *why_no_dwarf;        /* one sentence, when dbg has no DWARF */
 	uint64_t checked_ns;       /* last time the mapping was confirmed */
+	bool corrupt_warned;
 };
 
 /* Demangled names by the address of the mangled string: those strings live
@@ -665,7 +666,18 @@ static void fill_frames(struct vg_symbolizer *s, struct image_state *st,
 {
 	struct vg_dw_result dw;
 
-	if (!st->ix || vg_dwindex_lookup(st->ix, res->static_address, &dw) != 0)
+	if (!st->ix)
+		return;
+	/* -ENOENT (no CU covers it) still fills dw: no frames, no line. */
+	(void)vg_dwindex_lookup(st->ix, res->static_address, &dw);
+	if (vg_dwindex_corrupt(st->ix) && !st->corrupt_warned) {
+		st->corrupt_warned = true;
+		warn(s, "the DWARF of %s (%s) is corrupt in places libdw refused to read; "
+		     "answers from it may lack inline frames or lines",
+		     st->img->path[0] ? st->img->path : "(image)",
+		     st->dbg->path ? st->dbg->path : "embedded");
+	}
+	if (dw.n_frames == 0 && !dw.has_line)
 		return;
 	for (size_t i = 0; i < dw.n_frames; i++) {
 		res->frames[i] = (struct vg_sym_frame){
@@ -730,8 +742,14 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 			res->frames[0] = (struct vg_sym_frame){ .function = res->symbol };
 			res->n_frames = 1;
 		}
-		res->why = st->why_no_dwarf ? st->why_no_dwarf
-			   : "no DWARF scope or line covers this address";
+		if (st->why_no_dwarf)
+			res->why = st->why_no_dwarf;
+		else if (res->has_symbol)
+			res->why = "no DWARF scope or line covers this address";
+		else if (res->nearest_symbol)
+			res->why = "padding between functions: no symbol, DWARF scope or line covers this address (nearest_symbol is a hint)";
+		else
+			res->why = "no symbol, DWARF scope or line covers this address";
 	}
 	if (!res->has_symbol && !res->why)
 		res->why = res->nearest_symbol
