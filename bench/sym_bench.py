@@ -17,7 +17,9 @@ so a load change hits all of them alike), medians taken:
 eu-addr2line (DIE scope walk on every address, ~100/s on the generated
 binary) runs once, cold, on the first M addresses only.  Peak RSS is the
 maximum of the cold runs (/usr/bin/time -f %M), first answer the median of 5
-starts with one address on stdin, time to the first output line.
+starts with one address on stdin, time to the first output line.  "fixed"
+is what the cold run spent beyond N addresses at the steady rate: startup
+and index build.
 
 vigil runs with --style llvm, and its N answer blocks are compared with
 llvm-symbolizer's: byte-identical blocks, and blocks identical modulo
@@ -210,16 +212,19 @@ def bench_binary(args, tag, path):
         t.lat = statistics.median(first_answer(t.argv, addrs[0]) for _ in range(LATENCY_RUNS))
 
     w = max(len(t.label) for t in tools)
-    print(f"  {'tool':<{w}}  {'cold s':>7}  {'cold addr/s':>11}  {'steady addr/s':>13}"
+    print(f"  {'tool':<{w}}  {'cold s':>7}  {'cold addr/s':>11}  {'steady addr/s':>13}  {'fixed s':>7}"
           f"  {'peak MiB':>8}  {'first ms':>8}")
     for t in tools:
         cn = n if t.full else eu_n
         steady = t.steady_rate(n)
         st = "-" if not t.full else ("n/a" if steady is None else f"{steady:,.0f}")
+        fixed = "-" if steady is None else f"{t.cold_wall() - n / steady:.3f}"
         print(f"  {t.label:<{w}}  {t.cold_wall():7.3f}{' ' if t.full else '*'} {cn / t.cold_wall():11,.0f}"
-              f"  {st:>13}  {max(t.rss) / 1024:8.1f}  {t.lat * 1e3:8.1f}")
+              f"  {st:>13}  {fixed:>7}  {max(t.rss) / 1024:8.1f}  {t.lat * 1e3:8.1f}")
     print(f"  * eu-addr2line: one cold run on the first {eu_n:,} addresses only (too slow for more;"
           f" its memory is not comparable); not in the ratios")
+    print(f"  fixed s: cold s minus {n:,} addresses at the steady rate (startup, reading the"
+          f" debug info, building indexes)")
 
     vg, ll = tools[3], tools[2]
     others = [t for t in full if t is not vg]
