@@ -12,8 +12,10 @@ addresses on stdin, timed R times on each set (runs interleaved across tools,
 so a load change hits all of them alike), medians taken:
   cold    N / wall(N): startup, index build and N lookups, what one batch run
           pays;
-  steady  2N / (wall(3N) - wall(N)): the marginal cost of an address once
-          everything is built, what a long-running symbolizer pays.
+  steady  2N / median(wall(3N) - wall(N)): the marginal cost of an address
+          once everything is built, what a long-running symbolizer pays;
+          each run's difference is taken between its two back-to-back runs
+          (the machine's slow spells lengthen both and cancel out).
 eu-addr2line (DIE scope walk on every address, ~100/s on the generated
 binary) runs once, cold, on the first M addresses only.  Peak RSS is the
 maximum of the cold runs (/usr/bin/time -f %M), first answer the median of 5
@@ -171,7 +173,9 @@ class Tool:
         the extra time they took; None when noise made it non-positive."""
         if not self.long:
             return None
-        extra = statistics.median(self.long) - self.cold_wall()
+        # Per run, the long set minus the cold set run right before it: a slow
+        # spell of the machine lengthens both, and cancels out.
+        extra = statistics.median(lg - c for lg, c in zip(self.long, self.cold))
         return (LONG - 1) * n / extra if extra > 0 else None
 
 
