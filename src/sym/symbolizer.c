@@ -150,24 +150,50 @@ static int cache_grow(struct name_cache *c)
 	return 0;
 }
 
-static const char *display_name(struct vg_symbolizer *s, const char *raw)
+/* ELF symbol names may carry a symbol version ("clock_nanosleep@@GLIBC_2.17",
+ * a compat "xdr_uint32_t@GLIBC_2.2.5"): shown without it, as gdb and
+ * llvm-symbolizer name the function; symbol_raw keeps it. */
+static char *strip_version(const char *raw)
+{
+	const char *at = strchr(raw, '@');
+	char *plain, *d;
+
+	if (!at || at == raw)
+		return NULL;
+	plain = strndup(raw, (size_t)(at - raw));
+	if (!plain)
+		return NULL;
+	d = vg_demangle(plain);
+	if (d) {
+		free(plain);
+		return d;
+	}
+	return plain;
+}
+
+/* raw as a person reads it: demangled (unless --no-demangle) and, for an
+ * ELF symbol (versioned true), without its version suffix. */
+static const char *display_name(struct vg_symbolizer *s, const char *raw,
+				bool versioned)
 {
 	struct name_cache *c = &s->names;
+	bool mangled, has_version;
 	size_t h;
 	char *d;
 
 	if (!raw || (s->flags & VG_SYM_NO_DEMANGLE))
 		return raw;
+	mangled = raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R');
+	has_version = versioned && strchr(raw, '@');
 	/* Plain C names are the common case: no table needed. */
-	if (!(raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R' ||
-				(raw[1] == '_' && raw[2] == 'Z'))))
+	if (!mangled && !has_version)
 		return raw;
 	if ((c->n + 1) * 2 > c->cap && cache_grow(c))
 		return raw;
 	for (h = ptr_hash(raw, c->cap); c->keys[h]; h = (h + 1) & (c->cap - 1))
 		if (c->keys[h] == raw)
 			return c->values[h];
-	d = vg_demangle(raw);
+	d = has_version ? strip_version(raw) : vg_demangle(raw);
 	if (d && VG_GROW(c->owned, c->cap_owned, c->n_owned + 1)) {
 		free(d);
 		d = NULL;
@@ -645,7 +671,7 @@ static void fill_symbol(struct vg_symbolizer *s, struct image_state *st,
 	if (found) {
 		res->has_symbol = true;
 		res->symbol_raw = sym.name;
-		res->symbol = display_name(s, sym.name);
+		res->symbol = display_name(s, sym.name, true);
 		res->symbol_address = sym.vaddr + st->img->bias;
 		res->symbol_size = sym.size;
 		res->offset = res->address - res->symbol_address;
@@ -656,7 +682,7 @@ static void fill_symbol(struct vg_symbolizer *s, struct image_state *st,
 		return;
 	}
 	if (vg_image_symbol_before(symimg, res->static_address, &sym) == 0) {
-		res->nearest_symbol = display_name(s, sym.name);
+		res->nearest_symbol = display_name(s, sym.name, true);
 		res->nearest_offset = res->static_address - sym.vaddr;
 	}
 }
@@ -681,7 +707,7 @@ static void fill_frames(struct vg_symbolizer *s, struct image_state *st,
 		return;
 	for (size_t i = 0; i < dw.n_frames; i++) {
 		res->frames[i] = (struct vg_sym_frame){
-			.function = display_name(s, dw.frames[i].name),
+			.function = display_name(s, dw.frames[i].name, false),
 			.file = dw.frames[i].file,
 			.line = dw.frames[i].line,
 			.column = dw.frames[i].column,
@@ -703,6 +729,7 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 	const struct vg_image *img;
 	struct image_state *st;
 	enum vg_sym_source sym_source;
+	bool from_dwarf;
 	int rc;
 
 	if (vg_addr_is_kernel(addr) && s->target) {
@@ -733,15 +760,24 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 		return rc;
 	fill_symbol(s, st, res, &sym_source);
 	fill_frames(s, st, res);
-	if (res->n_frames || res->file) {
+	from_dwarf = res->n_frames > 0 || res->file;
+	if (res->n_frames == 0 && res->has_symbol) {
+		/* No DWARF scope (a function compiled without debug info, or
+		 * hand-written assembly): the symbol is the function, at the
+		 * line the line table gives, if any (llvm-symbolizer does the
+		 * same). */
+		res->frames[0] = (struct vg_sym_frame){
+			.function = res->symbol, .file = res->file,
+			.line = res->line, .column = res->column,
+		};
+		res->n_frames = 1;
+		if (res->file)
+			res->why = "no DWARF scope covers this address: the function is the symbol";
+	}
+	if (from_dwarf) {
 		res->source = source_of(st->dbg->source);
 	} else {
 		res->source = sym_source;
-		if (res->has_symbol) {
-			/* The symbol alone: one frame, no location. */
-			res->frames[0] = (struct vg_sym_frame){ .function = res->symbol };
-			res->n_frames = 1;
-		}
 		if (st->why_no_dwarf)
 			res->why = st->why_no_dwarf;
 		else if (res->has_symbol)
