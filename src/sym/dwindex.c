@@ -576,15 +576,54 @@ static int walk_scopes(struct builder *b, Dwarf_Die *cudie, bool *corrupt)
 	return 0;
 }
 
-static int cmp_paint(const void *a, const void *b)
+/* Ranges by start address, stably: the walk recorded every scope before
+ * the scopes inside it, so at one start address the outer scope stays
+ * first, which is the order painting needs.  An LSD radix sort, 11 bits a
+ * pass, skipping the passes whose digit never varies (the high bits of
+ * code addresses): linear, where qsort was a fifth of the index build. */
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+static int sort_ranges(struct builder *b)
 {
-	const struct range *x = a, *y = b;
+	size_t n = b->n_ranges;
+	struct range *tmp, *src = b->ranges, *dst;
+	uint64_t all_or = 0, all_and = UINT64_MAX;
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;  /* outer first */
-	return x->hi > y->hi ? -1 : x->hi < y->hi;
+	if (n < 2)
+		return 0;
+	for (size_t i = 1; i < n && src[i - 1].lo <= src[i].lo; i++)
+		if (i == n - 1)
+			return 0;  /* already sorted: the common case */
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	dst = tmp;
+	for (size_t i = 0; i < n; i++) {
+		all_or |= src[i].lo;
+		all_and &= src[i].lo;
+	}
+	for (unsigned shift = 0; shift < 64; shift += RADIX_BITS) {
+		size_t count[RADIX_SIZE + 1];
+		const uint64_t mask = RADIX_SIZE - 1;
+		struct range *t;
+
+		if ((((all_or ^ all_and) >> shift) & mask) == 0)
+			continue;  /* this digit is the same everywhere */
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[((src[i].lo >> shift) & mask) + 1]++;
+		for (size_t d = 1; d < RADIX_SIZE; d++)
+			count[d] += count[d - 1];
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i].lo >> shift) & mask]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != b->ranges)
+		memcpy(b->ranges, src, n * sizeof(*src));
+	free(tmp);
+	return 0;
 }
 
 struct painter {
@@ -617,8 +656,7 @@ static int paint(struct builder *b)
 	size_t n_open = 0, cap_open = 0;
 	int rc = 0;
 
-	if (b->n_ranges)
-		qsort(b->ranges, b->n_ranges, sizeof(b->ranges[0]), cmp_paint);
+	rc = sort_ranges(b);
 	for (size_t i = 0; i <= b->n_ranges && !rc; i++) {
 		uint64_t at = i < b->n_ranges ? b->ranges[i].lo : UINT64_MAX;
 
@@ -694,17 +732,24 @@ static const char *row_file(struct cu *c, const char *name,
 	return *last_out;
 }
 
+/* Rows into rows[]/row_addr[] in the order cmp_row defines.  libdw hands
+ * them sorted by address already, so they are written in place and only
+ * re-sorted (through a temporary with the original order) when a tie at
+ * one address is ordered differently. */
 static int load_rows(struct cu *c)
 {
 	Dwarf_Lines *lines;
 	size_t n;
-	struct sortable_row *tmp;
+	bool sorted = true;
 	const char *last_in = NULL, *last_out = NULL;
 
 	if (dwarf_getsrclines(&c->die, &lines, &n) != 0 || n == 0)
 		return 0;       /* no line table (or a corrupt one): scopes answer */
-	tmp = malloc(n * sizeof(*tmp));
-	if (!tmp)
+	c->rows = malloc(n * sizeof(*c->rows));
+	c->row_addr = malloc(n * sizeof(*c->row_addr));
+	c->n_blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
+	c->row_block = malloc(c->n_blocks * sizeof(*c->row_block));
+	if (!c->rows || !c->row_addr || !c->row_block)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -716,42 +761,33 @@ static int load_rows(struct cu *c)
 		dwarf_lineno(l, &line);
 		dwarf_linecol(l, &col);
 		dwarf_lineendsequence(l, &end);
-		tmp[i].order = i;
-		tmp[i].addr = addr;
-		tmp[i].r.file = row_file(c, dwarf_linesrc(l, NULL, NULL),
-					 &last_in, &last_out);
-		tmp[i].r.line = line > 0 ? (uint32_t)line : 0;
-		tmp[i].r.column = col > 0 && col < (1 << 30) ? (uint32_t)col : 0;
-		tmp[i].r.end_sequence = end;
-	}
-	/* libdw hands the rows sorted by address already; sort only when
-	 * its order differs from ours (ties at one address). */
-	for (size_t i = 1; i < n; i++) {
-		if (cmp_row(&tmp[i - 1], &tmp[i]) > 0) {
-			qsort(tmp, n, sizeof(*tmp), cmp_row);
-			break;
-		}
-	}
-	c->rows = malloc(n * sizeof(*c->rows));
-	c->row_addr = malloc(n * sizeof(*c->row_addr));
-	if (!c->rows || !c->row_addr) {
-		free(tmp);
-		return -ENOMEM;
-	}
-	c->n_blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
-	c->row_block = malloc(c->n_blocks * sizeof(*c->row_block));
-	if (!c->row_block) {
-		free(tmp);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		c->rows[i] = tmp[i].r;
-		c->row_addr[i] = tmp[i].addr;
-		if (i % ROW_BLOCK == 0)
-			c->row_block[i / ROW_BLOCK] = tmp[i].addr;
+		c->row_addr[i] = addr;
+		c->rows[i].file = row_file(c, dwarf_linesrc(l, NULL, NULL),
+					   &last_in, &last_out);
+		c->rows[i].line = line > 0 ? (uint32_t)line : 0;
+		c->rows[i].column = col > 0 && col < (1 << 30) ? (uint32_t)col : 0;
+		c->rows[i].end_sequence = end;
+		if (i && (c->row_addr[i - 1] > addr ||
+			  (c->row_addr[i - 1] == addr && end && !c->rows[i - 1].end_sequence)))
+			sorted = false;
 	}
 	c->n_rows = n;
-	free(tmp);
+	if (!sorted) {
+		struct sortable_row *tmp = malloc(n * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			tmp[i] = (struct sortable_row){ c->row_addr[i], c->rows[i], i };
+		qsort(tmp, n, sizeof(*tmp), cmp_row);
+		for (size_t i = 0; i < n; i++) {
+			c->rows[i] = tmp[i].r;
+			c->row_addr[i] = tmp[i].addr;
+		}
+		free(tmp);
+	}
+	for (size_t i = 0; i < n; i += ROW_BLOCK)
+		c->row_block[i / ROW_BLOCK] = c->row_addr[i];
 	return 0;
 }
 
