@@ -538,6 +538,10 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 		free(pos);
 		return rc < 0 ? 0 : rc;
 	}
+	/* Standard input is a batch: every CU of a big binary will likely
+	 * be needed, so the index is built on two threads. */
+	if (npos == (r.o.bin_path ? 0 : 1))
+		r.o.flags |= VG_SYM_PREFETCH;
 	if (r.o.bin_path) {
 		addrs = pos;
 		n = npos;

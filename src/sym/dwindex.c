@@ -18,10 +18,16 @@
 
 #include <dwarf.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NO_SCOPE UINT32_MAX
+
+/* A CU is indexed once, by whichever thread claims it first: the lookup
+ * that needs it, or the prefetch thread (vg_dwindex_prefetch). */
+enum { CU_IDLE, CU_BUILDING, CU_DONE };
 #define ROW_BLOCK 16
 /* Deeper DIE nesting than this is not real code (hostile or corrupt). */
 #define MAX_DIE_DEPTH 256
@@ -54,8 +60,7 @@ struct row {
 
 struct cu {
 	Dwarf_Die die;
-	bool indexed;
-	bool failed;            /* indexing failed: answers without scopes */
+	int state;              /* CU_IDLE, CU_BUILDING, CU_DONE (atomic) */
 	struct scope *scopes;
 	size_t n_scopes;
 	struct seg *segs;
@@ -94,11 +99,23 @@ struct names {
 	size_t n, cap;
 };
 
+/* What one indexing thread owns: its libdw handle (libdw is not
+ * thread-safe per handle), its name cache, its tallies. */
+struct builder_ctx {
+	Dwarf *dwarf;
+	struct names names;
+	bool corrupt;
+	size_t bytes;
+};
+
 struct vg_dwindex {
-	struct names names;      /* of abstract origins, for every CU */
+	struct builder_ctx main;   /* lookups: the Dwarf the index was made from */
+	struct builder_ctx pf;     /* the prefetch thread's */
+	pthread_t pf_thread;
+	bool pf_running;
+	int pf_stop;               /* atomic */
 	/* libdw refused part of the DWARF: answers may lack frames. */
 	bool corrupt;
-	Dwarf *dwarf;
 	struct cu *cus;
 	size_t n_cus;
 	struct cu_range *ranges;
@@ -156,7 +173,7 @@ int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out,
 	*out = NULL;
 	if (!ix)
 		goto oom;
-	ix->dwarf = dwarf;
+	ix->main.dwarf = dwarf;
 	for (;;) {
 		Dwarf_Half version;
 		uint8_t unit_type;
@@ -212,12 +229,17 @@ struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix)
 {
 	if (!ix)
 		return NULL;
+	if (ix->pf_running) {
+		__atomic_store_n(&ix->pf_stop, 1, __ATOMIC_RELAXED);
+		pthread_join(ix->pf_thread, NULL);
+	}
 	for (size_t i = 0; i < ix->n_cus; i++)
 		cu_free(&ix->cus[i]);
 	free(ix->cus);
 	free(ix->ranges);
 	free(ix->max_hi);
-	free(ix->names.slots);
+	free(ix->main.names.slots);
+	free(ix->pf.names.slots);
 	free(ix);
 	return NULL;
 }
@@ -736,14 +758,14 @@ static const char *row_file(struct cu *c, const char *name,
  * them sorted by address already, so they are written in place and only
  * re-sorted (through a temporary with the original order) when a tie at
  * one address is ordered differently. */
-static int load_rows(struct cu *c)
+static int load_rows(struct cu *c, Dwarf_Die *cudie)
 {
 	Dwarf_Lines *lines;
 	size_t n;
 	bool sorted = true;
 	const char *last_in = NULL, *last_out = NULL;
 
-	if (dwarf_getsrclines(&c->die, &lines, &n) != 0 || n == 0)
+	if (dwarf_getsrclines(cudie, &lines, &n) != 0 || n == 0)
 		return 0;       /* no line table (or a corrupt one): scopes answer */
 	c->rows = malloc(n * sizeof(*c->rows));
 	c->row_addr = malloc(n * sizeof(*c->row_addr));
@@ -794,34 +816,99 @@ static int load_rows(struct cu *c)
 /* ------------------------------------------------------------------ */
 /* per-CU indexing                                                      */
 
-static int index_cu(struct vg_dwindex *ix, struct cu *c)
+/* Index c from cudie, its DIE in ctx's own Dwarf handle.  Strings and
+ * file tables then live in that handle, which outlives the index. */
+static int index_cu(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
 {
-	struct builder b = { .cu = c, .names = &ix->names };
+	struct builder b = { .cu = c, .names = &ctx->names };
 	Dwarf_Attribute a;
 	size_t nfiles = 0;
+	bool corrupt = false;
 	int rc;
 
-	c->indexed = true;
-	if (dwarf_attr(&c->die, DW_AT_comp_dir, &a))
+	if (dwarf_attr(cudie, DW_AT_comp_dir, &a))
 		c->comp_dir = dwarf_formstring(&a);
-	if (dwarf_getsrcfiles(&c->die, &c->dw_files, &nfiles) == 0 && nfiles) {
+	if (dwarf_getsrcfiles(cudie, &c->dw_files, &nfiles) == 0 && nfiles) {
 		c->files = calloc(nfiles, sizeof(*c->files));
 		if (!c->files)
 			return -ENOMEM;
 		c->n_files = nfiles;
 	}
-	rc = walk_scopes(&b, &c->die, &ix->corrupt);
+	rc = walk_scopes(&b, cudie, &corrupt);
+	if (corrupt)  /* read by lookups while the prefetch thread runs */
+		__atomic_store_n(&ctx->corrupt, true, __ATOMIC_RELAXED);
 	if (!rc)
 		rc = paint(&b);
 	free(b.ranges);
 	if (!rc)
-		rc = load_rows(c);
+		rc = load_rows(c, cudie);
 	if (rc == -ENOMEM)
 		return rc;
-	ix->bytes += c->n_scopes * sizeof(*c->scopes) +
-		     c->n_segs * sizeof(*c->segs) + c->n_rows * (sizeof(*c->rows) + sizeof(*c->row_addr)) +
-		     c->n_blocks * sizeof(*c->row_block) +
-		     c->n_files * sizeof(*c->files);
+	ctx->bytes += c->n_scopes * sizeof(*c->scopes) +
+		      c->n_segs * sizeof(*c->segs) + c->n_rows * (sizeof(*c->rows) + sizeof(*c->row_addr)) +
+		      c->n_blocks * sizeof(*c->row_block) +
+		      c->n_files * sizeof(*c->files);
+	return 0;
+}
+
+/* The CU indexed, by this thread if nobody has claimed it, else after the
+ * prefetch thread finishes it (a few milliseconds at most). */
+static int ensure_indexed(struct vg_dwindex *ix, struct cu *c)
+{
+	for (;;) {
+		int st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
+		int idle = CU_IDLE;
+
+		if (st == CU_DONE)
+			return 0;
+		if (st == CU_IDLE &&
+		    __atomic_compare_exchange_n(&c->state, &idle, CU_BUILDING, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			int rc = index_cu(c, &c->die, &ix->main);
+
+			/* Even a partial index is final: it is not redone. */
+			__atomic_store_n(&c->state, CU_DONE, __ATOMIC_RELEASE);
+			return rc;
+		}
+		sched_yield();
+	}
+}
+
+static void *prefetch_main(void *arg)
+{
+	struct vg_dwindex *ix = arg;
+
+	for (size_t i = 0; i < ix->n_cus; i++) {
+		struct cu *c = &ix->cus[i];
+		int idle = CU_IDLE;
+		Dwarf_Die die;
+
+		if (__atomic_load_n(&ix->pf_stop, __ATOMIC_RELAXED))
+			break;
+		if (!__atomic_compare_exchange_n(&c->state, &idle, CU_BUILDING, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			continue;
+		/* The same unit in this thread's handle; if it is not there
+		 * (it should be: same file), leave the CU to the lookups. */
+		if (!dwarf_offdie(ix->pf.dwarf, dwarf_dieoffset(&c->die), &die) ||
+		    dwarf_tag(&die) != DW_TAG_compile_unit) {
+			__atomic_store_n(&c->state, CU_IDLE, __ATOMIC_RELEASE);
+			continue;
+		}
+		index_cu(c, &die, &ix->pf);
+		__atomic_store_n(&c->state, CU_DONE, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *second)
+{
+	if (ix->pf_running || !second)
+		return -EINVAL;
+	ix->pf.dwarf = second;
+	if (pthread_create(&ix->pf_thread, NULL, prefetch_main, ix) != 0)
+		return -EAGAIN;
+	ix->pf_running = true;
 	return 0;
 }
 
@@ -910,8 +997,8 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 	res->has_line = false;
 	if (!c)
 		return -ENOENT;
-	if (!c->indexed) {
-		int rc = index_cu(ix, c);
+	{
+		int rc = ensure_indexed(ix, c);
 
 		if (rc)
 			return rc;
@@ -962,7 +1049,8 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 
 bool vg_dwindex_corrupt(const struct vg_dwindex *ix)
 {
-	return ix->corrupt;
+	return ix->corrupt || __atomic_load_n(&ix->main.corrupt, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&ix->pf.corrupt, __ATOMIC_RELAXED);
 }
 
 void vg_dwindex_stats(const struct vg_dwindex *ix, struct vg_dwindex_stats *st)
@@ -972,11 +1060,12 @@ void vg_dwindex_stats(const struct vg_dwindex *ix, struct vg_dwindex_stats *st)
 	for (size_t i = 0; i < ix->n_cus; i++) {
 		const struct cu *c = &ix->cus[i];
 
-		if (!c->indexed)
+		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != CU_DONE)
 			continue;
 		st->n_cus_indexed++;
 		st->n_segments += c->n_segs;
 		st->n_rows += c->n_rows;
 	}
-	st->bytes = ix->bytes;
+	/* The prefetch thread's share is read only once it has stopped. */
+	st->bytes = ix->bytes + ix->main.bytes;
 }

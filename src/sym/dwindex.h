@@ -8,7 +8,8 @@
  * line table into compact rows.  libdw walks DIE scopes on every
  * dwarf_getscopes call; this walks them once per CU.
  *
- * Not thread-safe: the symbolizer serializes access (symbolizer.h). */
+ * Lookups are not thread-safe: the symbolizer serializes them
+ * (symbolizer.h); the optional prefetch thread is synchronized per CU. */
 #ifndef VG_DWINDEX_H
 #define VG_DWINDEX_H
 
@@ -52,6 +53,15 @@ struct vg_dwindex;
 /* dwarf is borrowed and must outlive the index. */
 int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out, struct vg_error *err);
 struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix);
+
+/* Index every CU in a background thread, in file order, through second: a
+ * Dwarf handle of the same file opened separately (libdw handles are not
+ * thread-safe), which must outlive the index.  Lookups index a CU
+ * themselves when the thread has not reached it, and wait when it is
+ * building it; each CU is indexed once.  For batch symbolizing, where all
+ * CUs will be needed: the two halves of the build run on two cores.
+ * vg_dwindex_free stops the thread.  -EINVAL if already running. */
+int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *second);
 
 /* Look up a static address.  0 with *res filled (strings borrowed from the
  * Dwarf and the index, valid until both are freed), -ENOENT when no CU

@@ -31,6 +31,10 @@ struct image_state {
 	char *why_no_dwarf;        /* one sentence, when dbg has no DWARF */
 	uint64_t checked_ns;       /* last time the mapping was confirmed */
 	bool corrupt_warned;
+	/* VG_SYM_PREFETCH: the debug file opened again for the prefetch
+	 * thread's own libdw handle; freed after the index. */
+	struct vg_image *pf_image;
+	Dwarf *pf_dwarf;
 };
 
 /* Demangled names by the address of the mangled string: those strings live
@@ -220,7 +224,10 @@ static void cache_free(struct name_cache *c)
 
 static void state_free(struct image_state *st)
 {
-	vg_dwindex_free(st->ix);
+	vg_dwindex_free(st->ix);  /* joins the prefetch thread first */
+	if (st->pf_dwarf)
+		dwarf_end(st->pf_dwarf);
+	vg_image_free(st->pf_image);
 	vg_debuginfo_free(st->dbg);
 	free(st->why_no_dwarf);
 	vg_image_free(st->img);
@@ -259,6 +266,37 @@ static char *explain_no_dwarf(const struct vg_image *img,
 	return s;
 }
 
+/* A second libdw handle on the same debug file for the prefetch thread
+ * (one handle cannot serve two threads).  Only when the path reopens the
+ * very file: same device, inode and build-id; else no prefetch, which
+ * only costs time. */
+static void start_prefetch(struct image_state *st)
+{
+	const struct vg_image *di = st->dbg->dwarf_image;
+	struct vg_image *second = NULL;
+	Dwarf *dw;
+
+	if (!di->open_path || !di->open_path[0] || di->via == VG_VIA_MEMORY ||
+	    vg_image_open_path(di->open_path, &second, NULL) < 0)
+		return;
+	if (second->dev != di->dev || second->inode != di->inode ||
+	    second->build_id_len != di->build_id_len ||
+	    memcmp(second->build_id, di->build_id, di->build_id_len) != 0)
+		goto drop;
+	dw = dwarf_begin_elf(vg_image_elf(second), DWARF_C_READ, NULL);
+	if (!dw)
+		goto drop;
+	if (vg_dwindex_prefetch(st->ix, dw) < 0) {
+		dwarf_end(dw);
+		goto drop;
+	}
+	st->pf_image = second;
+	st->pf_dwarf = dw;
+	return;
+drop:
+	vg_image_free(second);
+}
+
 static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 			struct vg_error *err)
 {
@@ -278,6 +316,8 @@ static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
 		if (rc < 0)
 			return rc;
+		if (s->flags & VG_SYM_PREFETCH)
+			start_prefetch(st);
 	} else {
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
 	}

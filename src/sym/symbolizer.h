@@ -82,6 +82,9 @@ enum vg_sym_flags {
 	VG_SYM_NO_DEMANGLE = 1u << 0,
 	VG_SYM_NO_DEBUGINFOD = 1u << 1,
 	VG_SYM_NO_KERNEL = 1u << 2,    /* do not read /proc/kallsyms */
+	/* Batch use: on the first lookup in an image, index all its CUs in a
+	 * background thread (vg_dwindex_prefetch) while lookups go on. */
+	VG_SYM_PREFETCH = 1u << 3,
 };
 
 struct vg_symbolizer;

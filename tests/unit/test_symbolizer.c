@@ -162,6 +162,65 @@ static void test_offline_self(void **state)
 	free(r);
 }
 
+static bool same_answer(const struct vg_sym_result *a, const struct vg_sym_result *b)
+{
+	if (a->has_symbol != b->has_symbol || a->n_frames != b->n_frames ||
+	    a->line != b->line || (a->file == NULL) != (b->file == NULL) ||
+	    (a->file && strcmp(a->file, b->file) != 0) ||
+	    (a->has_symbol && strcmp(a->symbol, b->symbol) != 0))
+		return false;
+	for (size_t i = 0; i < a->n_frames; i++) {
+		const struct vg_sym_frame *x = &a->frames[i], *y = &b->frames[i];
+
+		if (x->line != y->line || x->column != y->column || x->inlined != y->inlined ||
+		    (x->function == NULL) != (y->function == NULL) ||
+		    (x->function && strcmp(x->function, y->function) != 0) ||
+		    (x->file == NULL) != (y->file == NULL) ||
+		    (x->file && strcmp(x->file, y->file) != 0))
+			return false;
+	}
+	return true;
+}
+
+/* The prefetch thread indexes CUs through its own libdw handle while
+ * lookups go on: every answer must equal the one-thread answer.  This
+ * test program links all of libvigil, dozens of CUs, and the addresses
+ * walk through its code so that both threads claim CUs. */
+static void test_prefetch_same_answers(void **state)
+{
+	struct vg_error err = { 0 };
+	struct vg_symbolizer *one = NULL, *two = NULL;
+	struct vg_sym_result *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	uint64_t bias = 0, lo, hi, differ = 0, with_frames = 0;
+
+	(void)state;
+	dl_iterate_phdr(main_bias, &bias);
+	lo = (uint64_t)(uintptr_t)&vg_symbolizer_open_file - bias;
+	hi = (uint64_t)(uintptr_t)&vg_test_marker - bias;
+	if (lo > hi) {
+		uint64_t t = lo;
+
+		lo = hi;
+		hi = t;
+	}
+	lo = lo > 0x40000 ? lo - 0x40000 : 0;
+	hi += 0x40000;
+	assert_int_equal(vg_symbolizer_open_file("/proc/self/exe", 0, &one, &err), 0);
+	assert_int_equal(vg_symbolizer_open_file("/proc/self/exe", VG_SYM_PREFETCH, &two, &err), 0);
+	for (uint64_t addr = lo; addr < hi; addr += 61) {
+		assert_int_equal(vg_sym_lookup(two, addr, b, &err), 0);
+		assert_int_equal(vg_sym_lookup(one, addr, a, &err), 0);
+		differ += !same_answer(a, b);
+		with_frames += a->n_frames > 0;
+	}
+	assert_int_equal(differ, 0);
+	assert_true(with_frames > 1000);  /* the walk really went through code */
+	vg_symbolizer_free(two);
+	vg_symbolizer_free(one);
+	free(a);
+	free(b);
+}
+
 struct hammer {
 	struct vg_symbolizer *s;
 	uint64_t marker, marker_fn, libc_fn;
@@ -226,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_live_child),
 		cmocka_unit_test(test_offline_self),
 		cmocka_unit_test(test_concurrent_refresh),
+		cmocka_unit_test(test_prefetch_same_answers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
