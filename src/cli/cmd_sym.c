@@ -195,9 +195,10 @@ static void print_llvm(const struct vg_sym_result *res)
 {
 	if (res->n_frames == 0) {
 		fputs("??\n", stdout);
-		if (res->file)
-			printf("%s:%" PRIu32 ":%" PRIu32 "\n", res->file, res->line, res->column);
-		else
+		if (res->file) {
+			cli_put_text(stdout, res->file);
+			printf(":%" PRIu32 ":%" PRIu32 "\n", res->line, res->column);
+		} else
 			fputs("??:0:0\n", stdout);
 	}
 	for (size_t i = 0; i < res->n_frames; i++) {
@@ -268,6 +269,8 @@ static void print_vigil(const char *input, const struct vg_sym_result *res)
 			fputs("  (inlined)", stdout);
 		putchar('\n');
 	}
+	if (res->frames_truncated)
+		printf("  # more than %zu frames: the outer ones are not shown\n", res->n_frames);
 	if (res->n_frames == 0 && res->file) {
 		fputs("  line ", stdout);
 		print_location(res->file, res->line, res->column);
@@ -366,7 +369,10 @@ static int answer(struct sym_run *r, const char *input, bool from_stdin)
 	if (resolve(r, input, from_stdin, &addr, &err) < 0) {
 		r->n_bad_input++;
 		if (r->results) {
-			cJSON_AddItemToArray(r->results, json_result(input, NULL, err.msg));
+			cJSON *o = json_result(input, NULL, err.msg);
+
+			if (!o || !cJSON_AddItemToArray(r->results, o))
+				return cli_out_of_memory(r->cli, "for the JSON results");
 		} else {
 			if (r->o.style == STYLE_LLVM)
 				fputs("??\n??:0:0\n\n", stdout);

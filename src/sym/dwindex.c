@@ -61,6 +61,9 @@ struct row {
 struct cu {
 	Dwarf_Die die;
 	int state;              /* CU_IDLE, CU_BUILDING, CU_DONE (atomic) */
+	/* Indexing ran out of memory: the tables are empty and every lookup
+	 * in the CU fails with -ENOMEM rather than answer short. */
+	bool failed;
 	struct scope *scopes;
 	size_t n_scopes;
 	struct seg *segs;
@@ -79,7 +82,7 @@ struct cu {
 	const char *comp_dir;
 	/* Composed names this CU allocated (freed with the index). */
 	char **owned;
-	size_t n_owned;
+	size_t n_owned, cap_owned;
 };
 
 struct cu_range {
@@ -87,10 +90,12 @@ struct cu_range {
 	uint32_t cu;
 };
 
-/* A name cache by DIE offset: inlined copies of one function share the
- * abstract origin, so its names are looked up once. */
+/* A name cache by DIE: inlined copies of one function share the abstract
+ * origin, so its names are looked up once.  The key is the DIE's address
+ * in its mapped section, not its offset: with dwz, an origin may sit in
+ * the alternate file, whose offsets overlap the main file's. */
 struct origin_name {
-	Dwarf_Off off;          /* 0: empty slot (no DIE lives at offset 0) */
+	uintptr_t off;          /* the DIE's address; 0: empty slot */
 	const char *linkage, *name;
 };
 
@@ -253,21 +258,17 @@ struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix)
 static const char *absolute_name(struct cu *c, const char *name)
 {
 	size_t ld, ln;
-	char *s, **owned;
+	char *s;
 
 	if (!name || name[0] == '/' || !c->comp_dir || !c->comp_dir[0])
 		return name;
 	ld = strlen(c->comp_dir);
 	ln = strlen(name);
-	s = malloc(ld + ln + 2);
-	owned = realloc(c->owned, (c->n_owned + 1) * sizeof(*owned));
-	if (!s || !owned) {
-		free(s);
-		if (owned)
-			c->owned = owned;
+	if (VG_GROW(c->owned, c->cap_owned, c->n_owned + 1))
 		return name;
-	}
-	c->owned = owned;
+	s = malloc(ld + ln + 2);
+	if (!s)
+		return name;
 	memcpy(s, c->comp_dir, ld);
 	s[ld] = '/';
 	memcpy(s + ld + 1, name, ln + 1);
@@ -294,7 +295,6 @@ static const char *file_name(struct cu *c, uint32_t idx)
 struct range {
 	uint64_t lo, hi;
 	uint32_t scope;
-	uint32_t depth;
 };
 
 struct builder {
@@ -310,9 +310,18 @@ static bool is_scope_tag(int tag)
 	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
 }
 
-/* Tags whose children may hold code scopes.  Types (struct, class) hold
- * only declarations of member functions: their definitions sit at
- * namespace level, so skipping types skips nothing with an address. */
+/* A class, struct or union defined inside a function: gcc puts the
+ * concrete definitions of its member functions (a lambda's operator())
+ * inside it.  At namespace level a type holds only declarations, whose
+ * definitions sit at namespace level, so those types are skipped. */
+static bool is_local_type(int tag, uint32_t enclosing_scope)
+{
+	return enclosing_scope != NO_SCOPE &&
+	       (tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
+		tag == DW_TAG_union_type);
+}
+
+/* Tags whose children may hold code scopes. */
 static bool may_hold_code(int tag)
 {
 	switch (tag) {
@@ -388,7 +397,7 @@ static uint32_t attr_u32(Dwarf_Attribute *a)
 	return w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
 }
 
-static struct origin_name *names_slot(struct names *t, Dwarf_Off off)
+static struct origin_name *names_slot(struct names *t, uintptr_t off)
 {
 	size_t h;
 
@@ -431,7 +440,7 @@ static void resolve_names(struct names *t, struct die_attrs *d, unsigned depth,
 	if ((*linkage && *name) || !(d->have & A_ORIGIN) || depth > 4 ||
 	    !dwarf_formref_die(&d->origin, &odie))
 		return;
-	slot = names_slot(t, dwarf_dieoffset(&odie));
+	slot = names_slot(t, (uintptr_t)odie.addr);
 	if (slot && slot->off) {
 		ol = slot->linkage;
 		on = slot->name;
@@ -440,9 +449,9 @@ static void resolve_names(struct names *t, struct die_attrs *d, unsigned depth,
 		resolve_names(t, &od, depth + 1, &ol, &on);
 		if (slot) {
 			/* Looked up again: the recursion may have grown it. */
-			slot = names_slot(t, dwarf_dieoffset(&odie));
+			slot = names_slot(t, (uintptr_t)odie.addr);
 			if (slot && !slot->off) {
-				*slot = (struct origin_name){ dwarf_dieoffset(&odie), ol, on };
+				*slot = (struct origin_name){ (uintptr_t)odie.addr, ol, on };
 				t->n++;
 			}
 		}
@@ -462,21 +471,20 @@ static bool form_is_address(Dwarf_Attribute *a)
 	       f == DW_FORM_addrx4;
 }
 
-static int add_range(struct builder *b, uint64_t lo, uint64_t hi,
-		     uint32_t idx, uint32_t depth)
+static int add_range(struct builder *b, uint64_t lo, uint64_t hi, uint32_t idx)
 {
 	if (hi <= lo)
 		return 0;
 	if (VG_GROW(b->ranges, b->cap_ranges, b->n_ranges + 1))
 		return -ENOMEM;
-	b->ranges[b->n_ranges++] = (struct range){ lo, hi, idx, depth };
+	b->ranges[b->n_ranges++] = (struct range){ lo, hi, idx };
 	return 0;
 }
 
 /* Records the scope and its ranges; *out = NO_SCOPE when it has none (an
  * abstract instance or a declaration, whose subtree holds no code either). */
 static int add_scope(struct builder *b, Dwarf_Die *die, int tag,
-		     uint32_t parent, uint32_t depth, uint32_t *out)
+		     uint32_t parent, uint32_t *out)
 {
 	struct cu *c = b->cu;
 	struct die_attrs d = { 0 };
@@ -494,13 +502,13 @@ static int add_scope(struct builder *b, Dwarf_Die *die, int tag,
 		ptrdiff_t off = 0;
 
 		while (!rc && (off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
-			rc = add_range(b, lo, hi, idx, depth);
+			rc = add_range(b, lo, hi, idx);
 	} else if ((d.have & (A_LOW | A_HIGH)) == (A_LOW | A_HIGH) &&
 		   dwarf_formaddr(&d.low, &lo) == 0) {
 		if (form_is_address(&d.high))
-			rc = dwarf_formaddr(&d.high, &hi) == 0 ? add_range(b, lo, hi, idx, depth) : 0;
+			rc = dwarf_formaddr(&d.high, &hi) == 0 ? add_range(b, lo, hi, idx) : 0;
 		else if (dwarf_formudata(&d.high, &len) == 0 && len <= UINT64_MAX - lo)
-			rc = add_range(b, lo, lo + len, idx, depth);
+			rc = add_range(b, lo, lo + len, idx);
 	}
 	if (rc)
 		return rc;
@@ -560,13 +568,12 @@ static int walk_scopes(struct builder *b, Dwarf_Die *cudie, bool *corrupt)
 		Dwarf_Die *die = &f->die;
 		int tag = dwarf_tag(die);
 		uint32_t inner = f->scope;
-		bool descend = may_hold_code(tag);
+		bool descend = may_hold_code(tag) || is_local_type(tag, f->scope);
 		Dwarf_Die kid;
 
 		if (is_scope_tag(tag)) {
 			uint32_t idx;
-			int rc = add_scope(b, die, tag, f->scope,
-					   (uint32_t)depth, &idx);
+			int rc = add_scope(b, die, tag, f->scope, &idx);
 
 			if (rc)
 				return rc;
@@ -736,22 +743,16 @@ static int cmp_row(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static const char *row_file(struct cu *c, const char *name,
-			    const char **last_in, const char **last_out)
+/* The composed name of a row's file, shared with the call-site lookups
+ * through the file-table index. */
+static const char *row_file(struct cu *c, Dwarf_Line *l)
 {
-	if (name == *last_in)
-		return *last_out;
-	*last_in = name;
-	/* Map libdw's pointer back to the file index to share the composed
-	 * name with the call-site lookups. */
-	for (size_t i = 0; i < c->n_files; i++) {
-		if (dwarf_filesrc(c->dw_files, i, NULL, NULL) == name) {
-			*last_out = file_name(c, (uint32_t)i);
-			return *last_out;
-		}
-	}
-	*last_out = absolute_name(c, name);
-	return *last_out;
+	Dwarf_Files *files;
+	size_t idx;
+
+	if (dwarf_line_file(l, &files, &idx) == 0 && files == c->dw_files)
+		return file_name(c, (uint32_t)(idx < UINT32_MAX ? idx : UINT32_MAX));
+	return absolute_name(c, dwarf_linesrc(l, NULL, NULL));
 }
 
 /* Rows into rows[]/row_addr[] in the order cmp_row defines.  libdw hands
@@ -763,7 +764,6 @@ static int load_rows(struct cu *c, Dwarf_Die *cudie)
 	Dwarf_Lines *lines;
 	size_t n;
 	bool sorted = true;
-	const char *last_in = NULL, *last_out = NULL;
 
 	if (dwarf_getsrclines(cudie, &lines, &n) != 0 || n == 0)
 		return 0;       /* no line table (or a corrupt one): scopes answer */
@@ -784,8 +784,7 @@ static int load_rows(struct cu *c, Dwarf_Die *cudie)
 		dwarf_linecol(l, &col);
 		dwarf_lineendsequence(l, &end);
 		c->row_addr[i] = addr;
-		c->rows[i].file = row_file(c, dwarf_linesrc(l, NULL, NULL),
-					   &last_in, &last_out);
+		c->rows[i].file = row_file(c, l);
 		c->rows[i].line = line > 0 ? (uint32_t)line : 0;
 		c->rows[i].column = col > 0 && col < (1 << 30) ? (uint32_t)col : 0;
 		c->rows[i].end_sequence = end;
@@ -842,8 +841,13 @@ static int index_cu(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
 	free(b.ranges);
 	if (!rc)
 		rc = load_rows(c, cudie);
-	if (rc == -ENOMEM)
+	if (rc < 0) {
+		/* Half-built tables would be read as whole ones. */
+		cu_free(c);
+		memset(&c->scopes, 0, sizeof(*c) - offsetof(struct cu, scopes));
+		c->failed = true;
 		return rc;
+	}
 	ctx->bytes += c->n_scopes * sizeof(*c->scopes) +
 		      c->n_segs * sizeof(*c->segs) + c->n_rows * (sizeof(*c->rows) + sizeof(*c->row_addr)) +
 		      c->n_blocks * sizeof(*c->row_block) +
@@ -997,12 +1001,8 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 	res->has_line = false;
 	if (!c)
 		return -ENOENT;
-	{
-		int rc = ensure_indexed(ix, c);
-
-		if (rc)
-			return rc;
-	}
+	if (ensure_indexed(ix, c) < 0 || c->failed)
+		return -ENOMEM;
 	row = find_row(c, addr);
 	if (row) {
 		res->file = row->file;

@@ -157,7 +157,7 @@ static int cache_grow(struct name_cache *c)
 /* ELF symbol names may carry a symbol version ("clock_nanosleep@@GLIBC_2.17",
  * a compat "xdr_uint32_t@GLIBC_2.2.5"): shown without it, as gdb and
  * llvm-symbolizer name the function; symbol_raw keeps it. */
-static char *strip_version(const char *raw)
+static char *strip_version(const char *raw, bool demangle)
 {
 	const char *at = strchr(raw, '@');
 	char *plain, *d;
@@ -165,8 +165,8 @@ static char *strip_version(const char *raw)
 	if (!at || at == raw)
 		return NULL;
 	plain = strndup(raw, (size_t)(at - raw));
-	if (!plain)
-		return NULL;
+	if (!plain || !demangle)
+		return plain;
 	d = vg_demangle(plain);
 	if (d) {
 		free(plain);
@@ -181,13 +181,14 @@ static const char *display_name(struct vg_symbolizer *s, const char *raw,
 				bool versioned)
 {
 	struct name_cache *c = &s->names;
+	bool demangle = !(s->flags & VG_SYM_NO_DEMANGLE);
 	bool mangled, has_version;
 	size_t h;
 	char *d;
 
-	if (!raw || (s->flags & VG_SYM_NO_DEMANGLE))
+	if (!raw)
 		return raw;
-	mangled = raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R');
+	mangled = demangle && raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R');
 	has_version = versioned && strchr(raw, '@');
 	/* Plain C names are the common case: no table needed. */
 	if (!mangled && !has_version)
@@ -197,7 +198,7 @@ static const char *display_name(struct vg_symbolizer *s, const char *raw,
 	for (h = ptr_hash(raw, c->cap); c->keys[h]; h = (h + 1) & (c->cap - 1))
 		if (c->keys[h] == raw)
 			return c->values[h];
-	d = has_version ? strip_version(raw) : vg_demangle(raw);
+	d = has_version ? strip_version(raw, demangle) : vg_demangle(raw);
 	if (d && VG_GROW(c->owned, c->cap_owned, c->n_owned + 1)) {
 		free(d);
 		d = NULL;
@@ -310,8 +311,11 @@ static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		return 0;
 	st->looked = true;
 	rc = vg_debuginfo_find(st->img, &opts, &st->dbg, err);
-	if (rc < 0)
+	if (rc < 0) {
+		/* Later lookups answer without DWARF: they must say why. */
+		st->why_no_dwarf = strdup("debug info lookup failed: out of memory");
 		return rc;
+	}
 	if (st->dbg && st->dbg->dwarf) {
 		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
 		if (rc < 0)
@@ -482,6 +486,63 @@ static bool same_image(const struct vg_image *a, const struct vg_image *b)
 	       strcmp(a->path, b->path) == 0;
 }
 
+static bool same_maps(const struct vg_maps *a, const struct vg_maps *b)
+{
+	if (!a || !b || a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct vg_region *x = &a->regions[i], *y = &b->regions[i];
+
+		if (x->start != y->start || x->end != y->end || x->offset != y->offset ||
+		    x->dev_major != y->dev_major || x->dev_minor != y->dev_minor ||
+		    x->inode != y->inode || x->deleted != y->deleted ||
+		    strcmp(x->perms, y->perms) != 0 ||
+		    strcmp(x->path ? x->path : "", y->path ? y->path : "") != 0)
+			return false;
+	}
+	return true;
+}
+
+static bool same_file(const struct vg_image *a, const struct vg_image *b)
+{
+	return a->dev == b->dev && a->inode == b->inode &&
+	       a->build_id_len == b->build_id_len &&
+	       memcmp(a->build_id, b->build_id, a->build_id_len) == 0;
+}
+
+/* A state, current-but-unmatched or retired, whose debug info describes the
+ * same file as img, to hand it over. */
+static struct image_state *debug_donor(struct vg_symbolizer *s,
+				       const struct vg_image *img)
+{
+	for (size_t j = 0; j < s->n_states; j++)
+		if (s->states[j].img && s->states[j].looked && same_file(s->states[j].img, img))
+			return &s->states[j];
+	for (size_t j = 0; j < s->n_retired; j++)
+		if (s->retired[j].looked && same_file(s->retired[j].img, img))
+			return &s->retired[j];
+	return NULL;
+}
+
+/* Move the debug info and index from donor to st.  The donor keeps its
+ * image (earlier answers point at its path) but no longer owns the rest. */
+static void take_debug(struct image_state *st, struct image_state *donor)
+{
+	st->looked = true;
+	st->dbg = donor->dbg;
+	st->ix = donor->ix;
+	st->why_no_dwarf = donor->why_no_dwarf;
+	st->corrupt_warned = donor->corrupt_warned;
+	st->pf_image = donor->pf_image;
+	st->pf_dwarf = donor->pf_dwarf;
+	donor->looked = false;
+	donor->dbg = NULL;
+	donor->ix = NULL;
+	donor->why_no_dwarf = NULL;
+	donor->pf_image = NULL;
+	donor->pf_dwarf = NULL;
+}
+
 static int refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 {
 	struct vg_maps *maps = NULL;
@@ -494,6 +555,12 @@ static int refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 	rc = vg_maps_load(s->target->pid, 0, &maps, NULL, err);
 	if (rc < 0)
 		return vg_target_explain(s->target, rc, err);
+	if (same_maps(s->maps, maps)) {
+		/* Nothing changed: no image to reopen (a miss in the heap
+		 * or a JIT region lands here once a second). */
+		vg_maps_free(maps);
+		return 0;
+	}
 	vg_mem_set_maps(s->mem, maps);
 	rc = vg_images_load(s->target, maps, s->mem, &imgs, err);
 	if (rc < 0) {
@@ -522,6 +589,17 @@ static int refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 			old->img = NULL;
 			break;
 		}
+	}
+	/* A file mapped again elsewhere (a plugin reloaded at another base)
+	 * keeps its debug info and index: they hold static addresses only. */
+	for (size_t i = 0; i < imgs->n; i++) {
+		struct image_state *donor;
+
+		if (states[i].looked)
+			continue;
+		donor = debug_donor(s, imgs->images[i]);
+		if (donor)
+			take_debug(&states[i], donor);
 	}
 	/* What no longer maps is retired: answers given earlier still
 	 * point into it. */
@@ -672,6 +750,29 @@ static bool still_mapped(struct vg_symbolizer *s, const struct vg_image *img,
 	return same;
 }
 
+/* Could a refresh find an image at addr?  Only if the kernel shows a file
+ * mapped there: an address in the heap, a stack, JIT code or nowhere
+ * stays without an image whatever the maps say next.  Without
+ * PROCMAP_QUERY, the rate-limited refresh decides (and skips reopening
+ * images when the maps are unchanged). */
+static bool may_be_new_image(struct vg_symbolizer *s, uint64_t addr)
+{
+	struct vg_region r = { 0 };
+	bool file;
+	int rc;
+
+	if (s->pm.fd < 0)
+		return true;
+	rc = vg_procmap_query(&s->pm, addr, &r, NULL, NULL, NULL);
+	if (rc == -ENOENT)
+		return false;  /* nothing mapped there */
+	if (rc < 0)
+		return true;   /* no answer (an older kernel): let the maps say */
+	file = r.inode != 0;
+	free(r.path);
+	return file;
+}
+
 static enum vg_sym_source source_of(enum vg_debug_source d)
 {
 	switch (d) {
@@ -727,15 +828,18 @@ static void fill_symbol(struct vg_symbolizer *s, struct image_state *st,
 	}
 }
 
-static void fill_frames(struct vg_symbolizer *s, struct image_state *st,
-			struct vg_sym_result *res)
+static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
+		       struct vg_sym_result *res, struct vg_error *err)
 {
 	struct vg_dw_result dw;
 
 	if (!st->ix)
-		return;
-	/* -ENOENT (no CU covers it) still fills dw: no frames, no line. */
-	(void)vg_dwindex_lookup(st->ix, res->static_address, &dw);
+		return 0;
+	/* -ENOENT (no CU covers it) still fills dw: no frames, no line;
+	 * -ENOMEM (its CU could not be indexed) must not pass for that. */
+	if (vg_dwindex_lookup(st->ix, res->static_address, &dw) == -ENOMEM)
+		return vg_error_set(err, -ENOMEM, "out of memory indexing the DWARF of %s",
+				    st->img->path[0] ? st->img->path : "(image)");
 	if (vg_dwindex_corrupt(st->ix) && !st->corrupt_warned) {
 		st->corrupt_warned = true;
 		warn(s, "the DWARF of %s (%s) is corrupt in places libdw refused to read; "
@@ -744,7 +848,7 @@ static void fill_frames(struct vg_symbolizer *s, struct image_state *st,
 		     st->dbg->path ? st->dbg->path : "embedded");
 	}
 	if (dw.n_frames == 0 && !dw.has_line)
-		return;
+		return 0;
 	for (size_t i = 0; i < dw.n_frames; i++) {
 		res->frames[i] = (struct vg_sym_frame){
 			.function = display_name(s, dw.frames[i].name, false),
@@ -761,6 +865,7 @@ static void fill_frames(struct vg_symbolizer *s, struct image_state *st,
 		res->line = dw.line;
 		res->column = dw.column;
 	}
+	return 0;
 }
 
 static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
@@ -780,8 +885,8 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 		return 0;
 	}
 	img = find_image(s, addr);
-	if (s->target && (!img || !still_mapped(s, img, addr)) &&
-	    now_ns() - s->last_refresh_ns >= VG_SYM_REFRESH_NS) {
+	if (s->target && now_ns() - s->last_refresh_ns >= VG_SYM_REFRESH_NS &&
+	    (img ? !still_mapped(s, img, addr) : may_be_new_image(s, addr))) {
 		rc = refresh_locked(s, err);
 		if (rc < 0)
 			return rc;
@@ -799,7 +904,9 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 	if (rc < 0)
 		return rc;
 	fill_symbol(s, st, res, &sym_source);
-	fill_frames(s, st, res);
+	rc = fill_frames(s, st, res, err);
+	if (rc < 0)
+		return rc;
 	from_dwarf = res->n_frames > 0 || res->file;
 	if (res->n_frames == 0 && res->has_symbol) {
 		/* No DWARF scope (a function compiled without debug info, or

@@ -3,7 +3,13 @@
  *
  * Threading model: one mutex per symbolizer serializes vg_sym_lookup and
  * the maps refresh it may trigger, so a drain thread (watch, profile) and
- * the main thread may both call it.  Answers borrow strings owned by the
+ * the main thread may both call it.  A lookup holds the mutex for ~1 us
+ * once its CU is indexed; the first lookup in an image also finds its debug
+ * info (a debuginfod download when DEBUGINFOD_URLS is set) and indexes a
+ * CU under the mutex, so a latency-bound caller should warm the images it
+ * cares about first.  A refresh adds warnings to the target
+ * (vg_target_warn), which is not locked: read the target's warnings, and
+ * vg_symbolizer_warnings(), when no lookup runs.  Answers borrow strings owned by the
  * symbolizer; an image dropped by a refresh (unmapped, or replaced at the
  * same address) is retired, not freed, until vg_symbolizer_free, so a
  * borrowed string never dangles while the symbolizer lives.
@@ -116,8 +122,8 @@ const struct vg_debuginfo *vg_symbolizer_debuginfo(struct vg_symbolizer *s,
 						   const struct vg_image *img);
 
 /* Warnings gathered once per symbolizer (an image whose on-disk file
- * differs from the mapped one, kallsyms unreadable): NULL-terminated,
- * borrowed. */
+ * differs from the mapped one, kallsyms unreadable, corrupt DWARF):
+ * NULL-terminated, borrowed.  Not locked: read it when no lookup runs. */
 const char *const *vg_symbolizer_warnings(const struct vg_symbolizer *s);
 
 const char *vg_sym_source_name(enum vg_sym_source s);

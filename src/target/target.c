@@ -407,19 +407,28 @@ void vg_target_warn(struct vg_target *t, const char *fmt, ...)
 
 	if (!t || t->n_warnings >= VG_TARGET_MAX_WARNINGS)
 		return;
-	if (t->n_warnings == VG_TARGET_MAX_WARNINGS - 1) {
-		/* The last slot says the list is cut, so it never looks whole. */
-		t->warnings[t->n_warnings++] = strdup("more warnings were dropped (only the first ones are kept)");
-		if (!t->warnings[t->n_warnings - 1])
-			t->n_warnings--;
-		return;
-	}
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
 	va_end(ap);
-	if (s)
-		t->warnings[t->n_warnings++] = s;
+	if (!s)
+		return;
+	/* Said once: a refresh that reloads the images repeats its
+	 * findings (an image no route opens). */
+	for (size_t i = 0; i < t->n_warnings; i++) {
+		if (strcmp(t->warnings[i], s) == 0) {
+			free(s);
+			return;
+		}
+	}
+	if (t->n_warnings == VG_TARGET_MAX_WARNINGS - 1) {
+		/* The last slot says the list is cut, so it never looks whole. */
+		free(s);
+		s = strdup("more warnings were dropped (only the first ones are kept)");
+		if (!s)
+			return;
+	}
+	t->warnings[t->n_warnings++] = s;
 }
 
 int vg_error_denied(struct vg_error *err, int code, pid_t pid, const char *what)
