@@ -828,6 +828,26 @@ static void fill_symbol(struct vg_symbolizer *s, struct image_state *st,
 	}
 }
 
+/* A C++ function whose DWARF has no linkage name (a member of a local
+ * class, a lambda) is named by DW_AT_name alone ("bump", "operator()").
+ * When the ELF symbol is that very function (same entry) and mangled, its
+ * demangled name is the qualified one: shown instead, as llvm-symbolizer
+ * and eu-addr2line show it.  C names keep the DWARF name (aliases). */
+static void qualify_outer_frame(struct vg_sym_result *res,
+				const struct vg_dw_result *dw, uint64_t bias)
+{
+	const struct vg_dw_frame *outer;
+
+	if (!dw->n_frames)
+		return;
+	outer = &dw->frames[dw->n_frames - 1];
+	if (dw->truncated || outer->inlined || outer->name_is_linkage ||
+	    !res->has_symbol || !res->symbol_raw || strncmp(res->symbol_raw, "_Z", 2) != 0 ||
+	    res->symbol_address - bias != outer->entry || res->symbol == res->symbol_raw)
+		return;
+	res->frames[dw->n_frames - 1].function = res->symbol;
+}
+
 static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 		       struct vg_sym_result *res, struct vg_error *err)
 {
@@ -860,6 +880,7 @@ static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 	}
 	res->n_frames = dw.n_frames;
 	res->frames_truncated = dw.truncated;
+	qualify_outer_frame(res, &dw, st->img->bias);
 	if (dw.has_line) {
 		res->file = dw.file;
 		res->line = dw.line;
