@@ -118,6 +118,9 @@ struct vg_dwindex {
 	struct builder_ctx pf;     /* the prefetch thread's */
 	pthread_t pf_thread;
 	bool pf_running;
+	Dwarf *(*pf_open)(void *arg);  /* called by the thread for its handle */
+	size_t main_built;         /* CUs indexed by lookups */
+	void *pf_open_arg;
 	int pf_stop;               /* atomic */
 	/* libdw refused part of the DWARF: answers may lack frames. */
 	bool corrupt;
@@ -870,6 +873,7 @@ static int ensure_indexed(struct vg_dwindex *ix, struct cu *c)
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 			int rc = index_cu(c, &c->die, &ix->main);
 
+			ix->main_built++;
 			/* Even a partial index is final: it is not redone. */
 			__atomic_store_n(&c->state, CU_DONE, __ATOMIC_RELEASE);
 			return rc;
@@ -882,6 +886,11 @@ static void *prefetch_main(void *arg)
 {
 	struct vg_dwindex *ix = arg;
 
+	/* Opening the handle (decompressing sections) happens here, not in
+	 * the caller: the first answer does not wait for it. */
+	ix->pf.dwarf = ix->pf_open(ix->pf_open_arg);
+	if (!ix->pf.dwarf)
+		return NULL;
 	for (size_t i = 0; i < ix->n_cus; i++) {
 		struct cu *c = &ix->cus[i];
 		int idle = CU_IDLE;
@@ -905,11 +914,12 @@ static void *prefetch_main(void *arg)
 	return NULL;
 }
 
-int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *second)
+int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *(*open)(void *arg), void *arg)
 {
-	if (ix->pf_running || !second)
+	if (ix->pf_running || !open)
 		return -EINVAL;
-	ix->pf.dwarf = second;
+	ix->pf_open = open;
+	ix->pf_open_arg = arg;
 	if (pthread_create(&ix->pf_thread, NULL, prefetch_main, ix) != 0)
 		return -EAGAIN;
 	ix->pf_running = true;
@@ -1045,6 +1055,13 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 		s = sc->parent;
 	}
 	return 0;
+}
+
+size_t vg_dwindex_cus(const struct vg_dwindex *ix, size_t *built_by_lookups)
+{
+	if (built_by_lookups)
+		*built_by_lookups = ix->main_built;
+	return ix->n_cus;
 }
 
 bool vg_dwindex_corrupt(const struct vg_dwindex *ix)

@@ -54,20 +54,27 @@ struct vg_dwindex;
 int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out, struct vg_error *err);
 struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix);
 
-/* Index every CU in a background thread, in file order, through second: a
- * Dwarf handle of the same file opened separately (libdw handles are not
- * thread-safe), which must outlive the index.  Lookups index a CU
- * themselves when the thread has not reached it, and wait when it is
- * building it; each CU is indexed once.  For batch symbolizing, where all
- * CUs will be needed: the two halves of the build run on two cores.
- * vg_dwindex_free stops the thread.  -EINVAL if already running. */
-int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *second);
+/* Index every CU in a background thread, in file order, through a Dwarf
+ * handle of the same file opened separately (libdw handles are not
+ * thread-safe): the thread gets it from open(arg) first thing, so the
+ * caller's first answer does not wait for it; NULL means no prefetch.  The
+ * handle must outlive the index (the CUs the thread built point into it).
+ * Lookups index a CU themselves when the thread has not reached it, and
+ * wait when it is building it; each CU is indexed once.  For batch
+ * symbolizing, where all CUs will be needed: the two halves of the build
+ * run on two cores.  vg_dwindex_free stops and joins the thread.  -EINVAL
+ * if already running. */
+int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *(*open)(void *arg), void *arg);
 
 /* Look up a static address.  0 with *res filled (strings borrowed from the
  * Dwarf and the index, valid until both are freed), -ENOENT when no CU
  * covers addr (res->n_frames = 0, has_line false). */
 int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 		      struct vg_dw_result *res);
+
+/* How many CUs have code; *built_by_lookups (if non-NULL): how many of
+ * them lookups had to index themselves so far. */
+size_t vg_dwindex_cus(const struct vg_dwindex *ix, size_t *built_by_lookups);
 
 /* Did libdw refuse part of the DWARF (a unit, a DIE, nesting deeper than
  * real code)?  Answers may then lack frames; lookups so far decide it, as

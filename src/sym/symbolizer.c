@@ -33,8 +33,19 @@ struct image_state {
 	bool corrupt_warned;
 	/* VG_SYM_PREFETCH: the debug file opened again for the prefetch
 	 * thread's own libdw handle; freed after the index. */
-	struct vg_image *pf_image;
-	Dwarf *pf_dwarf;
+	struct second_handle *pf;
+	bool pf_tried;
+};
+
+/* What the prefetch thread opens for itself (filled in by that thread,
+ * read after it is joined). */
+struct second_handle {
+	char *path;
+	uint64_t dev, inode;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	struct vg_image *img;
+	Dwarf *dwarf;
 };
 
 /* Demangled names by the address of the mangled string: those strings live
@@ -223,12 +234,21 @@ static void cache_free(struct name_cache *c)
 /* ------------------------------------------------------------------ */
 /* image states                                                         */
 
+static void second_handle_free(struct second_handle *h)
+{
+	if (!h)
+		return;
+	if (h->dwarf)
+		dwarf_end(h->dwarf);
+	vg_image_free(h->img);
+	free(h->path);
+	free(h);
+}
+
 static void state_free(struct image_state *st)
 {
 	vg_dwindex_free(st->ix);  /* joins the prefetch thread first */
-	if (st->pf_dwarf)
-		dwarf_end(st->pf_dwarf);
-	vg_image_free(st->pf_image);
+	second_handle_free(st->pf);
 	vg_debuginfo_free(st->dbg);
 	free(st->why_no_dwarf);
 	vg_image_free(st->img);
@@ -267,35 +287,62 @@ static char *explain_no_dwarf(const struct vg_image *img,
 	return s;
 }
 
-/* A second libdw handle on the same debug file for the prefetch thread
- * (one handle cannot serve two threads).  Only when the path reopens the
+/* In the prefetch thread: the debug file again, with its own libdw handle
+ * (one handle cannot serve two threads), only if the path reopens the
  * very file: same device, inode and build-id; else no prefetch, which
  * only costs time. */
+static Dwarf *open_second_handle(void *arg)
+{
+	struct second_handle *h = arg;
+
+	if (vg_image_open_path(h->path, &h->img, NULL) < 0)
+		return NULL;
+	if (h->img->dev != h->dev || h->img->inode != h->inode ||
+	    h->img->build_id_len != h->build_id_len ||
+	    memcmp(h->img->build_id, h->build_id, h->build_id_len) != 0)
+		return NULL;
+	h->dwarf = dwarf_begin_elf(vg_image_elf(h->img), DWARF_C_READ, NULL);
+	return h->dwarf;
+}
+
 static void start_prefetch(struct image_state *st)
 {
 	const struct vg_image *di = st->dbg->dwarf_image;
-	struct vg_image *second = NULL;
-	Dwarf *dw;
+	struct second_handle *h;
 
-	if (!di->open_path || !di->open_path[0] || di->via == VG_VIA_MEMORY ||
-	    vg_image_open_path(di->open_path, &second, NULL) < 0)
+	if (!di->open_path || !di->open_path[0] || di->via == VG_VIA_MEMORY)
 		return;
-	if (second->dev != di->dev || second->inode != di->inode ||
-	    second->build_id_len != di->build_id_len ||
-	    memcmp(second->build_id, di->build_id, di->build_id_len) != 0)
-		goto drop;
-	dw = dwarf_begin_elf(vg_image_elf(second), DWARF_C_READ, NULL);
-	if (!dw)
-		goto drop;
-	if (vg_dwindex_prefetch(st->ix, dw) < 0) {
-		dwarf_end(dw);
-		goto drop;
+	h = calloc(1, sizeof(*h));
+	if (!h || !(h->path = strdup(di->open_path))) {
+		free(h);
+		return;
 	}
-	st->pf_image = second;
-	st->pf_dwarf = dw;
-	return;
-drop:
-	vg_image_free(second);
+	h->dev = di->dev;
+	h->inode = di->inode;
+	memcpy(h->build_id, di->build_id, di->build_id_len);
+	h->build_id_len = di->build_id_len;
+	if (vg_dwindex_prefetch(st->ix, open_second_handle, h) < 0) {
+		second_handle_free(h);
+		return;
+	}
+	st->pf = h;
+}
+
+/* A batch that has needed a second CU of an image will likely need most:
+ * index the rest on the other core.  Not at the first lookup, so that a
+ * run with one address does not open the file twice for nothing. */
+static void maybe_prefetch(struct vg_symbolizer *s, struct image_state *st)
+{
+	size_t built, n;
+
+	if (!(s->flags & VG_SYM_PREFETCH) || st->pf_tried)
+		return;
+	n = vg_dwindex_cus(st->ix, &built);
+	if (built < 2)
+		return;
+	st->pf_tried = true;
+	if (n > built)
+		start_prefetch(st);
 }
 
 static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
@@ -320,8 +367,7 @@ static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
 		if (rc < 0)
 			return rc;
-		if (s->flags & VG_SYM_PREFETCH)
-			start_prefetch(st);
+
 	} else {
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
 	}
@@ -533,14 +579,13 @@ static void take_debug(struct image_state *st, struct image_state *donor)
 	st->ix = donor->ix;
 	st->why_no_dwarf = donor->why_no_dwarf;
 	st->corrupt_warned = donor->corrupt_warned;
-	st->pf_image = donor->pf_image;
-	st->pf_dwarf = donor->pf_dwarf;
+	st->pf = donor->pf;
+	st->pf_tried = donor->pf_tried;
 	donor->looked = false;
 	donor->dbg = NULL;
 	donor->ix = NULL;
 	donor->why_no_dwarf = NULL;
-	donor->pf_image = NULL;
-	donor->pf_dwarf = NULL;
+	donor->pf = NULL;
 }
 
 static int refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
@@ -860,6 +905,7 @@ static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 	if (vg_dwindex_lookup(st->ix, res->static_address, &dw) == -ENOMEM)
 		return vg_error_set(err, -ENOMEM, "out of memory indexing the DWARF of %s",
 				    st->img->path[0] ? st->img->path : "(image)");
+	maybe_prefetch(s, st);
 	if (vg_dwindex_corrupt(st->ix) && !st->corrupt_warned) {
 		st->corrupt_warned = true;
 		warn(s, "the DWARF of %s (%s) is corrupt in places libdw refused to read; "
