@@ -152,5 +152,16 @@ print(v if isinstance(v, str) else json.dumps(v))
 PY
 }
 
+# require_mount_namespace  - skip (77) only when the kernel refuses a private
+# mount namespace; any other failure of unshare -m is a test failure.
+require_mount_namespace() {
+	if ! unshare -m --propagation private true 2>"$T/unshare.err"; then
+		if grep -qi 'operation not permitted' "$T/unshare.err"; then
+			skip "unshare -m refused: $(cat "$T/unshare.err")"
+		fi
+		fail "unshare -m failed: $(cat "$T/unshare.err")"
+	fi
+}
+
 # vg_py ARGS... <<'PY' ... PY  - run a Python check (vgcheck importable).
 vg_py() { "$PYTHON" -S - "$@"; }

@@ -5,12 +5,7 @@
 # /proc/PID/root), with the exact bias and the build-id, and read its global.
 source "$(dirname "$0")/lib.sh"
 
-if ! unshare -m --propagation private true 2>"$T/unshare.err"; then
-	if grep -qi 'operation not permitted' "$T/unshare.err"; then
-		skip "unshare -m refused: $(cat "$T/unshare.err")"
-	fi
-	fail "unshare -m failed: $(cat "$T/unshare.err")"
-fi
+require_mount_namespace
 
 mkdir -p "$T/a" "$T/b" "$T/c"
 cp "$TARGETS/libvgtestlib.so" "$T/a/libvgns.so"

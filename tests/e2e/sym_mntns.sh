@@ -7,12 +7,7 @@
 # /proc/PID/map_files or /proc/PID/root, never through the host's paths.
 source "$(dirname "$0")/lib.sh"
 
-if ! unshare -m --propagation private true 2>"$T/unshare.err"; then
-	if grep -qi 'operation not permitted' "$T/unshare.err"; then
-		skip "unshare -m refused: $(cat "$T/unshare.err")"
-	fi
-	fail "unshare -m failed: $(cat "$T/unshare.err")"
-fi
+require_mount_namespace
 
 mkdir -p "$T/a" "$T/b" "$T/c"
 cp "$TARGETS/tgt_sym" "$T/a/tgt_sym_ns"
