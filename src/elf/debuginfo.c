@@ -543,6 +543,7 @@ static int unxz(const uint8_t *in, size_t in_len, uint8_t **out,
 	uint8_t *buf = NULL;
 	size_t cap = 0;
 	lzma_ret ret;
+	int code = -EINVAL;
 
 	*why = NULL;
 	if (lzma_stream_decoder(&s, MINIDEBUG_MEMLIMIT, 0) != LZMA_OK) {
@@ -565,6 +566,7 @@ static int unxz(const uint8_t *in, size_t in_len, uint8_t **out,
 			nb = realloc(buf, ncap);
 			if (!nb) {
 				*why = "out of memory";
+				code = -ENOMEM;
 				break;
 			}
 			buf = nb;
@@ -574,15 +576,18 @@ static int unxz(const uint8_t *in, size_t in_len, uint8_t **out,
 		}
 		ret = lzma_code(&s, LZMA_FINISH);
 	} while (ret == LZMA_OK);
-	if (!*why && ret != LZMA_STREAM_END)
+	if (!*why && ret != LZMA_STREAM_END) {
 		*why = ret == LZMA_MEMLIMIT_ERROR ? "needs too much memory to decompress" :
 			ret == LZMA_MEM_ERROR ? "out of memory" :
 			"not a valid xz stream";
+		if (ret == LZMA_MEM_ERROR)
+			code = -ENOMEM;
+	}
 	*out_len = cap - s.avail_out;
 	lzma_end(&s);
 	if (*why) {
 		free(buf);
-		return strcmp(*why, "out of memory") == 0 ? -ENOMEM : -EINVAL;
+		return code;
 	}
 	*out = buf;
 	return 0;
