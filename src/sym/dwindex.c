@@ -105,12 +105,11 @@ struct names {
 };
 
 /* What one indexing thread owns: its libdw handle (libdw is not
- * thread-safe per handle), its name cache, its tallies. */
+ * thread-safe per handle), its name cache, what it found corrupt. */
 struct builder_ctx {
 	Dwarf *dwarf;
 	struct names names;
 	bool corrupt;
-	size_t bytes;
 };
 
 struct vg_dwindex {
@@ -129,7 +128,6 @@ struct vg_dwindex {
 	struct cu_range *ranges;
 	uint64_t *max_hi;       /* max hi of ranges[0..i]: overlapping CUs */
 	size_t n_ranges;
-	size_t bytes;
 };
 
 /* ------------------------------------------------------------------ */
@@ -211,8 +209,6 @@ int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out,
 
 		ix->max_hi[i] = ix->ranges[i].hi > prev ? ix->ranges[i].hi : prev;
 	}
-	ix->bytes = ix->n_ranges * (sizeof(ix->ranges[0]) + sizeof(uint64_t)) +
-		    ix->n_cus * sizeof(ix->cus[0]);
 	*out = ix;
 	return 0;
 oom:
@@ -851,10 +847,6 @@ static int index_cu(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
 		c->failed = true;
 		return rc;
 	}
-	ctx->bytes += c->n_scopes * sizeof(*c->scopes) +
-		      c->n_segs * sizeof(*c->segs) + c->n_rows * (sizeof(*c->rows) + sizeof(*c->row_addr)) +
-		      c->n_blocks * sizeof(*c->row_block) +
-		      c->n_files * sizeof(*c->files);
 	return 0;
 }
 
@@ -1068,21 +1060,4 @@ bool vg_dwindex_corrupt(const struct vg_dwindex *ix)
 {
 	return ix->corrupt || __atomic_load_n(&ix->main.corrupt, __ATOMIC_RELAXED) ||
 	       __atomic_load_n(&ix->pf.corrupt, __ATOMIC_RELAXED);
-}
-
-void vg_dwindex_stats(const struct vg_dwindex *ix, struct vg_dwindex_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->n_cus = ix->n_cus;
-	for (size_t i = 0; i < ix->n_cus; i++) {
-		const struct cu *c = &ix->cus[i];
-
-		if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != CU_DONE)
-			continue;
-		st->n_cus_indexed++;
-		st->n_segments += c->n_segs;
-		st->n_rows += c->n_rows;
-	}
-	/* The prefetch thread's share is read only once it has stopped. */
-	st->bytes = ix->bytes + ix->main.bytes;
 }

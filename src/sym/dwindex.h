@@ -81,11 +81,5 @@ size_t vg_dwindex_cus(const struct vg_dwindex *ix, size_t *built_by_lookups);
  * CUs are indexed lazily. */
 bool vg_dwindex_corrupt(const struct vg_dwindex *ix);
 
-/* Statistics, for the benchmark and --verbose. */
-struct vg_dwindex_stats {
-	size_t n_cus, n_cus_indexed, n_segments, n_rows;
-	size_t bytes;
-};
-void vg_dwindex_stats(const struct vg_dwindex *ix, struct vg_dwindex_stats *st);
 
 #endif

@@ -1031,20 +1031,6 @@ const struct vg_images *vg_symbolizer_images(const struct vg_symbolizer *s)
 	return s->images;
 }
 
-const struct vg_debuginfo *vg_symbolizer_debuginfo(struct vg_symbolizer *s,
-						   const struct vg_image *img)
-{
-	struct image_state *st;
-	struct vg_error err = { 0 };
-
-	pthread_mutex_lock(&s->lock);
-	st = state_of(s, img);
-	if (st && ensure_debug(s, st, &err) < 0)
-		st = NULL;
-	pthread_mutex_unlock(&s->lock);
-	return st ? st->dbg : NULL;
-}
-
 const char *const *vg_symbolizer_warnings(const struct vg_symbolizer *s)
 {
 	return (const char *const *)s->warnings;

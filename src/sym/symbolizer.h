@@ -117,9 +117,6 @@ int vg_symbolizer_refresh(struct vg_symbolizer *s, struct vg_error *err);
 /* The image set currently in use (borrowed; valid until the next lookup
  * or refresh from any thread: for single-threaded callers). */
 const struct vg_images *vg_symbolizer_images(const struct vg_symbolizer *s);
-/* The debug info of an image (found on first call).  NULL only on OOM. */
-const struct vg_debuginfo *vg_symbolizer_debuginfo(struct vg_symbolizer *s,
-						   const struct vg_image *img);
 
 /* Warnings gathered once per symbolizer (an image whose on-disk file
  * differs from the mapped one, kallsyms unreadable, corrupt DWARF):
