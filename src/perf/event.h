@@ -1,0 +1,143 @@
+/* event.h - perf events on every thread of one process, one ring per CPU,
+ * and no window for threads created later.
+ *
+ * Layout (what `perf record -p` does): each logical event (a "slot": one
+ * watched address, one sampling clock) is opened once per (thread, CPU)
+ * with inherit=1, and every event of a CPU writes into that CPU's ring
+ * through PERF_EVENT_IOC_SET_OUTPUT.  Per-task events opened with cpu=-1
+ * cannot be inherited and mmapped at once (EINVAL), hence per CPU.
+ *
+ * Coverage: inherit=1 covers every thread created *after* the event exists
+ * on its creator, from its first instruction.  A thread created during
+ * setup by a thread not yet attached is not; so after the seed threads
+ * (/proc/PID/task) are attached, the task list is read again until a scan
+ * finds no thread that is neither attached nor announced by a
+ * PERF_RECORD_FORK of an attached one (those inherited: attaching them
+ * again would count each write twice).  Setup ends with that stable scan;
+ * from then on every thread of the process is covered.  The window left:
+ * a thread created during setup by an unattached thread runs unobserved
+ * until its rescan (it is reported, "attached_on_rescan").  Samples taken
+ * before setup ended are delivered with before_start set.
+ *
+ * inherit_thread=1: a fork()ed child process does not inherit (its
+ * writes are to its own copy of memory); samples whose pid is not the
+ * target's are still checked and counted as excluded.
+ *
+ * Duplicate guard: if one thread is covered by two sources anyway (the
+ * FORK record raced with the rescan), only the first source's samples
+ * count for that (thread, slot); the others are counted as duplicates. */
+#ifndef VG_EVENT_H
+#define VG_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/perf_event.h>
+
+#include "perf/records.h"
+#include "target/target.h"
+#include "util/error.h"
+
+enum vg_cover_how {
+	VG_COVER_SEEDED = 0,       /* "seeded": in /proc/PID/task at the start */
+	VG_COVER_INHERITED,        /* "inherited": created by a covered thread (FORK record) */
+	VG_COVER_RESCAN,           /* "attached_on_rescan": found by a rescan during setup */
+};
+
+struct vg_cover_tid {
+	pid_t tid;
+	enum vg_cover_how how;
+	pid_t parent;              /* INHERITED: the creating thread */
+	bool exited;               /* an EXIT record or ESRCH during setup */
+};
+
+struct vg_perf_stats {
+	uint64_t samples;          /* delivered to the consumer */
+	uint64_t before_start;     /* of those, taken before setup ended */
+	uint64_t lost;             /* PERF_RECORD_LOST sums */
+	uint64_t lost_records;     /* how many LOST records */
+	uint64_t throttled;        /* THROTTLE records */
+	uint64_t undecodable;      /* records that did not parse, or unknown ids */
+	uint64_t other_process;    /* samples of another pid: excluded */
+	uint64_t duplicates;       /* duplicate-guard drops */
+	unsigned rescans;          /* task-list scans during setup */
+	unsigned exited_during_setup;
+};
+
+/* One delivered sample, with what the set knows about its event. */
+struct vg_perf_hit {
+	const struct vg_perf_sample *sample;
+	unsigned slot;
+	int cpu;
+	bool before_start;
+};
+
+/* The consumer: samples, and FORK/EXIT for its own bookkeeping. */
+struct vg_perf_consumer {
+	void (*sample)(const struct vg_perf_hit *hit, void *arg);
+	void (*task)(const struct perf_event_header *h, const struct vg_perf_task *t, void *arg);
+	void *arg;
+};
+
+struct vg_perf_set;
+
+/* pid: the process (tgid).  data_pages per CPU ring (power of two). */
+int vg_perf_set_new(const struct vg_target *t, size_t data_pages,
+		    struct vg_perf_set **out, struct vg_error *err);
+/* Closes every event (the kernel removes breakpoints and probes), unmaps. */
+struct vg_perf_set *vg_perf_set_free(struct vg_perf_set *s);
+
+/* Add a logical event; the set fills in inherit, inherit_thread,
+ * sample_id_all, use_clockid (CLOCK_MONOTONIC) and the IDENTIFIER|TID|TIME
+ * sample bits, and task=1 on slot 0 (FORK/EXIT records).  Returns the
+ * slot index (>= 0) or a negative errno (-EINVAL: a sample bit the
+ * decoder does not know).  Before vg_perf_set_attach only. */
+int vg_perf_set_add(struct vg_perf_set *s, const struct perf_event_attr *attr,
+		    struct vg_error *err);
+
+/* Open every slot on every thread x CPU and rescan until coverage is
+ * stable, delivering records that arrive meanwhile to c.  Failures:
+ * -ENOSPC (debug registers exhausted: the sentence says how many slots
+ * this thread already uses), -EACCES/-EPERM (with perf_event_paranoid
+ * advice), -ESRCH (the process exited), or the first open error when not
+ * a single event opened.  Threads that exit during setup are not errors. */
+int vg_perf_set_attach(struct vg_perf_set *s, const struct vg_perf_consumer *c,
+		       struct vg_error *err);
+
+/* Wait until a ring has data (watermark or wakeup), one of the n_extra
+ * (<= 8) extra fds is ready (their revents are filled in), or timeout_ms.
+ * Returns >0 if something is ready, 0 on timeout, -EINTR when a signal
+ * interrupted. */
+struct pollfd;
+int vg_perf_set_wait(struct vg_perf_set *s, struct pollfd *extra, size_t n_extra,
+		     int timeout_ms);
+
+/* Drain every ring into c.  Returns records handled. */
+size_t vg_perf_set_drain(struct vg_perf_set *s, const struct vg_perf_consumer *c);
+
+/* Change slot's attr (bp_addr, bp_len, bp_type) on every event of it,
+ * children included: PERF_EVENT_IOC_MODIFY_ATTRIBUTES.  -EOPNOTSUPP etc.
+ * when the kernel refuses (the caller may then close and reopen). */
+int vg_perf_set_modify(struct vg_perf_set *s, unsigned slot,
+		       const struct perf_event_attr *attr, struct vg_error *err);
+
+/* Enable or disable every event (children too). */
+int vg_perf_set_enable(struct vg_perf_set *s, bool on);
+
+const struct vg_perf_stats *vg_perf_set_stats(const struct vg_perf_set *s);
+/* Coverage so far: every thread seen, in the order first covered. */
+const struct vg_cover_tid *vg_perf_set_threads(const struct vg_perf_set *s, size_t *n);
+/* The time (same clock as samples) setup ended, and CPUs in use. */
+uint64_t vg_perf_set_start_time(const struct vg_perf_set *s);
+int vg_perf_set_ncpus(const struct vg_perf_set *s);
+/* How many fds are open (threads x CPUs x slots). */
+size_t vg_perf_set_nevents(const struct vg_perf_set *s);
+
+const char *vg_cover_how_name(enum vg_cover_how h);
+
+/* CLOCK_MONOTONIC now, in ns: the clock of every sample. */
+uint64_t vg_perf_now(void);
+
+#endif

@@ -1,0 +1,155 @@
+/* records.c - perf record decoding: see records.h.  Every read is bounds
+ * checked against the record's own size: the ring is written by the kernel,
+ * but a torn or corrupt record must not take vigil down. */
+#include "perf/records.h"
+
+#include <string.h>
+
+struct cursor {
+	const unsigned char *p, *end;
+	bool ok;
+};
+
+static uint64_t take_u64(struct cursor *c)
+{
+	uint64_t v = 0;
+
+	if (c->end - c->p < 8) {
+		c->ok = false;
+		c->p = c->end;
+		return 0;
+	}
+	memcpy(&v, c->p, 8);
+	c->p += 8;
+	return v;
+}
+
+static const void *take_bytes(struct cursor *c, uint64_t n)
+{
+	const void *p = c->p;
+
+	if ((uint64_t)(c->end - c->p) < n) {
+		c->ok = false;
+		c->p = c->end;
+		return NULL;
+	}
+	c->p += n;
+	return p;
+}
+
+bool vg_perf_record_identifier(const struct perf_event_header *h, uint64_t *id)
+{
+	const unsigned char *body = (const unsigned char *)(h + 1);
+
+	if (h->size < sizeof(*h) + 8)
+		return false;
+	if (h->type == PERF_RECORD_SAMPLE)
+		memcpy(id, body, 8);
+	else
+		memcpy(id, (const unsigned char *)h + h->size - 8, 8);
+	return true;
+}
+
+bool vg_perf_parse_sample(const struct perf_event_header *h,
+			  const struct vg_perf_format *fmt, struct vg_perf_sample *s)
+{
+	struct cursor c = { (const unsigned char *)(h + 1), (const unsigned char *)h + h->size, true };
+	uint64_t t = fmt->sample_type;
+
+	memset(s, 0, sizeof(*s));
+	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h))
+		return false;
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		s->identifier = take_u64(&c);
+	if (t & PERF_SAMPLE_IP)
+		s->ip = take_u64(&c);
+	if (t & PERF_SAMPLE_TID) {
+		uint64_t v = take_u64(&c);
+
+		s->pid = (uint32_t)v;
+		s->tid = (uint32_t)(v >> 32);
+	}
+	if (t & PERF_SAMPLE_TIME)
+		s->time = take_u64(&c);
+	if (t & PERF_SAMPLE_ADDR)
+		s->addr = take_u64(&c);
+	if (t & PERF_SAMPLE_ID)
+		s->identifier = take_u64(&c);
+	if (t & PERF_SAMPLE_STREAM_ID)
+		(void)take_u64(&c);
+	if (t & PERF_SAMPLE_CPU)
+		s->cpu = (uint32_t)take_u64(&c);
+	if (t & PERF_SAMPLE_PERIOD)
+		s->period = take_u64(&c);
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		s->nr_callchain = take_u64(&c);
+		if (s->nr_callchain > (uint64_t)(c.end - c.p) / 8)
+			return false;
+		s->callchain = take_bytes(&c, s->nr_callchain * 8);
+	}
+	if (t & PERF_SAMPLE_REGS_USER) {
+		s->regs_abi = take_u64(&c);
+		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			for (unsigned i = 0; i < 64; i++) {
+				if (!(fmt->regs_user_mask & (1ull << i)))
+					continue;
+				uint64_t v = take_u64(&c);
+
+				if (i < VG_NREGS) {
+					s->regs.regs[i] = v;
+					s->regs.mask |= 1ull << i;
+				}
+			}
+		}
+	}
+	if (t & PERF_SAMPLE_STACK_USER) {
+		uint64_t size = take_u64(&c);
+
+		if (size) {
+			const uint8_t *data = take_bytes(&c, size);
+			uint64_t dyn = take_u64(&c);
+
+			s->stack = data;
+			s->stack_size = dyn < size ? dyn : size;
+		}
+	}
+	return c.ok;
+}
+
+bool vg_perf_parse_task(const struct perf_event_header *h, struct vg_perf_task *out)
+{
+	struct cursor c = { (const unsigned char *)(h + 1), (const unsigned char *)h + h->size, true };
+	uint64_t a, b;
+
+	if (h->type != PERF_RECORD_FORK && h->type != PERF_RECORD_EXIT)
+		return false;
+	a = take_u64(&c);
+	b = take_u64(&c);
+	out->pid = (uint32_t)a;
+	out->ppid = (uint32_t)(a >> 32);
+	out->tid = (uint32_t)b;
+	out->ptid = (uint32_t)(b >> 32);
+	out->time = take_u64(&c);
+	return c.ok;
+}
+
+bool vg_perf_parse_lost(const struct perf_event_header *h, uint64_t *lost)
+{
+	struct cursor c = { (const unsigned char *)(h + 1), (const unsigned char *)h + h->size, true };
+
+	if (h->type != PERF_RECORD_LOST)
+		return false;
+	(void)take_u64(&c);   /* id */
+	*lost = take_u64(&c);
+	return c.ok;
+}
+
+bool vg_perf_parse_throttle(const struct perf_event_header *h, uint64_t *time)
+{
+	struct cursor c = { (const unsigned char *)(h + 1), (const unsigned char *)h + h->size, true };
+
+	if (h->type != PERF_RECORD_THROTTLE && h->type != PERF_RECORD_UNTHROTTLE)
+		return false;
+	*time = take_u64(&c);
+	return c.ok;
+}

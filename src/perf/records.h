@@ -1,0 +1,71 @@
+/* records.h - decoding of the perf records vigil asks for.
+ *
+ * Every event vigil opens has PERF_SAMPLE_IDENTIFIER and sample_id_all, so
+ * the first u64 of a sample and the last u64 of any other record name the
+ * event that wrote it: one ring may gather events with different formats.
+ * Only the sample fields listed in VG_PERF_SAMPLE_SUPPORTED are decoded; a
+ * format with others is refused when the event is added, so a record that
+ * does not parse is damage, counted as undecodable, never guessed at. */
+#ifndef VG_RECORDS_H
+#define VG_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/perf_event.h>
+
+#include "watch/writer.h"   /* struct vg_regs */
+
+#define VG_PERF_SAMPLE_SUPPORTED                                            \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |        \
+	 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |             \
+	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |     \
+	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |                    \
+	 PERF_SAMPLE_STACK_USER)
+
+/* What the decoder needs of an event's attr. */
+struct vg_perf_format {
+	uint64_t sample_type;
+	uint64_t regs_user_mask;     /* attr.sample_regs_user */
+};
+
+struct vg_perf_sample {
+	uint64_t identifier;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;               /* ns, the attr's clock */
+	uint64_t addr;
+	uint32_t cpu;
+	uint64_t period;
+	uint64_t nr_callchain;
+	const uint64_t *callchain;   /* borrowed from the record; may hold PERF_CONTEXT_* markers */
+	uint64_t regs_abi;           /* PERF_SAMPLE_REGS_ABI_*; 0: no user regs (kernel thread) */
+	struct vg_regs regs;         /* user registers by perf index */
+	uint64_t stack_size;         /* bytes in stack (dyn_size: what was really copied) */
+	const uint8_t *stack;        /* user stack from regs SP, borrowed */
+};
+
+/* The event identifier of any record (sample: first u64; other records:
+ * last u64 of the sample_id trailer).  false for a record too short. */
+bool vg_perf_record_identifier(const struct perf_event_header *h, uint64_t *id);
+
+/* Decode a PERF_RECORD_SAMPLE of the given format.  false when the record
+ * is shorter than the format says (undecodable). */
+bool vg_perf_parse_sample(const struct perf_event_header *h,
+			  const struct vg_perf_format *fmt, struct vg_perf_sample *out);
+
+/* PERF_RECORD_FORK / EXIT body. */
+struct vg_perf_task {
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+bool vg_perf_parse_task(const struct perf_event_header *h, struct vg_perf_task *out);
+
+/* PERF_RECORD_LOST: how many records the kernel dropped for lack of room. */
+bool vg_perf_parse_lost(const struct perf_event_header *h, uint64_t *lost);
+
+/* PERF_RECORD_THROTTLE / UNTHROTTLE time. */
+bool vg_perf_parse_throttle(const struct perf_event_header *h, uint64_t *time);
+
+#endif
