@@ -33,12 +33,13 @@ int vg_ring_map(int fd, size_t data_pages, struct vg_ring **out, struct vg_error
 	p = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		int e = errno;
+		size_t kib = r->data_size >> 10;
 
 		free(r);
 		if (e == EPERM || e == ENOMEM)
 			return vg_error_set(err, -e, "cannot map a %zu KiB perf ring buffer: %s; "
 					    "the locked-memory budget is kernel.perf_event_mlock_kb "
-					    "(per user) and RLIMIT_MEMLOCK", r->data_size >> 10, strerror(e));
+					    "(per user) and RLIMIT_MEMLOCK", kib, strerror(e));
 		return vg_error_set(err, -e, "cannot map a perf ring buffer: %s", strerror(e));
 	}
 	r->meta = p;
