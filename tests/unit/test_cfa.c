@@ -1,0 +1,250 @@
+/* test_cfa.c - one CFI step on this test's own frames.  A noinline function
+ * records its rsp, rbp and an IP inside its body in one asm block (so the
+ * three belong to the same CFI row), copies the top of its stack, and
+ * records __builtin_return_address(0): the step from that IP, with the
+ * test executable's .eh_frame, must give exactly that address.  Once
+ * without a frame pointer (CFA = rsp + n) and once with (CFA = rbp + 16),
+ * told apart by leaving rbp out of the sampled registers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sym/cfa.h"
+
+#define PERF_BP 6
+#define PERF_SP 7
+#define PERF_IP 8
+#define STACK_COPY 512
+
+struct capture {
+	uint64_t ip, sp, bp;
+	uint64_t want_ra;
+	uint8_t stack[STACK_COPY];
+};
+
+/* One asm block so that no instruction moving rsp lies between the IP and
+ * the registers; early-clobber outputs so that lea cannot overwrite rbp
+ * before it is read. */
+#define CAPTURE(c) do { \
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" \
+			 : "=&r"((c)->ip), "=&r"((c)->sp), "=&r"((c)->bp)); \
+	memcpy((c)->stack, (const void *)(uintptr_t)(c)->sp, STACK_COPY); \
+	(c)->want_ra = (uint64_t)(uintptr_t)__builtin_return_address(0); \
+} while (0)
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_FP __attribute__((noinline, optimize("omit-frame-pointer")))
+#define WITH_FP __attribute__((noinline, optimize("no-omit-frame-pointer")))
+#define HAVE_FP_CONTROL 1
+#else
+#define NO_FP __attribute__((noinline))
+#define WITH_FP __attribute__((noinline))
+#define HAVE_FP_CONTROL 0
+#endif
+
+static NO_FP void capture_nofp(struct capture *c)
+{
+	CAPTURE(c);
+}
+
+static WITH_FP void capture_fp(struct capture *c)
+{
+	CAPTURE(c);
+}
+
+/* The callers: the empty asm after the call keeps it a call (no tail
+ * jump), so the return address is in this function. */
+static NO_FP void outer_nofp(struct capture *c)
+{
+	capture_nofp(c);
+	__asm__ volatile("" ::: "memory");
+}
+
+static NO_FP void outer_fp(struct capture *c)
+{
+	capture_fp(c);
+	__asm__ volatile("" ::: "memory");
+}
+
+struct fixture {
+	int fd;
+	Elf *elf;
+	struct vg_cfi *cfi;
+	uint64_t bias;
+};
+
+/* The first object dl_iterate_phdr reports is the main program. */
+static int first_bias(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	*(uint64_t *)data = info->dlpi_addr;
+	return 1;
+}
+
+static int setup(void **state)
+{
+	static struct fixture f;
+	struct vg_error err = { 0 };
+	int r;
+
+	elf_version(EV_CURRENT);
+	f.fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(f.fd >= 0);
+	f.elf = elf_begin(f.fd, ELF_C_READ_MMAP, NULL);
+	assert_non_null(f.elf);
+	r = vg_cfi_open(f.elf, &f.cfi, &err);
+	if (r != 0)
+		fail_msg("vg_cfi_open: %d %s", r, err.msg);
+	dl_iterate_phdr(first_bias, &f.bias);
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	vg_cfi_free(f->cfi);
+	elf_end(f->elf);
+	close(f->fd);
+	return 0;
+}
+
+static struct vg_regs regs_of(const struct capture *c, bool with_bp)
+{
+	struct vg_regs regs = { 0 };
+
+	regs.regs[PERF_SP] = c->sp;
+	regs.regs[PERF_IP] = c->ip;
+	regs.mask = 1ull << PERF_SP | 1ull << PERF_IP;
+	if (with_bp) {
+		regs.regs[PERF_BP] = c->bp;
+		regs.mask |= 1ull << PERF_BP;
+	}
+	return regs;
+}
+
+/* Step from c and check the return address and that the CFA is the rsp
+ * just before the call (the slot at CFA - 8 holds the return address). */
+static void expect_step(struct fixture *f, const struct capture *c, bool with_bp)
+{
+	struct vg_regs regs = regs_of(c, with_bp);
+	struct vg_error err = { 0 };
+	uint64_t ra = 0, csp = 0, slot;
+	int r;
+
+	r = vg_cfi_step(f->cfi, c->ip - f->bias, &regs, c->stack, sizeof c->stack,
+			&ra, &csp, &err);
+	if (r != 0)
+		fail_msg("step from 0x%llx: %d %s", (unsigned long long)c->ip, r, err.msg);
+	assert_int_equal(ra, c->want_ra);
+	assert_true(csp > c->sp && csp - 8 - c->sp < STACK_COPY);
+	memcpy(&slot, c->stack + (csp - 8 - c->sp), 8);
+	assert_int_equal(slot, c->want_ra);
+}
+
+static void test_step_without_frame_pointer(void **state)
+{
+	struct fixture *f = *state;
+	struct capture c;
+
+	outer_nofp(&c);
+	expect_step(f, &c, true);
+	/* The rule is rsp-based: rbp is not needed. */
+	expect_step(f, &c, false);
+}
+
+static void test_step_with_frame_pointer(void **state)
+{
+	struct fixture *f = *state;
+	struct capture c;
+	struct vg_regs regs;
+	struct vg_error err = { 0 };
+	uint64_t ra, csp;
+
+	outer_fp(&c);
+	expect_step(f, &c, true);
+	if (!HAVE_FP_CONTROL)
+		skip();
+	/* CFA = rbp + 16 here, so without rbp the step cannot be made. */
+	regs = regs_of(&c, false);
+	assert_int_equal(vg_cfi_step(f->cfi, c.ip - f->bias, &regs, c.stack,
+				     sizeof c.stack, &ra, &csp, &err), -ENODATA);
+	assert_non_null(strstr(err.msg, "rbp"));
+}
+
+static void test_no_fde(void **state)
+{
+	struct fixture *f = *state;
+	struct capture c;
+	struct vg_regs regs;
+	struct vg_error err = { 0 };
+	uint64_t ra, csp;
+
+	outer_nofp(&c);
+	regs = regs_of(&c, true);
+	assert_int_equal(vg_cfi_step(f->cfi, 0, &regs, c.stack, sizeof c.stack,
+				     &ra, &csp, &err), -ENOENT);
+	assert_int_equal(err.code, -ENOENT);
+}
+
+/* The slot must lie wholly inside the copy: one byte short is -ERANGE,
+ * exactly enough succeeds. */
+static void test_short_stack(void **state)
+{
+	struct fixture *f = *state;
+	struct capture c;
+	struct vg_regs regs;
+	struct vg_error err = { 0 };
+	uint64_t ra, csp;
+	size_t need;
+
+	outer_nofp(&c);
+	regs = regs_of(&c, true);
+	assert_int_equal(vg_cfi_step(f->cfi, c.ip - f->bias, &regs, c.stack,
+				     sizeof c.stack, &ra, &csp, &err), 0);
+	need = (size_t)(csp - c.sp);
+	assert_int_equal(vg_cfi_step(f->cfi, c.ip - f->bias, &regs, c.stack,
+				     need - 1, &ra, &csp, &err), -ERANGE);
+	assert_int_equal(vg_cfi_step(f->cfi, c.ip - f->bias, &regs, c.stack,
+				     need, &ra, &csp, NULL), 0);
+	assert_int_equal(ra, c.want_ra);
+	assert_int_equal(vg_cfi_step(f->cfi, c.ip - f->bias, &regs, c.stack, 0,
+				     &ra, &csp, NULL), -ERANGE);
+}
+
+/* A file with no CFI at all. */
+static void test_open_without_cfi(void **state)
+{
+	struct vg_cfi *cfi = (struct vg_cfi *)1;
+	struct vg_error err = { 0 };
+	Elf *elf;
+
+	(void)state;
+	elf = elf_memory((char[]){ 0 }, 1);   /* not an ELF: no sections */
+	assert_non_null(elf);
+	assert_int_equal(vg_cfi_open(elf, &cfi, &err), -ENOENT);
+	assert_null(cfi);
+	elf_end(elf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_step_without_frame_pointer),
+		cmocka_unit_test(test_step_with_frame_pointer),
+		cmocka_unit_test(test_no_fde),
+		cmocka_unit_test(test_short_stack),
+		cmocka_unit_test(test_open_without_cfi),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
