@@ -15,6 +15,10 @@ cd "$root"
 mkdir -p "$out"
 # shellcheck disable=SC2046
 libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdebuginfod) -liberty -lpthread"
+# watch/syscalls.c includes the table meson generates; make it the same way.
+mkdir -p "$out/gen/watch"
+# shellcheck disable=SC2086
+sh src/watch/gen-syscalls.sh "$out/gen/watch/syscall_table.h" $cc
 srcs=$(ls src/util/*.c src/target/*.c src/elf/*.c src/report/*.c src/sym/*.c 2>/dev/null)
 
 status=0
@@ -29,7 +33,7 @@ for h in tests/fuzz/fuzz_*.c; do
 	mkdir -p "$work/corpus"
 	# shellcheck disable=SC2086
 	if ! $cc -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -D_GNU_SOURCE -std=gnu17 -Isrc \
+		-fno-sanitize-recover=all -D_GNU_SOURCE -std=gnu17 -Isrc -I"$out/gen" \
 		-DVG_VERSION='"fuzz"' \
 		-o "$work/$base" "$h" $srcs $libs >"$work/build.log" 2>&1; then
 		echo "$base: build failed (see $work/build.log)"

@@ -1,0 +1,89 @@
+/* syscalls.c - x86-64 system call names and numbers, and the system call a
+ * kernel entry point implements.
+ *
+ * The tables come from watch/syscall_table.h, which gen-syscalls.sh writes
+ * at build time from the installed <asm/unistd_64.h>: one array sorted by
+ * name (binary search) and one indexed by number.  Kernel symbols are
+ * matched by prefix only; the remainder must then be a name in the table,
+ * so helpers that share a prefix (ksys_sync_helper) do not pass.  Nothing
+ * here reads /proc or allocates. */
+#include "watch/syscalls.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct vg_syscall_entry {
+	const char *name;
+	int nr;
+};
+
+#include "watch/syscall_table.h"
+
+#define N_BY_NAME (sizeof vg_syscalls_by_name / sizeof vg_syscalls_by_name[0])
+#define N_BY_NR (sizeof vg_syscalls_by_nr / sizeof vg_syscalls_by_nr[0])
+
+static int cmp_entry(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct vg_syscall_entry *)elem)->name);
+}
+
+/* Lookup of name[0..len), which need not be NUL-ended. */
+static int number_of(const char *name, size_t len)
+{
+	char buf[64];
+	const struct vg_syscall_entry *e;
+
+	if (len == 0 || len >= sizeof buf)
+		return -1;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	e = bsearch(buf, vg_syscalls_by_name, N_BY_NAME,
+		    sizeof vg_syscalls_by_name[0], cmp_entry);
+	return e ? e->nr : -1;
+}
+
+int vg_syscall_number(const char *name)
+{
+	return name ? number_of(name, strlen(name)) : -1;
+}
+
+const char *vg_syscall_name(int nr)
+{
+	if (nr < 0 || (size_t)nr >= N_BY_NR)
+		return NULL;
+	return vg_syscalls_by_nr[nr];
+}
+
+bool vg_syscall_from_kernel_symbol(const char *symbol, char *name, size_t size)
+{
+	/* The wrappers SYSCALL_DEFINEx generates (arch/x86/include/asm/
+	 * syscall_wrapper.h) and the ksys_ helpers the kernel's own callers
+	 * share with the entry points. */
+	static const char *const prefixes[] = {
+		"__x64_sys_", "__do_sys_", "__se_sys_", "__ia32_sys_", "ksys_",
+	};
+	const char *rest = NULL, *dot;
+	size_t len;
+
+	if (!symbol)
+		return false;
+	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+		size_t n = strlen(prefixes[i]);
+
+		if (strncmp(symbol, prefixes[i], n) == 0) {
+			rest = symbol + n;
+			break;
+		}
+	}
+	if (!rest)
+		return false;
+	/* GCC's clones keep the name and add a suffix (__do_sys_openat.isra.0,
+	 * ksys_write.cold): the system call is the part before it. */
+	dot = strchr(rest, '.');
+	len = dot ? (size_t)(dot - rest) : strlen(rest);
+	if (number_of(rest, len) < 0 || len >= size)
+		return false;
+	memcpy(name, rest, len);
+	name[len] = '\0';
+	return true;
+}
