@@ -1,0 +1,1122 @@
+/* watch.c - the watch session: see watch.h. */
+#include "watch/watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/hw_breakpoint.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <asm/perf_regs.h>
+
+#include "sym/cfa.h"
+#include "util/vec.h"
+#include "watch/syscalls.h"
+
+/* 1 MiB per CPU: at the ~450,000 trapped writes/s a process can make, a
+ * sample is ~100 bytes, so the ring holds ~20 ms of work. */
+#define RING_PAGES 256
+#define KERNEL_START 0xffff800000000000ull
+#define MAX_FUNCTION_BYTES (1u << 20)   /* exact decode reads at most this much code */
+#define STACK_DUMP 512                  /* bytes of user stack per sample: one CFI step */
+#define MAX_CALLCHAIN 64
+#define PARK_ADDR 0x1000ull             /* an unbound leaf breakpoint waits here: never mapped */
+#define MAX_REASONS 12
+
+/* GPRs and flags by perf index: AX..FLAGS (0-9), R8..R15 (16-23). */
+#define REGS_ALL (((1ull << 10) - 1) | (0xffull << 16))
+#define REGS_MIN ((1ull << PERF_REG_X86_IP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_BP))
+
+enum role { ROLE_PLAIN, ROLE_ROOT, ROLE_LEAF };
+
+struct slot_map {
+	size_t watch;
+	enum role role;
+};
+
+struct cfi_cache {
+	const struct vg_image *image;
+	struct vg_cfi *cfi;            /* NULL: none */
+};
+
+struct vg_watch_session {
+	struct vg_target *t;
+	struct vg_symbolizer *sym;
+	const struct vg_maps *maps;
+	struct vg_mem *mem;
+	struct vg_watch_options opt;
+	struct vg_watch *w;
+	size_t n;
+	unsigned slots_used;
+
+	struct vg_perf_set *set;
+	struct slot_map *map;          /* per perf slot */
+	size_t n_map, cap_map;
+	bool emulated, kernel_visible, armed;
+	uint64_t start_ns, end_ns;
+	uint64_t accepted_total;
+	enum vg_watch_stop stop;
+
+	struct cfi_cache *cfis;
+	size_t n_cfis, cap_cfis;
+
+	char *reasons[MAX_REASONS + 1];
+	size_t n_reasons;
+
+	/* Kept when the events are closed (disarm), for the report. */
+	struct vg_perf_stats set_stats;
+	struct vg_cover_tid *threads;
+	size_t n_threads;
+};
+
+const char *vg_watch_stop_name(enum vg_watch_stop r)
+{
+	switch (r) {
+	case VG_STOP_NONE: return "none";
+	case VG_STOP_DURATION: return "duration_elapsed";
+	case VG_STOP_MAX_EVENTS: return "max_events";
+	case VG_STOP_TARGET_EXITED: return "target_exited";
+	case VG_STOP_INTERRUPTED: return "interrupted";
+	}
+	return "?";
+}
+
+const char *vg_binding_name(enum vg_binding b)
+{
+	switch (b) {
+	case VG_BIND_BOUND: return "bound";
+	case VG_BIND_NULL: return "null_pointer";
+	case VG_BIND_UNMAPPED: return "unmapped";
+	case VG_BIND_UNREADABLE: return "unreadable";
+	case VG_BIND_MISALIGNED: return "misaligned";
+	case VG_BIND_FAILED: return "rebind_failed";
+	}
+	return "?";
+}
+
+/* ---- self-test ------------------------------------------------------ */
+
+static volatile uint64_t selftest_cell __attribute__((aligned(8)));
+
+int vg_watch_selftest(struct vg_error *err)
+{
+	struct perf_event_attr a = { 0 };
+	uint64_t count = 0;
+	int fd;
+
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.bp_type = HW_BREAKPOINT_W;
+	a.bp_addr = (uint64_t)(uintptr_t)&selftest_cell;
+	a.bp_len = HW_BREAKPOINT_LEN_8;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == ENOSPC)
+			return vg_error_set(err, -ENOSPC, "no free hardware debug register in vigil itself");
+		if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP)
+			return vg_error_set(err, -EOPNOTSUPP, "this kernel has no hardware breakpoint "
+					    "events (perf_event_open: %s)", strerror(e));
+		return vg_error_set(err, -e, "cannot open a hardware breakpoint: %s", strerror(e));
+	}
+	for (int i = 0; i < 4; i++)
+		selftest_cell = (uint64_t)i;
+	if (read(fd, &count, sizeof(count)) != sizeof(count))
+		count = 0;
+	close(fd);
+	if (count == 0) {
+		vg_error_set(err, -EOPNOTSUPP,
+			     "hardware breakpoints do not fire on this machine: the kernel accepted "
+			     "a test breakpoint on a variable of vigil's own and 4 writes to it "
+			     "triggered none (a virtual machine that does not pass debug "
+			     "registers through; gdb's hardware watchpoints fail here too)");
+		vg_error_set_exit(err, VG_EXIT_PERM);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* ---- validation ----------------------------------------------------- */
+
+static int check_location(const struct vg_watch_session *s, const struct vg_watch_request *q,
+			  uint64_t addr, unsigned len, bool write_only, const char *what,
+			  const struct vg_region **out, struct vg_error *err)
+{
+	const struct vg_region *r = vg_maps_find(s->maps, addr);
+
+	if (!r)
+		return vg_error_set(err, -EFAULT, "%s 0x%" PRIx64 " (%s) is not mapped in pid %d",
+				    what, addr, q->input, (int)s->t->pid);
+	if (addr % len) {
+		unsigned fit = addr % 8 == 0 ? 8 : addr % 4 == 0 ? 4 : addr % 2 == 0 ? 2 : 1;
+
+		return vg_error_set(err, -EINVAL,
+				    "%s 0x%" PRIx64 " (%s) is not aligned to --len %u: x86 breakpoints "
+				    "cover an aligned 1, 2, 4 or 8-byte range; watch 0x%" PRIx64
+				    " --len %u (covers it), or 0x%" PRIx64 " --len %u", what, addr,
+				    q->input, len, addr & ~(uint64_t)(len - 1), len, addr, fit);
+	}
+	if (addr + len > r->end)
+		return vg_error_set(err, -EFAULT, "%s 0x%" PRIx64 " + %u runs past the end of its region",
+				    what, addr, len);
+	if (write_only && !r->writable)
+		return vg_error_set(err, -EINVAL,
+				    "%s 0x%" PRIx64 " (%s) is in a read-only region (%s %s): no "
+				    "instruction can write it; --access rw watches reads too", what, addr,
+				    q->input, r->perms, r->path[0] ? r->path : vg_region_kind_name(r->kind));
+	*out = r;
+	return 0;
+}
+
+static int copy_region(struct vg_region *dst, const struct vg_region *src)
+{
+	*dst = *src;
+	dst->state = NULL;
+	dst->path = strdup(src->path);
+	return dst->path ? 0 : -ENOMEM;
+}
+
+static bool read_value(struct vg_mem *mem, uint64_t addr, unsigned len, unsigned char *out)
+{
+	struct vg_mem_result res;
+	struct vg_error e = { 0 };
+
+	memset(out, 0, 8);
+	return vg_mem_read(mem, addr, out, len, &res, &e) == 0;
+}
+
+static uint64_t le_value(const unsigned char *p, unsigned len)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = len; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static int add_generation(struct vg_watch *w, uint64_t pointer, enum vg_binding state,
+			  uint64_t written_ns)
+{
+	struct vg_watch_generation *g;
+
+	if (VG_GROW(w->gens, w->cap_gens, w->n_gens + 1) < 0)
+		return -ENOMEM;
+	g = &w->gens[w->n_gens];
+	*g = (struct vg_watch_generation){
+		.index = (unsigned)w->n_gens, .pointer = pointer,
+		.leaf_addr = pointer + w->req.leaf_offset, .state = state,
+		.bound_ns = vg_perf_now(), .pointer_written_ns = written_ns,
+	};
+	w->n_gens++;
+	w->binding = state;
+	w->pointer = pointer;
+	return 0;
+}
+
+/* Where *slot + offset is, or why the leaf cannot be bound. */
+static enum vg_binding resolve_leaf(struct vg_watch_session *s, struct vg_watch *w,
+				    uint64_t *pointer)
+{
+	unsigned char buf[8], probe[8];
+
+	if (!read_value(s->mem, w->req.addr, 8, buf))
+		return VG_BIND_UNREADABLE;
+	*pointer = le_value(buf, 8);
+	if (*pointer == 0)
+		return VG_BIND_NULL;
+	if ((*pointer + w->req.leaf_offset) % w->len)
+		return VG_BIND_MISALIGNED;
+	if (!read_value(s->mem, *pointer + w->req.leaf_offset, w->len, probe))
+		return VG_BIND_UNMAPPED;
+	return VG_BIND_BOUND;
+}
+
+int vg_watch_new(struct vg_target *t, struct vg_symbolizer *sym, const struct vg_maps *maps,
+		 struct vg_mem *mem, const struct vg_watch_request *reqs, size_t n,
+		 const struct vg_watch_options *opt, struct vg_watch_session **out,
+		 struct vg_error *err)
+{
+	struct vg_watch_session *s;
+	unsigned need = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < n; i++)
+		need += reqs[i].follow ? 2 : 1;
+	if (n == 0)
+		return vg_error_set(err, -EINVAL, "nothing to watch");
+	if (need > VG_WATCH_MAX_SLOTS)
+		return vg_error_set(err, -EINVAL,
+				    "%zu watch%s need %u hardware debug registers; x86 has 4 (DR0-DR3): "
+				    "a plain watch takes 1, a --follow takes 2 (pointer slot and leaf)",
+				    n, n == 1 ? "" : "es", need);
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->w = calloc(n, sizeof(*s->w)))) {
+		free(s);
+		return vg_error_set(err, -ENOMEM, "out of memory for the watch");
+	}
+	s->t = t;
+	s->sym = sym;
+	s->maps = maps;
+	s->mem = mem;
+	s->opt = *opt;
+	s->n = n;
+	s->slots_used = need;
+	for (size_t i = 0; i < n; i++) {
+		struct vg_watch *w = &s->w[i];
+		const struct vg_region *r = NULL;
+		struct vg_sym_result res;
+		struct vg_error e2 = { 0 };
+		int rc;
+
+		w->req = reqs[i];
+		w->len = reqs[i].follow ? 8 : opt->len;
+		w->rw = opt->rw;
+		w->slot = w->leaf_slot = -1;
+		rc = check_location(s, &reqs[i], reqs[i].addr, w->len, !opt->rw && !reqs[i].follow,
+				    reqs[i].follow ? "pointer slot" : "address", &r, err);
+		if (rc == 0 && reqs[i].follow && !r->writable)
+			rc = vg_error_set(err, -EINVAL, "pointer slot 0x%" PRIx64 " (%s) is in a "
+					  "read-only region (%s): it cannot be re-pointed",
+					  reqs[i].addr, reqs[i].input, r->perms);
+		if (rc == 0 && copy_region(&w->region, r) < 0)
+			rc = vg_error_set(err, -ENOMEM, "out of memory");
+		if (rc < 0) {
+			vg_watch_free(s);
+			return rc;
+		}
+		w->initial_ok = read_value(mem, w->req.addr, w->len, w->initial);
+		if (vg_sym_lookup(sym, w->req.addr, &res, &e2) == 0 && res.image) {
+			w->has_static = true;
+			w->static_va = res.static_address;
+			w->image = res.image_path;
+		}
+		if (reqs[i].follow) {
+			uint64_t p = 0;
+			enum vg_binding b;
+
+			w->len = opt->len;   /* the leaf's; the slot itself is 8 */
+			b = resolve_leaf(s, w, &p);
+			if (add_generation(w, p, b, 0) < 0) {
+				vg_watch_free(s);
+				return vg_error_set(err, -ENOMEM, "out of memory");
+			}
+		}
+	}
+	*out = s;
+	return 0;
+}
+
+/* ---- arming --------------------------------------------------------- */
+
+static void base_attr(const struct vg_watch_session *s, struct perf_event_attr *a, bool root)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_CALLCHAIN |
+			 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_regs_user = s->opt.regs ? REGS_ALL : REGS_MIN;
+	a->sample_stack_user = STACK_DUMP;
+	a->exclude_callchain_user = !s->opt.stacks;
+	a->exclude_kernel = !s->kernel_visible;
+	a->exclude_hv = 1;
+	if (root) {
+		/* A pointer store must re-bind the leaf at once. */
+		a->wakeup_events = 1;
+	} else {
+		/* Batch wake-ups: one per quarter ring, not one per write. */
+		a->watermark = 1;
+		a->wakeup_watermark = RING_PAGES * 4096 / 4;
+	}
+}
+
+static int map_slot(struct vg_watch_session *s, int slot, size_t watch, enum role role)
+{
+	if (slot < 0)
+		return slot;
+	if (VG_GROW(s->map, s->cap_map, (size_t)slot + 1) < 0)
+		return -ENOMEM;
+	s->map[slot] = (struct slot_map){ watch, role };
+	if ((size_t)slot + 1 > s->n_map)
+		s->n_map = (size_t)slot + 1;
+	return slot;
+}
+
+/* One uprobe slot per FILE:OFFSET of group (emulation). */
+static int add_emulated(struct vg_watch_session *s, const char *group, size_t watch,
+			enum role role, struct vg_error *err)
+{
+	char path[4096];
+	const char *p = group;
+	int first = -1, type;
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+
+	if (!f || fscanf(f, "%d", &type) != 1) {
+		if (f)
+			fclose(f);
+		return vg_error_set(err, -EOPNOTSUPP, "VIGIL_WATCH_EMULATE_TRAPS: no uprobe PMU");
+	}
+	fclose(f);
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *colon = memrchr(p, ':', len);
+		struct perf_event_attr a;
+		char *tail;
+		uint64_t off;
+		int slot;
+
+		if (!colon || (size_t)(colon - p) >= sizeof(path))
+			return vg_error_set(err, -EINVAL, "VIGIL_WATCH_EMULATE_TRAPS: bad FILE:OFFSET '%.*s'",
+					    (int)len, p);
+		memcpy(path, p, (size_t)(colon - p));
+		path[colon - p] = '\0';
+		off = strtoull(colon + 1, &tail, 0);
+		base_attr(s, &a, role == ROLE_ROOT);
+		a.type = (uint32_t)type;
+		a.config1 = (uint64_t)(uintptr_t)path;
+		a.config2 = off;
+		/* The path is read by perf_event_open itself: it must live
+		 * until vg_perf_set_attach; keep a copy the set owns. */
+		a.config1 = (uint64_t)(uintptr_t)strdup(path);
+		slot = vg_perf_set_add(s->set, &a, err);
+		if (map_slot(s, slot, watch, role) < 0)
+			return slot < 0 ? slot : vg_error_set(err, -ENOMEM, "out of memory");
+		if (first < 0)
+			first = slot;
+		p += len + (end ? 1 : 0);
+	}
+	if (first < 0)
+		return vg_error_set(err, -EINVAL, "VIGIL_WATCH_EMULATE_TRAPS: empty group");
+	return first;
+}
+
+static int add_breakpoint(struct vg_watch_session *s, uint64_t addr, unsigned len, bool rw,
+			  size_t watch, enum role role, struct vg_error *err)
+{
+	struct perf_event_attr a;
+
+	base_attr(s, &a, role == ROLE_ROOT);
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.bp_type = rw ? HW_BREAKPOINT_RW : HW_BREAKPOINT_W;
+	a.bp_addr = addr;
+	a.bp_len = len;
+	return map_slot(s, vg_perf_set_add(s->set, &a, err), watch, role);
+}
+
+/* The next ';'-separated group of the emulation list. */
+static char *next_group(char **cursor)
+{
+	char *g = *cursor, *semi;
+
+	if (!g || !*g)
+		return NULL;
+	semi = strchr(g, ';');
+	if (semi) {
+		*semi = '\0';
+		*cursor = semi + 1;
+	} else {
+		*cursor = g + strlen(g);
+	}
+	return g;
+}
+
+static int build_slots(struct vg_watch_session *s, struct vg_error *err)
+{
+	const char *env = getenv("VIGIL_WATCH_EMULATE_TRAPS");
+	char *copy = env && *env ? strdup(env) : NULL, *cursor = copy;
+	int r = 0;
+
+	s->emulated = copy != NULL;
+	for (size_t i = 0; i < s->n && r >= 0; i++) {
+		struct vg_watch *w = &s->w[i];
+		enum role first = w->req.follow ? ROLE_ROOT : ROLE_PLAIN;
+
+		if (s->emulated) {
+			char *g = next_group(&cursor);
+
+			r = g ? add_emulated(s, g, i, first, err)
+			      : vg_error_set(err, -EINVAL, "VIGIL_WATCH_EMULATE_TRAPS: no group for watch %zu", i + 1);
+			if (r >= 0)
+				w->slot = r;
+			if (r >= 0 && w->req.follow) {
+				g = next_group(&cursor);
+				r = g ? add_emulated(s, g, i, ROLE_LEAF, err)
+				      : vg_error_set(err, -EINVAL, "VIGIL_WATCH_EMULATE_TRAPS: no leaf group for watch %zu", i + 1);
+				if (r >= 0)
+					w->leaf_slot = r;
+			}
+			continue;
+		}
+		r = w->slot = add_breakpoint(s, w->req.addr, w->req.follow ? 8 : w->len,
+					     w->req.follow ? false : w->rw, i, first, err);
+		if (r >= 0 && w->req.follow) {
+			const struct vg_watch_generation *g = &w->gens[0];
+
+			r = w->leaf_slot = add_breakpoint(s, g->state == VG_BIND_BOUND ? g->leaf_addr
+							  : PARK_ADDR, w->len, w->rw, i, ROLE_LEAF, err);
+		}
+	}
+	free(copy);
+	return r < 0 ? r : 0;
+}
+
+static void on_sample(const struct vg_perf_hit *hit, void *arg);
+
+int vg_watch_arm(struct vg_watch_session *s, struct vg_error *err)
+{
+	struct vg_perf_consumer c = { on_sample, NULL, s };
+	int r;
+
+	if (!getenv("VIGIL_WATCH_EMULATE_TRAPS") || !*getenv("VIGIL_WATCH_EMULATE_TRAPS")) {
+		r = vg_watch_selftest(err);
+		if (r < 0)
+			return r;
+	}
+	/* Kernel writes on the process's behalf (read(2) into the buffer)
+	 * trap in kernel mode: seen only without exclude_kernel, which
+	 * perf_event_paranoid may refuse; then watch user writes only. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		s->kernel_visible = attempt == 0;
+		s->n_map = 0;
+		s->set = vg_perf_set_free(s->set);
+		r = vg_perf_set_new(s->t, RING_PAGES, &s->set, err);
+		if (r == 0)
+			r = build_slots(s, err);
+		if (r == 0)
+			r = vg_perf_set_attach(s->set, &c, err);
+		if (r == 0 || (r != -EACCES && r != -EPERM) || attempt == 1)
+			break;
+		vg_error_clear(err);
+	}
+	if (r < 0)
+		return r;
+	s->armed = true;
+	s->start_ns = vg_perf_set_start_time(s->set);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->w[i].n_gens)
+			s->w[i].gens[0].bound_ns = s->start_ns;
+	return 0;
+}
+
+/* ---- writer sites --------------------------------------------------- */
+
+static void fill_frames(struct vg_watch_site *site, const struct vg_sym_result *res)
+{
+	site->image = res->image_path;
+	site->symbol = res->has_symbol ? res->symbol : NULL;
+	site->symbol_offset = res->offset;
+	site->file = res->file;
+	site->line = res->line;
+	site->column = res->column;
+	site->function = res->n_frames ? res->frames[0].function : site->symbol;
+	site->n_frames = 0;
+	for (size_t i = 0; i < res->n_frames && i < VG_WATCH_MAX_FRAMES; i++) {
+		site->frames[i] = (struct vg_watch_frame){ res->frames[i].function, res->frames[i].file,
+							   res->frames[i].line, res->frames[i].column,
+							   res->frames[i].inlined };
+		site->n_frames++;
+	}
+}
+
+static bool read_code(struct vg_watch_session *s, uint64_t from, uint64_t to, uint8_t **out)
+{
+	uint8_t *buf = malloc(to - from);
+	struct vg_mem_result res;
+	struct vg_error e = { 0 };
+
+	if (!buf)
+		return false;
+	if (vg_mem_read(s->mem, from, buf, to - from, &res, &e) < 0) {
+		free(buf);
+		return false;
+	}
+	*out = buf;
+	return true;
+}
+
+static struct vg_cfi *cfi_for(struct vg_watch_session *s, const struct vg_image *img)
+{
+	struct vg_error e = { 0 };
+	struct vg_cfi *cfi = NULL;
+	Elf *elf;
+
+	for (size_t i = 0; i < s->n_cfis; i++)
+		if (s->cfis[i].image == img)
+			return s->cfis[i].cfi;
+	elf = vg_image_elf(img);
+	if (elf)
+		vg_cfi_open(elf, &cfi, &e);
+	if (VG_GROW(s->cfis, s->cap_cfis, s->n_cfis + 1) == 0)
+		s->cfis[s->n_cfis++] = (struct cfi_cache){ img, cfi };
+	return cfi;
+}
+
+/* The call that pushed onto a watched stack slot: the trap IP is the
+ * callee's first instruction and the slot holds the return address. */
+static bool resolve_call(struct vg_watch_session *s, const struct vg_perf_sample *smp,
+			 uint64_t watch_addr, struct vg_watch_site *site)
+{
+	uint64_t sp = smp->regs.regs[PERF_REG_X86_SP], ra;
+	struct vg_sym_result res;
+	struct vg_error e = { 0 };
+	uint8_t *code;
+	bool ok;
+
+	if (!(smp->regs.mask & (1ull << PERF_REG_X86_SP)) || smp->stack_size < 8 ||
+	    watch_addr < sp || watch_addr >= sp + 8)
+		return false;
+	memcpy(&ra, smp->stack, 8);
+	if (vg_sym_lookup(s->sym, ra - 1, &res, &e) < 0 || !res.has_symbol ||
+	    ra - res.symbol_address > MAX_FUNCTION_BYTES || ra <= res.symbol_address)
+		return false;
+	if (!read_code(s, res.symbol_address, ra, &code))
+		return false;
+	ok = vg_writer_decode_exact(code, ra - res.symbol_address, res.symbol_address,
+				    &site->writer) == 0;
+	free(code);
+	if (!ok)
+		return false;
+	site->writer.kind = VG_WRITER_CALL;
+	site->writer.value_kind = VG_VALUE_UNKNOWN;
+	site->writer.why = "call: the value written is the return address";
+	return true;
+}
+
+static void resolve_user_site(struct vg_watch_session *s, const struct vg_perf_sample *smp,
+			      uint64_t watch_addr, unsigned len, struct vg_watch_site *site)
+{
+	uint64_t ip = smp->ip;
+	struct vg_sym_result res;
+	struct vg_error e = { 0 };
+	uint8_t *code = NULL;
+	int r = -ENOENT;
+
+	if (vg_sym_lookup(s->sym, ip, &res, &e) == 0) {
+		site->trap_static_ip = res.image ? res.static_address : ip;
+		if (res.has_symbol && res.offset > 0 && res.offset <= MAX_FUNCTION_BYTES &&
+		    read_code(s, res.symbol_address, ip, &code)) {
+			r = vg_writer_decode_exact(code, res.offset, res.symbol_address, &site->writer);
+			free(code);
+		} else if (res.has_symbol && res.offset == 0 && resolve_call(s, smp, watch_addr, site)) {
+			r = 0;
+		}
+	}
+	if (r < 0 && ip > 15 && read_code(s, ip - 15, ip, &code)) {
+		r = vg_writer_decode_heuristic(code, 15, ip, watch_addr, len,
+					       s->opt.regs ? &smp->regs : NULL, &site->writer);
+		free(code);
+	}
+	if (r < 0) {
+		site->writer.kind = VG_WRITER_UNKNOWN;
+		site->writer.confidence = VG_CONF_NONE;
+		site->writer.ip = 0;
+		site->writer.why = "no instruction that writes the location ends at the trap IP";
+		fill_frames(site, &res);
+		return;
+	}
+	if (site->writer.caveat)
+		snprintf(site->caveat, sizeof(site->caveat), "%s", site->writer.caveat);
+	if (vg_sym_lookup(s->sym, site->writer.ip, &res, &e) == 0) {
+		site->writer_static_ip = res.image ? res.static_address : site->writer.ip;
+		fill_frames(site, &res);
+	}
+}
+
+/* The system call a kernel trap happened in, from its kernel callchain. */
+static void find_syscall(struct vg_watch_session *s, const struct vg_perf_sample *smp,
+			 struct vg_watch_site *site)
+{
+	for (uint64_t i = 0; i < smp->nr_callchain; i++) {
+		uint64_t ip = smp->callchain[i];
+		struct vg_sym_result res;
+		struct vg_error e = { 0 };
+
+		if (ip == PERF_CONTEXT_USER)
+			break;
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+			continue;
+		if (vg_sym_lookup(s->sym, ip, &res, &e) < 0 || !res.has_symbol)
+			continue;
+		if (!site->kernel_function)
+			site->kernel_function = res.symbol;
+		if (vg_syscall_from_kernel_symbol(res.symbol, site->syscall, sizeof(site->syscall))) {
+			site->syscall_nr = vg_syscall_number(site->syscall);
+			return;
+		}
+	}
+}
+
+static void resolve_kernel_site(struct vg_watch_session *s, const struct vg_perf_sample *smp,
+				struct vg_watch_site *site)
+{
+	struct vg_sym_result res;
+	struct vg_error e = { 0 };
+	uint8_t before[2];
+	struct vg_mem_result mr;
+
+	site->kernel = true;
+	site->syscall_nr = -1;
+	site->trap_static_ip = smp->ip;
+	site->writer.kind = VG_WRITER_KERNEL;
+	site->writer.value_kind = VG_VALUE_UNKNOWN;
+	site->writer.value_reg = -1;
+	site->writer.why = "written by the kernel on the process's behalf";
+	find_syscall(s, smp, site);
+	if (!(smp->regs.mask & (1ull << PERF_REG_X86_IP)))
+		return;
+	site->user_ip = smp->regs.regs[PERF_REG_X86_IP];
+	if (site->user_ip >= 2 && vg_mem_read(s->mem, site->user_ip - 2, before, 2, &mr, &e) == 0 &&
+	    vg_writer_after_syscall(before)) {
+		site->writer.ip = site->user_ip - 2;
+		site->writer.length = 2;
+		site->writer.confidence = VG_CONF_EXACT;
+		snprintf(site->writer.text, sizeof(site->writer.text), "syscall");
+		snprintf(site->writer.mnemonic, sizeof(site->writer.mnemonic), "syscall");
+	}
+	if (vg_sym_lookup(s->sym, site->user_ip, &res, &e) < 0)
+		return;
+	site->writer_static_ip = res.image ? res.static_address - 2 : site->user_ip - 2;
+	fill_frames(site, &res);
+	/* The wrapper's caller is the line that asked for the write. */
+	if (res.image && smp->stack_size) {
+		struct vg_cfi *cfi = cfi_for(s, res.image);
+		uint64_t ra, csp;
+
+		if (cfi && vg_cfi_step(cfi, site->user_ip - res.image->bias, &smp->regs, smp->stack,
+				       smp->stack_size, &ra, &csp, &e) == 0 && ra) {
+			site->call_site_ip = ra;
+			if (vg_sym_lookup(s->sym, ra - 1, &res, &e) == 0)
+				fill_frames(site, &res);
+		}
+	}
+	if (site->call_site_ip)
+		snprintf(site->caveat, sizeof(site->caveat),
+			 "the kernel wrote it in system call %s; the line is the call site of the "
+			 "system call wrapper", site->syscall[0] ? site->syscall : "?");
+}
+
+static struct vg_watch_site *site_for(struct vg_watch_session *s, struct vg_watch_log *log,
+				      const struct vg_perf_sample *smp, uint64_t watch_addr,
+				      unsigned len, size_t *index)
+{
+	bool kernel = smp->ip >= KERNEL_START;
+	uint64_t user_ip = kernel && (smp->regs.mask & (1ull << PERF_REG_X86_IP))
+			   ? smp->regs.regs[PERF_REG_X86_IP] : 0;
+	struct vg_watch_site *site;
+
+	for (size_t i = log->n_sites; i-- > 0;) {
+		if (log->sites[i].trap_ip == smp->ip && log->sites[i].user_ip == user_ip) {
+			*index = i;
+			return &log->sites[i];
+		}
+	}
+	if (VG_GROW(log->sites, log->cap_sites, log->n_sites + 1) < 0)
+		return NULL;
+	site = &log->sites[log->n_sites];
+	memset(site, 0, sizeof(*site));
+	site->trap_ip = smp->ip;
+	site->syscall_nr = -1;
+	site->writer.value_reg = -1;
+	if (kernel)
+		resolve_kernel_site(s, smp, site);
+	else
+		resolve_user_site(s, smp, watch_addr, len, site);
+	site->user_ip = user_ip;
+	*index = log->n_sites++;
+	return site;
+}
+
+/* ---- samples -------------------------------------------------------- */
+
+static void sample_value(const struct vg_watch_session *s, const struct vg_watch_site *site,
+			 const struct vg_perf_sample *smp, struct vg_watch_value *v)
+{
+	const char *why = NULL;
+
+	memset(v, 0, sizeof(*v));
+	v->width = site->writer.width;
+	if (site->kernel) {
+		v->why = "written by the kernel: the value is not in the registers";
+		return;
+	}
+	if (site->writer.kind == VG_WRITER_UNKNOWN) {
+		v->why = "the writer is unknown";
+		return;
+	}
+	if (!s->opt.regs && site->writer.value_kind == VG_VALUE_REGISTER) {
+		v->why = "registers not sampled (use --regs)";
+		return;
+	}
+	if (vg_writer_value(&site->writer, &smp->regs, &v->value, &why)) {
+		v->kind = site->writer.value_kind;
+		v->register_name = v->kind == VG_VALUE_REGISTER ? site->writer.value_reg_name : NULL;
+	} else {
+		v->why = why;
+	}
+}
+
+static void record(struct vg_watch_session *s, struct vg_watch_log *log,
+		   const struct vg_perf_sample *smp, uint64_t watch_addr, unsigned len,
+		   unsigned generation)
+{
+	size_t index;
+	struct vg_watch_site *site = site_for(s, log, smp, watch_addr, len, &index);
+	struct vg_watch_value v;
+
+	log->accepted_hits++;
+	if (!site)
+		return;
+	site->hits++;
+	sample_value(s, site, smp, &v);
+	log->has_last_value = true;
+	log->last_value = v;
+	if (log->n_samples >= s->opt.max_samples) {
+		log->samples_truncated = true;
+		return;
+	}
+	if (VG_GROW(log->samples, log->cap_samples, log->n_samples + 1) < 0)
+		return;
+	log->samples[log->n_samples++] = (struct vg_watch_sample){
+		.time_ns = smp->time, .tid = (pid_t)smp->tid, .site = index,
+		.generation = generation, .value = v,
+	};
+	if (s->opt.stacks && smp->nr_callchain) {
+		struct vg_watch_sample *ws = &log->samples[log->n_samples - 1];
+		size_t n = 0;
+
+		ws->callchain = malloc(MAX_CALLCHAIN * sizeof(uint64_t));
+		for (uint64_t i = 0; ws->callchain && i < smp->nr_callchain && n < MAX_CALLCHAIN; i++)
+			if (smp->callchain[i] < (uint64_t)PERF_CONTEXT_MAX)
+				ws->callchain[n++] = smp->callchain[i];
+		ws->n_callchain = n;
+	}
+}
+
+static void add_reason(struct vg_watch_session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_reason(struct vg_watch_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *text = NULL;
+
+	if (s->n_reasons >= MAX_REASONS)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	if (text)
+		s->reasons[s->n_reasons++] = text;
+}
+
+/* The pointer slot was written: re-read it and move the leaf. */
+static void rebind(struct vg_watch_session *s, struct vg_watch *w, uint64_t written_ns)
+{
+	uint64_t p = 0;
+	enum vg_binding b = resolve_leaf(s, w, &p);
+	struct vg_error e = { 0 };
+
+	if (b == w->binding && p == w->pointer)
+		return;   /* rewritten with the same value: nothing moved */
+	if (!s->emulated && w->leaf_slot >= 0) {
+		struct perf_event_attr a = { 0 };
+
+		a.bp_type = w->rw ? HW_BREAKPOINT_RW : HW_BREAKPOINT_W;
+		a.bp_len = w->len;
+		a.bp_addr = b == VG_BIND_BOUND ? p + w->req.leaf_offset : PARK_ADDR;
+		if (vg_perf_set_modify(s->set, (unsigned)w->leaf_slot, &a, &e) < 0) {
+			w->rebind_failures++;
+			snprintf(w->rebind_error, sizeof(w->rebind_error), "%s", e.msg);
+			b = VG_BIND_FAILED;
+		}
+	}
+	add_generation(w, p, b, written_ns);
+}
+
+/* The generation a leaf write at time t to addr belongs to. */
+static struct vg_watch_generation *generation_of(struct vg_watch *w, uint64_t t, uint64_t addr,
+						 bool emulated)
+{
+	for (size_t i = w->n_gens; i-- > 0;) {
+		struct vg_watch_generation *g = &w->gens[i];
+
+		if (g->bound_ns > t && i > 0)
+			continue;
+		if (!emulated && addr && g->leaf_addr != addr && g->state == VG_BIND_BOUND) {
+			/* The breakpoint was elsewhere then: an older binding. */
+			for (size_t j = i; j-- > 0;)
+				if (w->gens[j].leaf_addr == addr)
+					return &w->gens[j];
+		}
+		return g;
+	}
+	return w->n_gens ? &w->gens[0] : NULL;
+}
+
+static void on_sample(const struct vg_perf_hit *hit, void *arg)
+{
+	struct vg_watch_session *s = arg;
+	const struct vg_perf_sample *smp = hit->sample;
+	struct slot_map m;
+	struct vg_watch *w;
+
+	if (hit->slot >= s->n_map)
+		return;
+	m = s->map[hit->slot];
+	w = &s->w[m.watch];
+	if (hit->before_start) {
+		if (m.role == ROLE_LEAF)
+			w->leaf.setup_hits++;
+		else
+			w->log.setup_hits++;
+		return;
+	}
+	if (s->stop == VG_STOP_MAX_EVENTS ||
+	    (s->opt.max_events && s->accepted_total >= s->opt.max_events)) {
+		if (m.role == ROLE_LEAF)
+			w->leaf.after_stop++;
+		else
+			w->log.after_stop++;
+		return;
+	}
+	s->accepted_total++;
+	if (m.role == ROLE_ROOT) {
+		record(s, &w->log, smp, w->req.addr, 8, (unsigned)(w->n_gens ? w->n_gens - 1 : 0));
+		rebind(s, w, smp->time);
+	} else if (m.role == ROLE_LEAF) {
+		struct vg_watch_generation *g = generation_of(w, smp->time, smp->addr, s->emulated);
+
+		if (g)
+			g->hits++;
+		record(s, &w->leaf, smp, g ? g->leaf_addr : 0, w->len, g ? g->index : 0);
+	} else {
+		record(s, &w->log, smp, w->req.addr, w->len, 0);
+	}
+	if (s->opt.max_events && s->accepted_total >= s->opt.max_events)
+		s->stop = VG_STOP_MAX_EVENTS;
+}
+
+/* ---- running -------------------------------------------------------- */
+
+static int open_pidfd(pid_t pid)
+{
+	if (!vg_proc_is_own_pidns())
+		return -1;
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void note_lower_bounds(struct vg_watch_session *s)
+{
+	const struct vg_perf_stats *st = vg_perf_set_stats(s->set);
+
+	if (st->lost)
+		add_reason(s, "%" PRIu64 " samples were lost: the ring was full (%" PRIu64
+			   " PERF_RECORD_LOST records)", st->lost, st->lost_records);
+	if (st->throttled)
+		add_reason(s, "the kernel throttled the events %" PRIu64 " times "
+			   "(kernel.perf_event_max_sample_rate): writes meanwhile were not sampled",
+			   st->throttled);
+	if (st->undecodable)
+		add_reason(s, "%" PRIu64 " records could not be decoded", st->undecodable);
+	if (!s->kernel_visible)
+		add_reason(s, "writes by the kernel on the process's behalf (read(2) into the "
+			   "location) are not seen: kernel samples were refused "
+			   "(kernel.perf_event_paranoid)");
+	for (size_t i = 0; i < s->n; i++) {
+		struct vg_watch *w = &s->w[i];
+		uint64_t worst = 0;
+
+		if (!w->req.follow)
+			continue;
+		for (size_t g = 1; g < w->n_gens; g++)
+			if (w->gens[g].bound_ns > w->gens[g].pointer_written_ns &&
+			    w->gens[g].bound_ns - w->gens[g].pointer_written_ns > worst)
+				worst = w->gens[g].bound_ns - w->gens[g].pointer_written_ns;
+		if (w->n_gens > 1 && !s->emulated)
+			add_reason(s, "watch %zu: leaf writes between a pointer store and the re-bind "
+				   "(at most %" PRIu64 " us here) are not seen", i + 1, worst / 1000);
+		if (w->rebind_failures)
+			add_reason(s, "watch %zu: %u re-binds failed: %s", i + 1, w->rebind_failures,
+				   w->rebind_error);
+	}
+}
+
+int vg_watch_run(struct vg_watch_session *s, int stop_fd,
+		 void (*progress)(const struct vg_watch_session *s, void *arg), void *arg,
+		 struct vg_error *err)
+{
+	struct vg_perf_consumer c = { on_sample, NULL, s };
+	uint64_t deadline = s->opt.duration_ms ? s->start_ns + s->opt.duration_ms * 1000000ull : 0;
+	uint64_t next_progress = s->start_ns + 1000000000ull;
+	int pidfd = open_pidfd(s->t->pid);
+
+	if (!s->armed)
+		return vg_error_set(err, -EINVAL, "internal: watch not armed");
+	while (s->stop == VG_STOP_NONE) {
+		struct pollfd extra[2] = { { .fd = stop_fd, .events = POLLIN },
+					   { .fd = pidfd, .events = POLLIN } };
+		uint64_t now = vg_perf_now();
+		int timeout = 200;
+		bool alive, changed;
+
+		if (deadline && now >= deadline) {
+			s->stop = VG_STOP_DURATION;
+			break;
+		}
+		if (deadline && (deadline - now) / 1000000 < (uint64_t)timeout)
+			timeout = (int)((deadline - now) / 1000000) + 1;
+		vg_perf_set_wait(s->set, extra, 2, timeout);
+		vg_perf_set_drain(s->set, &c);
+		if (s->stop != VG_STOP_NONE)
+			break;
+		if (stop_fd >= 0 && (extra[0].revents & POLLIN)) {
+			s->stop = VG_STOP_INTERRUPTED;
+			break;
+		}
+		if (pidfd >= 0 ? (extra[1].revents & POLLIN) != 0
+			       : (vg_target_recheck(s->t, &alive, &changed), !alive || changed)) {
+			s->stop = VG_STOP_TARGET_EXITED;
+			break;
+		}
+		if (progress && vg_perf_now() >= next_progress) {
+			progress(s, arg);
+			next_progress += 1000000000ull;
+		}
+	}
+	s->end_ns = vg_perf_now();
+	/* What the kernel wrote before the stop is still in the rings. */
+	vg_perf_set_drain(s->set, &c);
+	if (pidfd >= 0)
+		close(pidfd);
+	return 0;
+}
+
+void vg_watch_disarm(struct vg_watch_session *s)
+{
+	if (!s || !s->set)
+		return;
+	vg_perf_set_enable(s->set, false);
+	note_lower_bounds(s);
+	s->set_stats = *vg_perf_set_stats(s->set);
+	s->n_threads = 0;
+	{
+		size_t n;
+		const struct vg_cover_tid *t = vg_perf_set_threads(s->set, &n);
+
+		s->threads = malloc(n * sizeof(*t) + 1);
+		if (s->threads) {
+			memcpy(s->threads, t, n * sizeof(*t));
+			s->n_threads = n;
+		}
+	}
+	s->set = vg_perf_set_free(s->set);
+	if (!s->end_ns)
+		s->end_ns = vg_perf_now();
+	for (size_t i = 0; i < s->n; i++) {
+		struct vg_watch *w = &s->w[i];
+
+		w->latest_ok = read_value(s->mem, w->req.addr, w->req.follow ? 8 : w->len, w->latest);
+	}
+}
+
+static void log_free(struct vg_watch_log *l)
+{
+	for (size_t i = 0; i < l->n_samples; i++)
+		free(l->samples[i].callchain);
+	free(l->samples);
+	free(l->sites);
+}
+
+struct vg_watch_session *vg_watch_free(struct vg_watch_session *s)
+{
+	if (!s)
+		return NULL;
+	vg_watch_disarm(s);
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->w[i].region.path);
+		free(s->w[i].gens);
+		log_free(&s->w[i].log);
+		log_free(&s->w[i].leaf);
+	}
+	for (size_t i = 0; i < s->n_cfis; i++)
+		vg_cfi_free(s->cfis[i].cfi);
+	for (size_t i = 0; i < s->n_reasons; i++)
+		free(s->reasons[i]);
+	free(s->cfis);
+	free(s->threads);
+	free(s->map);
+	free(s->w);
+	free(s);
+	return NULL;
+}
+
+struct vg_watch *vg_watch_at(const struct vg_watch_session *s, size_t i)
+{
+	return i < s->n ? &s->w[i] : NULL;
+}
+
+size_t vg_watch_count(const struct vg_watch_session *s)
+{
+	return s->n;
+}
+
+enum vg_watch_stop vg_watch_stop_reason(const struct vg_watch_session *s)
+{
+	return s->stop;
+}
+
+uint64_t vg_watch_elapsed_ms(const struct vg_watch_session *s)
+{
+	return s->end_ns > s->start_ns && s->start_ns ? (s->end_ns - s->start_ns) / 1000000 : 0;
+}
+
+const struct vg_perf_stats *vg_watch_perf_stats(const struct vg_watch_session *s)
+{
+	return s->set ? vg_perf_set_stats(s->set) : &s->set_stats;
+}
+
+const struct vg_cover_tid *vg_watch_threads(const struct vg_watch_session *s, size_t *n)
+{
+	if (s->set)
+		return vg_perf_set_threads(s->set, n);
+	*n = s->n_threads;
+	return s->threads;
+}
+
+bool vg_watch_emulated(const struct vg_watch_session *s)
+{
+	return s->emulated;
+}
+
+bool vg_watch_kernel_visible(const struct vg_watch_session *s)
+{
+	return s->kernel_visible;
+}
+
+const char *const *vg_watch_lower_bound_reasons(const struct vg_watch_session *s)
+{
+	return (const char *const *)s->reasons;
+}
+
+uint64_t vg_watch_start_ns(const struct vg_watch_session *s)
+{
+	return s->start_ns;
+}
+
+unsigned vg_watch_slots_used(const struct vg_watch_session *s)
+{
+	return s->slots_used;
+}
