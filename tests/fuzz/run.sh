@@ -14,12 +14,12 @@ cc=${CC_FUZZ:-clang}
 cd "$root"
 mkdir -p "$out"
 # shellcheck disable=SC2046
-libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdebuginfod) -liberty -lpthread"
+libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdebuginfod) -liberty -lZydis -lpthread"
 # watch/syscalls.c includes the table meson generates; make it the same way.
 mkdir -p "$out/gen/watch"
 # shellcheck disable=SC2086
 sh src/watch/gen-syscalls.sh "$out/gen/watch/syscall_table.h" $cc
-srcs=$(ls src/util/*.c src/target/*.c src/elf/*.c src/report/*.c src/sym/*.c 2>/dev/null)
+srcs=$(ls src/util/*.c src/target/*.c src/elf/*.c src/report/*.c src/sym/*.c src/watch/*.c 2>/dev/null)
 
 status=0
 found=0
