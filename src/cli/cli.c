@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "elf/addrspec.h"
+#include "elf/image.h"
 #include "report/json.h"
 #include "target/maps.h"
 #include "util/utf8.h"
@@ -292,4 +293,41 @@ void cli_json_arena_release(struct cli_arena_mark m)
 	 * stays (rare: objects are small against 4 MiB). */
 	if (arena.on && arena.end == m.end && m.cur)
 		arena.cur = m.cur;
+}
+
+int cli_load_images(struct vg_cli *cli, const char *bin_path, bool force_bin,
+		    const struct vg_maps *maps, struct vg_mem *mem, struct vg_images **imgs,
+		    struct vg_image **bin, const char **bin_match)
+{
+	struct vg_error err = { 0 };
+	const struct vg_image *running;
+	const char *how;
+	enum vg_bin_match m;
+	char a[160], b[160];
+
+	if (vg_images_load(cli->target, maps, mem, imgs, &err) < 0)
+		return cli_fail(cli, &err);
+	if (!bin_path)
+		return 0;
+	if (vg_image_open_path(bin_path, bin, &err) < 0)
+		return cli_fail(cli, &err);
+	running = vg_images_main(*imgs);
+	if (!running)
+		return cli_usage_error(cli, "cannot check --bin '%s': the main executable of pid %d is not known",
+				       bin_path, (int)cli->target->pid);
+	m = vg_image_compare(*bin, running, mem, &how);
+	*bin_match = vg_bin_match_name(m);
+	vg_image_build_id_hex(*bin, a, sizeof(a));
+	vg_image_build_id_hex(running, b, sizeof(b));
+	if (m == VG_BIN_MISMATCH && !force_bin)
+		return cli_usage_error(cli, "--bin '%s' is not the running executable '%s' (build-id %s vs %s, compared by %s); --force-bin uses it anyway",
+				       bin_path, running->path, a[0] ? a : "none",
+				       b[0] ? b : "none", how);
+	if (m == VG_BIN_MISMATCH)
+		vg_target_warn(cli->target, "--bin '%s' does not match the running executable (build-id %s vs %s): addresses may be wrong",
+			       bin_path, a[0] ? a : "none", b[0] ? b : "none");
+	else if (m == VG_BIN_UNKNOWN)
+		vg_target_warn(cli->target, "cannot tell whether --bin '%s' is the running executable (no build-id, no comparable bytes)",
+			       bin_path);
+	return 0;
 }

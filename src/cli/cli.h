@@ -77,6 +77,17 @@ struct vg_maps;
  * and returns the exit code on failure. */
 int cli_load_maps(struct vg_cli *cli, struct vg_maps **maps, const char **method);
 
+struct vg_images;
+struct vg_image;
+struct vg_mem;
+/* Load the target's images and, with bin_path (--bin FILE), open that file
+ * and check it against the running executable: a mismatch is a usage
+ * error unless force_bin, then a warning.  Prints and returns the exit
+ * code on failure. */
+int cli_load_images(struct vg_cli *cli, const char *bin_path, bool force_bin,
+		    const struct vg_maps *maps, struct vg_mem *mem, struct vg_images **imgs,
+		    struct vg_image **bin, const char **bin_match);
+
 /* Table mode: print the target's warnings and whether it exited or changed
  * while observed (JSON carries the same in its process header). */
 void cli_print_target_notes(const struct vg_target *t);

@@ -412,45 +412,6 @@ static void print_header(const struct vg_target *t, const struct read_outcome *o
 	fputc('\n', stdout);
 }
 
-/* Load images, open --bin and check it against the running executable. */
-static int prepare_images(struct vg_cli *cli, const struct read_opts *ro,
-			  const struct vg_maps *maps, struct vg_mem *mem,
-			  struct vg_images **imgs, struct vg_image **bin,
-			  const char **bin_match)
-{
-	struct vg_error err = { 0 };
-	const struct vg_image *running;
-	const char *how;
-	enum vg_bin_match m;
-	char a[160], b[160];
-
-	if (vg_images_load(cli->target, maps, mem, imgs, &err) < 0)
-		return cli_fail(cli, &err);
-	if (!ro->bin_path)
-		return 0;
-	if (vg_image_open_path(ro->bin_path, bin, &err) < 0)
-		return cli_fail(cli, &err);
-	running = vg_images_main(*imgs);
-	if (!running)
-		return cli_usage_error(cli, "cannot check --bin '%s': the main executable of pid %d is not known",
-				       ro->bin_path, (int)cli->target->pid);
-	m = vg_image_compare(*bin, running, mem, &how);
-	*bin_match = vg_bin_match_name(m);
-	vg_image_build_id_hex(*bin, a, sizeof(a));
-	vg_image_build_id_hex(running, b, sizeof(b));
-	if (m == VG_BIN_MISMATCH && !ro->force_bin)
-		return cli_usage_error(cli, "--bin '%s' is not the running executable '%s' (build-id %s vs %s, compared by %s); --force-bin uses it anyway",
-				       ro->bin_path, running->path, a[0] ? a : "none",
-				       b[0] ? b : "none", how);
-	if (m == VG_BIN_MISMATCH)
-		vg_target_warn(cli->target, "--bin '%s' does not match the running executable (build-id %s vs %s): addresses may be wrong",
-			       ro->bin_path, a[0] ? a : "none", b[0] ? b : "none");
-	else if (m == VG_BIN_UNKNOWN)
-		vg_target_warn(cli->target, "cannot tell whether --bin '%s' is the running executable (no build-id, no comparable bytes)",
-			       ro->bin_path);
-	return 0;
-}
-
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct read_opts *ro,
 		      char **pos, int *npos)
 {
@@ -662,7 +623,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 	if (ro.sources)
 		vg_mem_set_sources(mem, ro.sources);
 	if (!(pos[1][0] == '0' && (pos[1][1] == 'x' || pos[1][1] == 'X')) || ro.bin_path) {
-		r = prepare_images(cli, &ro, maps, mem, &imgs, &bin, &bin_match);
+		r = cli_load_images(cli, ro.bin_path, ro.force_bin, maps, mem, &imgs, &bin, &bin_match);
 		if (r)
 			goto out;
 	}
