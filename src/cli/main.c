@@ -14,6 +14,7 @@ static const struct vg_cmd commands[] = {
 	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage, false },
 	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage, true },
 	{ "sym", cmd_sym, "addresses to function, inline frames and file:line (process or ELF file)", cmd_sym_usage, true },
+	{ "watch", cmd_watch, "who writes a location: hardware watchpoints, writer line and value", cmd_watch_usage, true },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -19,7 +19,7 @@ libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdebuginfod) -lib
 mkdir -p "$out/gen/watch"
 # shellcheck disable=SC2086
 sh src/watch/gen-syscalls.sh "$out/gen/watch/syscall_table.h" $cc
-srcs=$(ls src/util/*.c src/target/*.c src/elf/*.c src/report/*.c src/sym/*.c src/watch/*.c 2>/dev/null)
+srcs=$(ls src/perf/*.c src/util/*.c src/target/*.c src/elf/*.c src/report/*.c src/sym/*.c src/watch/*.c 2>/dev/null)
 
 status=0
 found=0
