@@ -66,6 +66,7 @@ struct vg_perf_set {
 	size_t dup_cap, dup_used;
 
 	struct vg_perf_stats stats;
+	bool no_inherit;
 	bool started;
 	uint64_t start_time;
 };
@@ -205,8 +206,8 @@ int vg_perf_set_add(struct vg_perf_set *s, const struct perf_event_attr *attr,
 	sl = &s->slots[s->n_slots];
 	sl->attr = *attr;
 	sl->attr.size = sizeof(sl->attr);
-	sl->attr.inherit = 1;
-	sl->attr.inherit_thread = 1;
+	sl->attr.inherit = !s->no_inherit;
+	sl->attr.inherit_thread = !s->no_inherit;
 	sl->attr.sample_id_all = 1;
 	sl->attr.use_clockid = 1;
 	sl->attr.clockid = CLOCK_MONOTONIC;
@@ -215,6 +216,11 @@ int vg_perf_set_add(struct vg_perf_set *s, const struct perf_event_attr *attr,
 	sl->fmt.sample_type = sl->attr.sample_type;
 	sl->fmt.regs_user_mask = sl->attr.sample_regs_user;
 	return (int)s->n_slots++;
+}
+
+void vg_perf_set_no_inherit(struct vg_perf_set *s)
+{
+	s->no_inherit = true;
 }
 
 static struct vg_cover_tid *find_tid(struct vg_perf_set *s, pid_t tid)
@@ -620,8 +626,12 @@ int vg_perf_set_wait(struct vg_perf_set *s, struct pollfd *extra, size_t n_extra
 int vg_perf_set_modify(struct vg_perf_set *s, unsigned slot, const struct perf_event_attr *attr,
 		       struct vg_error *err)
 {
-	struct perf_event_attr a = s->slots[slot].attr;
+	struct perf_event_attr a;
 
+	if (slot >= s->n_slots)
+		return vg_error_set(err, -EINVAL, "internal: no perf event slot %u (%zu in use)",
+				    slot, s->n_slots);
+	a = s->slots[slot].attr;
 	a.bp_addr = attr->bp_addr;
 	a.bp_len = attr->bp_len;
 	a.bp_type = attr->bp_type;

@@ -97,6 +97,14 @@ struct vg_perf_set *vg_perf_set_free(struct vg_perf_set *s);
 int vg_perf_set_add(struct vg_perf_set *s, const struct perf_event_attr *attr,
 		    struct vg_error *err);
 
+/* Events added from now on are not inherited: threads created after setup
+ * are then NOT covered.  Only for events whose inheritance the kernel
+ * mishandles: uprobes opened on another process and inherited into its
+ * new threads make those threads skip the probed instructions on 6.18
+ * (seen here: their stores never happen), so watch's uprobe emulation
+ * attaches existing threads only. */
+void vg_perf_set_no_inherit(struct vg_perf_set *s);
+
 /* Open every slot on every thread x CPU and rescan until coverage is
  * stable, delivering records that arrive meanwhile to c.  Failures:
  * -ENOSPC (debug registers exhausted: the sentence says how many slots

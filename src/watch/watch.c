@@ -438,7 +438,6 @@ static int build_slots(struct vg_watch_session *s, struct vg_error *err)
 	char *copy = env && *env ? strdup(env) : NULL, *cursor = copy;
 	int r = 0;
 
-	s->emulated = copy != NULL;
 	for (size_t i = 0; i < s->n && r >= 0; i++) {
 		struct vg_watch *w = &s->w[i];
 		enum role first = w->req.follow ? ROLE_ROOT : ROLE_PLAIN;
@@ -479,7 +478,8 @@ int vg_watch_arm(struct vg_watch_session *s, struct vg_error *err)
 	struct vg_perf_consumer c = { on_sample, NULL, s };
 	int r;
 
-	if (!getenv("VIGIL_WATCH_EMULATE_TRAPS") || !*getenv("VIGIL_WATCH_EMULATE_TRAPS")) {
+	s->emulated = getenv("VIGIL_WATCH_EMULATE_TRAPS") && *getenv("VIGIL_WATCH_EMULATE_TRAPS");
+	if (!s->emulated) {
 		r = vg_watch_selftest(err);
 		if (r < 0)
 			return r;
@@ -492,6 +492,8 @@ int vg_watch_arm(struct vg_watch_session *s, struct vg_error *err)
 		s->n_map = 0;
 		s->set = vg_perf_set_free(s->set);
 		r = vg_perf_set_new(s->t, RING_PAGES, &s->set, err);
+		if (r == 0 && s->emulated)
+			vg_perf_set_no_inherit(s->set);
 		if (r == 0)
 			r = build_slots(s, err);
 		if (r == 0)
@@ -931,6 +933,10 @@ static void note_lower_bounds(struct vg_watch_session *s)
 			   st->throttled);
 	if (st->undecodable)
 		add_reason(s, "%" PRIu64 " records could not be decoded", st->undecodable);
+	if (s->emulated)
+		add_reason(s, "uprobe emulation: threads created after setup are not covered "
+			   "(inherited uprobes make new threads skip the probed instruction on "
+			   "this kernel)");
 	if (!s->kernel_visible)
 		add_reason(s, "writes by the kernel on the process's behalf (read(2) into the "
 			   "location) are not seen: kernel samples were refused "
@@ -1006,6 +1012,8 @@ int vg_watch_run(struct vg_watch_session *s, int stop_fd,
 
 void vg_watch_disarm(struct vg_watch_session *s)
 {
+	bool alive, changed;
+
 	if (!s || !s->set)
 		return;
 	vg_perf_set_enable(s->set, false);
@@ -1025,10 +1033,13 @@ void vg_watch_disarm(struct vg_watch_session *s)
 	s->set = vg_perf_set_free(s->set);
 	if (!s->end_ns)
 		s->end_ns = vg_perf_now();
+	vg_target_recheck(s->t, &alive, &changed);
 	for (size_t i = 0; i < s->n; i++) {
 		struct vg_watch *w = &s->w[i];
 
-		w->latest_ok = read_value(s->mem, w->req.addr, w->req.follow ? 8 : w->len, w->latest);
+		/* A dead process has no latest value: a read would only find
+		 * the file's bytes behind a private mapping. */
+		w->latest_ok = alive && !changed && read_value(s->mem, w->req.addr, w->req.follow ? 8 : w->len, w->latest);
 	}
 }
 
