@@ -506,7 +506,8 @@ static cJSON *coverage_json(const struct vg_watch_session *s)
 }
 
 static int print_json(struct vg_cli *cli, const struct vg_watch_session *s,
-		      const struct watch_args *a, const char *bin_match)
+		      const struct watch_args *a, const char *bin_match,
+		      const struct vg_images *imgs)
 {
 	cJSON *doc = vg_json_report_new("live_watch", cli->target);
 	cJSON *caps, *obs, *arr, *dep, *reasons;
@@ -517,8 +518,18 @@ static int print_json(struct vg_cli *cli, const struct vg_watch_session *s,
 	if (!doc)
 		return cli_out_of_memory(cli, "building the JSON report");
 	cJSON_AddStringToObject(doc, "backend", vg_watch_emulated(s) ? "uprobe_emulation" : "perf_breakpoint");
-	if (bin_match)
-		cJSON_AddStringToObject(doc, "binary_match", bin_match);
+	{
+		cJSON *proc = cJSON_GetObjectItem(doc, "process");
+		const struct vg_image *main_img = imgs ? vg_images_main(imgs) : NULL;
+
+		/* Without --bin the running executable is what symbols come
+		 * from: it matches by definition. */
+		cJSON_AddStringToObject(proc, "binary_match", bin_match ? bin_match : "running_executable");
+		if (main_img)
+			vg_json_add_addr(proc, "load_bias", main_img->bias);
+		else
+			cJSON_AddNullToObject(proc, "load_bias");
+	}
 	caps = cJSON_AddObjectToObject(doc, "capabilities");
 	cJSON_AddStringToObject(caps, "hardware_breakpoints",
 				vg_watch_emulated(s) ? "not_used_emulated_by_uprobes" : "fire");
@@ -815,7 +826,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	if (isatty(STDERR_FILENO))
 		fputs("\r\033[K", stderr);
 	if (cli->json) {
-		r = print_json(cli, s, &a, bin_match);
+		r = print_json(cli, s, &a, bin_match, imgs);
 	} else {
 		print_table(cli, s);
 		r = 0;
