@@ -30,6 +30,7 @@
 #define MAX_CALLCHAIN 64
 #define PARK_ADDR 0x1000ull             /* an unbound leaf breakpoint waits here: never mapped */
 #define MAX_REASONS 12
+#define MAX_EMULATED 64               /* uprobe sites of VIGIL_WATCH_EMULATE_TRAPS */
 
 /* GPRs and flags by perf index: AX..FLAGS (0-9), R8..R15 (16-23). */
 #define REGS_ALL (((1ull << 10) - 1) | (0xffull << 16))
@@ -70,6 +71,9 @@ struct vg_watch_session {
 
 	char *reasons[MAX_REASONS + 1];
 	size_t n_reasons;
+
+	char *paths[MAX_EMULATED];     /* emulation: uprobe file paths */
+	size_t n_paths;
 
 	/* Kept when the events are closed (disarm), for the report. */
 	struct vg_perf_stats set_stats;
@@ -383,13 +387,19 @@ static int add_emulated(struct vg_watch_session *s, const char *group, size_t wa
 		memcpy(path, p, (size_t)(colon - p));
 		path[colon - p] = '\0';
 		off = strtoull(colon + 1, &tail, 0);
+		if (tail == colon + 1 || tail != p + len)
+			return vg_error_set(err, -EINVAL, "VIGIL_WATCH_EMULATE_TRAPS: bad offset in '%.*s'",
+					    (int)len, p);
 		base_attr(s, &a, role == ROLE_ROOT);
 		a.type = (uint32_t)type;
-		a.config1 = (uint64_t)(uintptr_t)path;
 		a.config2 = off;
-		/* The path is read by perf_event_open itself: it must live
-		 * until vg_perf_set_attach; keep a copy the set owns. */
-		a.config1 = (uint64_t)(uintptr_t)strdup(path);
+		/* perf_event_open reads the path itself, at attach: it
+		 * must live until then (freed with the session). */
+		if (s->n_paths < MAX_EMULATED)
+			s->paths[s->n_paths] = strdup(path);
+		if (s->n_paths >= MAX_EMULATED || !s->paths[s->n_paths])
+			return vg_error_set(err, -ENOMEM, "VIGIL_WATCH_EMULATE_TRAPS: too many sites");
+		a.config1 = (uint64_t)(uintptr_t)s->paths[s->n_paths++];
 		slot = vg_perf_set_add(s->set, &a, err);
 		if (map_slot(s, slot, watch, role) < 0)
 			return slot < 0 ? slot : vg_error_set(err, -ENOMEM, "out of memory");
@@ -1066,6 +1076,8 @@ struct vg_watch_session *vg_watch_free(struct vg_watch_session *s)
 		vg_cfi_free(s->cfis[i].cfi);
 	for (size_t i = 0; i < s->n_reasons; i++)
 		free(s->reasons[i]);
+	for (size_t i = 0; i < s->n_paths; i++)
+		free(s->paths[i]);
 	free(s->cfis);
 	free(s->threads);
 	free(s->map);

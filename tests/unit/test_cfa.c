@@ -154,7 +154,7 @@ static void expect_step(struct fixture *f, const struct capture *c, bool with_bp
 static void test_step_without_frame_pointer(void **state)
 {
 	struct fixture *f = *state;
-	struct capture c;
+	static struct capture c;   /* not on the stack it copies */
 
 	outer_nofp(&c);
 	expect_step(f, &c, true);
@@ -165,7 +165,7 @@ static void test_step_without_frame_pointer(void **state)
 static void test_step_with_frame_pointer(void **state)
 {
 	struct fixture *f = *state;
-	struct capture c;
+	static struct capture c;   /* not on the stack it copies */
 	struct vg_regs regs;
 	struct vg_error err = { 0 };
 	uint64_t ra, csp;
@@ -184,7 +184,7 @@ static void test_step_with_frame_pointer(void **state)
 static void test_no_fde(void **state)
 {
 	struct fixture *f = *state;
-	struct capture c;
+	static struct capture c;   /* not on the stack it copies */
 	struct vg_regs regs;
 	struct vg_error err = { 0 };
 	uint64_t ra, csp;
@@ -201,7 +201,7 @@ static void test_no_fde(void **state)
 static void test_short_stack(void **state)
 {
 	struct fixture *f = *state;
-	struct capture c;
+	static struct capture c;   /* not on the stack it copies */
 	struct vg_regs regs;
 	struct vg_error err = { 0 };
 	uint64_t ra, csp;
