@@ -468,14 +468,20 @@ static int handle_record(const struct perf_event_header *h, void *arg)
 			return 0;
 		}
 		if ((pid_t)task.pid == s->t->pid) {
-			if (h->type == PERF_RECORD_FORK) {
-				add_tid(s, (pid_t)task.tid, VG_COVER_INHERITED, (pid_t)task.ptid);
-			} else {
-				struct vg_cover_tid *c = find_tid(s, (pid_t)task.tid);
+			/* Rings are drained one CPU after the other: a short
+			 * thread's EXIT (written on the CPU it ended on) can be
+			 * read before its FORK (written on its creator's CPU).
+			 * Only a covered thread writes an EXIT, so an unknown
+			 * one is an inherited thread whose FORK is still to
+			 * come; the FORK then fills in the parent. */
+			struct vg_cover_tid *c = add_tid(s, (pid_t)task.tid, VG_COVER_INHERITED,
+							 h->type == PERF_RECORD_FORK ? (pid_t)task.ptid : 0);
 
-				if (c)
-					c->exited = true;
-			}
+			if (c && h->type == PERF_RECORD_FORK && c->how == VG_COVER_INHERITED &&
+			    c->parent == 0)
+				c->parent = (pid_t)task.ptid;
+			if (c && h->type == PERF_RECORD_EXIT)
+				c->exited = true;
 		}
 		if (d->c && d->c->task)
 			d->c->task(h, &task, d->c->arg);
