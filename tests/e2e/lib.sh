@@ -31,6 +31,8 @@ vg_cleanup() {
 	for p in "${VG_PIDS[@]}"; do
 		wait "$p" 2>/dev/null || true
 	done
+	# VG_KEEP=DIR: keep the outputs for a post-mortem.
+	[[ -z ${VG_KEEP:-} ]] || cp -r "$T" "$VG_KEEP"
 	rm -rf "$T"
 }
 trap vg_cleanup EXIT
@@ -165,3 +167,101 @@ require_mount_namespace() {
 
 # vg_py ARGS... <<'PY' ... PY  - run a Python check (vgcheck importable).
 vg_py() { "$PYTHON" -S - "$@"; }
+
+# ---- vigil watch (watch_*.sh, target tgt_watch) ----------------------------
+# watch_probe PID  - WATCH_MODE=real when hardware breakpoints fire here, or
+# WATCH_MODE=emulation when vigil says they do not (exit 3, "do not fire":
+# a VM without debug registers): the tests then give vigil
+# VIGIL_WATCH_EMULATE_TRAPS, uprobes right after tgt_watch's stores (see
+# src/watch/watch.h).  Skips when the kernel refuses breakpoints outright.
+watch_probe() {
+	vg watch_probe watch "$1" g_cell --duration 200
+	if [[ $RC == 0 ]]; then
+		export WATCH_MODE=real
+		echo "note: hardware breakpoints fire here: real watch"
+	elif [[ $RC == 3 ]] && grep -q 'do not fire' "$T/watch_probe.err"; then
+		export WATCH_MODE=emulation
+		echo "note: hardware breakpoints do not fire on this machine: traps emulated by uprobes (VIGIL_WATCH_EMULATE_TRAPS)"
+	elif [[ $RC == 3 ]]; then
+		skip "the kernel refuses the breakpoint: $(head -n1 "$T/watch_probe.err")"
+	else
+		show_last
+		fail "probe watch: expected exit 0 (breakpoints fire) or 3 (they do not), got $RC"
+	fi
+}
+
+# watch_env TRUTH GROUP...  - WATCH_ENV: the env prefix of the watch runs.
+# Real mode: empty.  Emulation: each GROUP (one per breakpoint, in order; a
+# --follow has two) is a comma-separated list of tgt_watch's store names
+# ("emu NAME" truth lines), e.g. watch_env "$truth" reg,imm,lock rep.
+watch_env() {
+	local truth=$1 g name groups="" part off path
+	shift
+	WATCH_ENV=()
+	[[ $WATCH_MODE == emulation ]] || return 0
+	for g in "$@"; do
+		part=""
+		for name in ${g//,/ }; do
+			off=$(truth_get "$truth" "emu $name" | cut -d' ' -f1)
+			path=$(truth_get "$truth" "emu $name" | cut -d' ' -f4-)
+			part+="${part:+,}$path:$off"
+		done
+		groups+="${groups:+;}$part"
+	done
+	WATCH_ENV=(env "VIGIL_WATCH_EMULATE_TRAPS=$groups")
+}
+
+# vg_watch_start NAME ARGS...  - run "${WATCH_ENV[@]} vigil ARGS" in the
+# background (VGPID; $T/NAME.out, $T/NAME.err) and wait (10 s max) for its
+# "# armed: " line on stderr.  SIGINT is reset to its default first (bash
+# starts background jobs with SIGINT ignored): a SIGINT is then a Ctrl-C.
+vg_watch_start() {
+	local name=$1 i
+	shift
+	LAST=$name
+	LAST_CMD="vigil $*"
+	((${#WATCH_ENV[@]} == 0)) || LAST_CMD="${WATCH_ENV[*]:1} $LAST_CMD"
+	"$PYTHON" -S -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "${WATCH_ENV[@]}" "$VIGIL" "$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null &
+	VGPID=$!
+	VG_PIDS+=("$VGPID")
+	for ((i = 0; i < 1000; i++)); do
+		grep -q '^# armed: ' "$T/$name.err" && return 0
+		if ! kill -0 "$VGPID" 2>/dev/null; then
+			vg_watch_wait 1
+			show_last
+			fail "$LAST_CMD: exited ($RC) before its '# armed:' line"
+		fi
+		sleep 0.01
+	done
+	show_last
+	fail "$LAST_CMD: no '# armed: ' line on stderr within 10 s"
+}
+
+# vg_watch_wait [SECONDS]  - wait (10 s by default) for the background vigil
+# to exit by itself; $RC its exit code.
+vg_watch_wait() {
+	local i
+	for ((i = 0; i < ${1:-10} * 100; i++)); do
+		kill -0 "$VGPID" 2>/dev/null || break
+		sleep 0.01
+	done
+	if kill -0 "$VGPID" 2>/dev/null; then
+		kill -KILL "$VGPID" 2>/dev/null || true
+		wait "$VGPID" 2>/dev/null || true
+		RC=timeout
+		show_last
+		fail "$LAST_CMD: still running after ${1:-10} s (killed)"
+	fi
+	set +e
+	wait "$VGPID"
+	RC=$?
+	set -e
+}
+
+# vg_watch_signal SIG  - send SIG to the background vigil and wait for it.
+vg_watch_signal() {
+	kill -"$1" "$VGPID"
+	vg_watch_wait 10
+}

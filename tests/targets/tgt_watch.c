@@ -1,0 +1,326 @@
+/* tgt_watch - a target that counts its own writes, for `vigil watch`.
+ * usage: tgt_watch TRUTH MODE [ARGS...]
+ *   threads K   K register stores to g_cell, split over 4 threads: 2 exist
+ *               before the go, 2 are created after it
+ *   single K    K register stores to g_cell by the main thread
+ *   exit K      the same, then exit(0) (no wait)
+ *   kinds R     R times each: register store, immediate store and
+ *               `lock add` to g_cell; `rep movsb` of 64 bytes into g_buf;
+ *               read(2) of 64 bytes from a pipe into g_rbuf
+ *   follow M N  N leaf writes through g_ptr (gen 0), then M times: re-point
+ *               g_ptr to the next object, sleep 100 ms, N leaf writes
+ *
+ * Writes the truth (truth.h) with "state ready", waits for SIGUSR1 (the
+ * go: sent once vigil has armed), does the writes, rewrites the truth with
+ * what it did and "state done", then waits until killed (exit: exits).
+ *
+ * Every store of interest is inline asm in its own noipa function, with a
+ * global label right after the store instruction: the label is the trap IP
+ * a data breakpoint gives for that store, and its file offset is what
+ * VIGIL_WATCH_EMULATE_TRAPS needs ("emu NAME 0xFILEOFF PATH" lines).  Each
+ * such function is one source line, followed on that line by an enum
+ * holding __LINE__: the line the store's DWARF row has ("line NAME N").
+ *
+ * Truth lines besides pid/obj/sym/state:
+ *   mode MODE, arg NAME VALUE, line NAME N,
+ *   emu NAME 0xFILEOFF 0xRUNTIME 0xSTATIC PATH   (the label after store NAME)
+ *   thread IDX TID LATE COUNT 0xFIRSTVALUE   (threads/single/exit: thread IDX wrote
+ *                                             FIRSTVALUE + i for i < COUNT)
+ *   kinds_reg R 0xFIRSTVALUE, ... (kinds: what was written)
+ *   gen IDX 0xPOINTER LEAFWRITES 0xFIRSTVALUE (follow) */
+#include <elf.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "truth.h"
+
+#define NTHREADS 4
+#define NEARLY 2
+#define MAX_OBJS 64
+
+struct obj {
+	uint64_t tag;
+	uint64_t field;                /* the leaf: --follow g_ptr+8 */
+};
+
+__attribute__((used, aligned(64))) uint64_t g_cell;
+__attribute__((used, aligned(64))) unsigned char g_buf[64];
+__attribute__((used, aligned(64))) unsigned char g_rbuf[64];
+__attribute__((used, aligned(64))) struct obj g_objs[MAX_OBJS];
+__attribute__((used, aligned(64))) struct obj *g_ptr = &g_objs[0];
+/* Other aligned slots (five watches, three follows). */
+__attribute__((used, aligned(64))) uint64_t g_more[8];
+__attribute__((used, aligned(64))) struct obj *g_ptrs[4] = { &g_objs[1], &g_objs[2], &g_objs[3], &g_objs[4] };
+/* Read-only: a write watch must be refused. */
+__attribute__((used, aligned(64))) const uint64_t g_rodata = 0x0123456789abcdefULL;
+
+/* The stores.  One line each (see above); noipa: no clone, no inlining, so
+ * each label is emitted once. */
+void vgw_store_reg(uint64_t v);
+void vgw_store_imm(void);
+void vgw_lock_add(void);
+void vgw_rep_movsb(void *d, const void *s, size_t n);
+long vgw_read(int fd);
+void vgw_repoint(struct obj *p);
+void vgw_store_leaf(struct obj *p, uint64_t v);
+#define VGW __attribute__((noipa)) void
+VGW vgw_store_reg(uint64_t v) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_reg\nvgw_after_reg:" : "=m"(g_cell) : "a"(v)); } enum { LINE_REG = __LINE__ };
+VGW vgw_store_imm(void) { __asm__ volatile("movq $0x1234abcd, %0\n\t.globl vgw_after_imm\nvgw_after_imm:" : "=m"(g_cell)); } enum { LINE_IMM = __LINE__ };
+VGW vgw_lock_add(void) { __asm__ volatile("lock addq $1, %0\n\t.globl vgw_after_lock\nvgw_after_lock:" : "+m"(g_cell)); } enum { LINE_LOCK = __LINE__ };
+VGW vgw_rep_movsb(void *d, const void *s, size_t n) { __asm__ volatile("rep movsb\n\t.globl vgw_after_rep\nvgw_after_rep:" : "+D"(d), "+S"(s), "+c"(n) : : "memory"); } enum { LINE_REP = __LINE__ };
+__attribute__((noipa)) long vgw_read(int fd) { return read(fd, g_rbuf, sizeof(g_rbuf)); } enum { LINE_READ = __LINE__ };
+VGW vgw_repoint(struct obj *p) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_repoint\nvgw_after_repoint:" : "=m"(g_ptr) : "r"(p)); } enum { LINE_REPOINT = __LINE__ };
+VGW vgw_store_leaf(struct obj *p, uint64_t v) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_leaf\nvgw_after_leaf:" : "=m"(p->field) : "a"(v)); } enum { LINE_LEAF = __LINE__ };
+
+extern char vgw_after_reg[], vgw_after_imm[], vgw_after_lock[], vgw_after_rep[],
+	vgw_after_repoint[], vgw_after_leaf[];
+
+static const char *truth_path, *mode;
+static long arg1, arg2;
+
+/* threads / exit */
+static pthread_barrier_t start_bar;
+static struct {
+	pid_t tid;
+	int late;
+	long count;
+	uint64_t first;
+} th[NTHREADS];
+
+/* kinds */
+static uint64_t kinds_first_reg;
+
+/* follow */
+static struct {
+	uint64_t pointer;
+	long writes;
+	uint64_t first;
+} gens[MAX_OBJS];
+
+static void die(const char *what)
+{
+	fprintf(stderr, "tgt_watch: %s\n", what);
+	exit(99);
+}
+
+/* The file offset of a runtime address in the main executable. */
+struct find_off {
+	uintptr_t addr;
+	long long off;
+	uintptr_t bias;
+};
+
+static int find_off_cb(struct dl_phdr_info *info, size_t sz, void *data)
+{
+	struct find_off *fo = data;
+	(void)sz;
+	if (info->dlpi_name && *info->dlpi_name)
+		return 0;                      /* the main program only */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && fo->addr >= lo && fo->addr < lo + ph->p_filesz) {
+			fo->off = (long long)(fo->addr - lo + ph->p_offset);
+			fo->bias = info->dlpi_addr;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void emu_line(FILE *f, const char *name, const void *label)
+{
+	struct find_off fo = { (uintptr_t)label, -1, 0 };
+	char exe[PATH_MAX];
+	dl_iterate_phdr(find_off_cb, &fo);
+	if (fo.off < 0 || !realpath("/proc/self/exe", exe))
+		die("no file offset for a label");
+	fprintf(f, "emu %s 0x%llx 0x%llx 0x%llx %s\n", name, fo.off,
+		(unsigned long long)(uintptr_t)label,
+		(unsigned long long)((uintptr_t)label - fo.bias), exe);
+}
+
+static void write_truth(const char *state)
+{
+	FILE *f = truth_begin(truth_path);
+	truth_objects(f);
+	fprintf(f, "mode %s\n", mode);
+	fprintf(f, "arg 1 %ld\narg 2 %ld\n", arg1, arg2);
+	truth_symbol(f, "g_cell", &g_cell, sizeof(g_cell));
+	truth_symbol(f, "g_buf", g_buf, sizeof(g_buf));
+	truth_symbol(f, "g_rbuf", g_rbuf, sizeof(g_rbuf));
+	truth_symbol(f, "g_ptr", &g_ptr, sizeof(g_ptr));
+	truth_symbol(f, "g_objs", g_objs, sizeof(g_objs));
+	truth_symbol(f, "g_more", g_more, sizeof(g_more));
+	truth_symbol(f, "g_ptrs", g_ptrs, sizeof(g_ptrs));
+	truth_symbol(f, "g_rodata", &g_rodata, sizeof(g_rodata));
+	fprintf(f, "line reg %d\nline imm %d\nline lock %d\nline rep %d\nline read %d\n"
+		"line repoint %d\nline leaf %d\n", LINE_REG, LINE_IMM, LINE_LOCK, LINE_REP,
+		LINE_READ, LINE_REPOINT, LINE_LEAF);
+	emu_line(f, "reg", vgw_after_reg);
+	emu_line(f, "imm", vgw_after_imm);
+	emu_line(f, "lock", vgw_after_lock);
+	emu_line(f, "rep", vgw_after_rep);
+	emu_line(f, "repoint", vgw_after_repoint);
+	emu_line(f, "leaf", vgw_after_leaf);
+	if (!strcmp(state, "done")) {
+		if (!strcmp(mode, "threads") || !strcmp(mode, "single") || !strcmp(mode, "exit")) {
+			int n = !strcmp(mode, "threads") ? NTHREADS : 1;
+			long total = 0;
+			for (int i = 0; i < n; i++) {
+				fprintf(f, "thread %d %d %d %ld 0x%llx\n", i, (int)th[i].tid, th[i].late,
+					th[i].count, (unsigned long long)th[i].first);
+				total += th[i].count;
+			}
+			fprintf(f, "total %ld\n", total);
+		} else if (!strcmp(mode, "kinds")) {
+			fprintf(f, "kinds_reg %ld 0x%llx\n", arg1, (unsigned long long)kinds_first_reg);
+			fprintf(f, "kinds_imm %ld 0x1234abcd\n", arg1);
+			fprintf(f, "kinds_lock %ld\nkinds_rep %ld 64\nkinds_read %ld 64\n", arg1, arg1, arg1);
+		} else if (!strcmp(mode, "follow")) {
+			for (long g = 0; g <= arg1; g++)
+				fprintf(f, "gen %ld 0x%llx %ld 0x%llx\n", g, (unsigned long long)gens[g].pointer,
+					gens[g].writes, (unsigned long long)gens[g].first);
+		}
+		fprintf(f, "g_cell 0x%llx\n", (unsigned long long)g_cell);
+	}
+	fprintf(f, "state %s\n", state);
+	truth_end(f, truth_path);
+}
+
+static void do_reg_stores(int idx)
+{
+	__atomic_store_n(&th[idx].tid, gettid(), __ATOMIC_RELEASE);
+	pthread_barrier_wait(&start_bar);      /* early threads: wait for the go */
+	for (long i = 0; i < th[idx].count; i++)
+		vgw_store_reg(th[idx].first + (uint64_t)i);
+}
+
+static void *worker(void *arg)
+{
+	do_reg_stores((int)(long)arg);
+	return NULL;
+}
+
+static void wait_go(void)
+{
+	sigset_t set;
+	int sig;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	if (sigwait(&set, &sig) != 0)
+		die("sigwait");
+}
+
+static void msleep(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4)
+		die("usage: tgt_watch TRUTH threads|single|exit|kinds K | follow M N");
+	truth_init(120);
+	truth_path = argv[1];
+	mode = argv[2];
+	arg1 = strtol(argv[3], NULL, 10);
+	arg2 = argc > 4 ? strtol(argv[4], NULL, 10) : 0;
+
+	/* SIGUSR1 blocked in every thread: the main thread takes it by sigwait. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	if (!strcmp(mode, "threads")) {
+		pthread_t t[NTHREADS];
+		/* 4 workers + main (which only releases them). */
+		pthread_barrier_init(&start_bar, NULL, NTHREADS + 1);
+		for (int i = 0; i < NTHREADS; i++) {
+			th[i].late = i >= NEARLY;
+			th[i].count = arg1 / NTHREADS + (i < arg1 % NTHREADS);
+			th[i].first = ((uint64_t)(i + 1) << 40) | 0x5eed00000ULL;
+		}
+		for (int i = 0; i < NEARLY; i++)
+			if (pthread_create(&t[i], NULL, worker, (void *)(long)i))
+				die("pthread_create");
+		while (!__atomic_load_n(&th[0].tid, __ATOMIC_ACQUIRE) ||
+		       !__atomic_load_n(&th[1].tid, __ATOMIC_ACQUIRE))
+			msleep(1);
+		write_truth("ready");
+		wait_go();
+		for (int i = NEARLY; i < NTHREADS; i++) {
+			int e = pthread_create(&t[i], NULL, worker, (void *)(long)i);
+			if (e) {
+				fprintf(stderr, "tgt_watch: pthread_create after the go: %s\n", strerror(e));
+				exit(99);
+			}
+		}
+		pthread_barrier_wait(&start_bar);
+		for (int i = 0; i < NTHREADS; i++)
+			pthread_join(t[i], NULL);
+		write_truth("done");
+		truth_wait_forever();
+	} else if (!strcmp(mode, "single") || !strcmp(mode, "exit")) {
+		pthread_barrier_init(&start_bar, NULL, 1);
+		th[0].count = arg1;
+		th[0].first = 0xe1100000ULL;
+		write_truth("ready");
+		wait_go();
+		do_reg_stores(0);
+		write_truth("done");
+		if (!strcmp(mode, "exit"))
+			return 0;
+		truth_wait_forever();
+	} else if (!strcmp(mode, "kinds")) {
+		unsigned char src[64];
+		int p[2];
+		if (pipe(p))
+			die("pipe");
+		memset(src, 0x77, sizeof(src));
+		kinds_first_reg = 0x7e600000ULL;
+		write_truth("ready");
+		wait_go();
+		for (long i = 0; i < arg1; i++) {
+			vgw_store_reg(kinds_first_reg + (uint64_t)i);
+			vgw_store_imm();
+			vgw_lock_add();
+			vgw_rep_movsb(g_buf, src, sizeof(src));
+			if (write(p[1], src, sizeof(src)) != (ssize_t)sizeof(src))
+				die("write to the pipe");
+			if (vgw_read(p[0]) != (long)sizeof(g_rbuf))
+				die("read from the pipe");
+		}
+		write_truth("done");
+		truth_wait_forever();
+	} else if (!strcmp(mode, "follow")) {
+		if (arg1 < 0 || arg1 >= MAX_OBJS || arg2 < 0)
+			die("follow M N: M < 64");
+		write_truth("ready");
+		wait_go();
+		for (long g = 0; g <= arg1; g++) {
+			if (g > 0) {
+				vgw_repoint(&g_objs[g]);
+				msleep(100);           /* vigil re-binds before the leaf writes */
+			}
+			gens[g].pointer = (uint64_t)(uintptr_t)g_ptr;
+			gens[g].writes = arg2;
+			gens[g].first = ((uint64_t)g << 32) | 0xf0000ULL;
+			for (long i = 0; i < arg2; i++)
+				vgw_store_leaf(g_ptr, gens[g].first + (uint64_t)i);
+		}
+		write_truth("done");
+		truth_wait_forever();
+	}
+	die("unknown mode");
+}
