@@ -1,7 +1,8 @@
 #!/bin/bash
 # json_schema: every kind of JSON document vigil prints validates against
 # its schema in docs/json-schema/ (maps.json, read.json, error.json,
-# symbolize.json, version.json; common.json holds the shared parts).  The schemas close
+# symbolize.json, live_watch.json, version.json; common.json holds the
+# shared parts).  The schemas close
 # their objects (additionalProperties: false), so a key the code adds
 # without documenting it fails here: the documentation stays true.
 # Documents come from real targets: maps by text and by PROCMAP_QUERY, a
@@ -11,8 +12,12 @@
 # a live target (own symbols, libc, the kernel, unmapped and anonymous
 # memory, a TID, a deleted library, the odd name, standard input with lines
 # that are not addresses) and offline (DWARF with inlining and padding, a
-# debuglink, stripped: symtab, dynsym, nothing); errors of every stage;
-# --version.
+# debuglink, stripped: symtab, dynsym, nothing); watch (live_watch) on an
+# idle target and on tgt_watch, which
+# stores (register, immediate, lock add, rep movsb, read(2); a followed
+# pointer re-pointed twice), with hardware breakpoints where they fire and
+# VIGIL_WATCH_EMULATE_TRAPS (uprobes) where they do not; errors of every
+# stage; --version.
 source "$(dirname "$0")/lib.sh"
 
 SCHEMA_DIR=$(cd "$E2E_DIR/../../docs/json-schema" && pwd) ||
@@ -231,6 +236,106 @@ run err_sym_no_symbol error 2 sym "$pid" nosuchsymbol --json
 run err_sym_bin_missing error 2 sym --bin "$T/nosuchfile" 0x1 --json
 run err_sym_bin_not_elf error 2 sym --bin "$SCHEMA_DIR/common.json" 0x1 --json
 
+# watch.  Hardware breakpoints do not fire on every machine (a VM that does
+# not pass the debug registers through): then vigil refuses with exit 3 and
+# "do not fire" (error.json), and the reports below come from
+# VIGIL_WATCH_EMULATE_TRAPS, uprobes standing in for the breakpoints
+# (src/watch/watch.h), which is the same report with backend
+# uprobe_emulation.
+vg watch_probe watch "$pid" vg_magic --duration 200 --json
+if [[ $RC == 0 ]]; then
+	record_case watch_probe live_watch
+	watch_real=1
+elif [[ $RC == 3 ]] && grep -q 'do not fire' "$T/watch_probe.out"; then
+	record_case watch_probe error
+	watch_real=0
+else
+	show_last
+	fail "watch probe: expected exit 0 (breakpoints fire) or 3 (they do not), got $RC"
+fi
+
+# file_offset FILE STATIC  - the file offset of static address STATIC (hex).
+file_offset() {
+	local st=$(($2))
+	readelf -lW "$1" | awk '$1 == "LOAD" { print $2, $3, $5 }' |
+		while read -r off va filesz; do
+			if ((st >= va && st < va + filesz)); then
+				printf '0x%x\n' $((st - va + off))
+				return
+			fi
+		done
+}
+# Emulated on the idle target: a uprobe on main's first instruction, which
+# never runs again: a report with no hits.
+main_off=$(file_offset "$exe" "0x$main_st")
+[[ -n $main_off ]] || harness_error "no file offset for main in $exe"
+VIGIL_WATCH_EMULATE_TRAPS="$exe:$main_off" \
+	run watch_idle live_watch 0 watch "$pid" vg_magic --len 8 --regs --duration 200 --json
+
+# watch_go NAME TRUTH EMU ARGS...  - vigil watch in the background (EMU:
+# VIGIL_WATCH_EMULATE_TRAPS when breakpoints do not fire), SIGUSR1 to the
+# tgt_watch target once "# armed:" is on stderr, wait for the report.
+watch_go() {
+	local name=$1 truth=$2 emu=$3 tp vp i
+	shift 3
+	tp=$(truth_get "$truth" pid)
+	((watch_real)) && emu=
+	LAST=$name
+	LAST_CMD="${emu:+VIGIL_WATCH_EMULATE_TRAPS=$emu }vigil $*"
+	VIGIL_WATCH_EMULATE_TRAPS=$emu "$VIGIL" "$@" >"$T/$name.out" 2>"$T/$name.err" </dev/null &
+	vp=$!
+	track_pid "$vp"
+	for ((i = 0; i < 1000; i++)); do
+		grep -q '^# armed: ' "$T/$name.err" && break
+		kill -0 "$vp" 2>/dev/null || break
+		sleep 0.01
+	done
+	grep -q '^# armed: ' "$T/$name.err" || { show_last; fail "$LAST_CMD: no '# armed:' line"; }
+	kill -USR1 "$tp"
+	set +e
+	wait "$vp"
+	RC=$?
+	set -e
+}
+# emu TRUTH NAME...  - FILE:OFFSET,... of tgt_watch's labels after the stores NAME.
+emu() {
+	local truth=$1 n f out=""
+	shift
+	for n in "$@"; do
+		read -r -a f <<<"$(truth_get "$truth" "emu $n")"
+		out+="${out:+,}${f[*]:3}:${f[0]}"
+	done
+	printf '%s\n' "$out"
+}
+# tgt_watch (tests/targets/tgt_watch.c): every kind of store, and a follow.
+start_target tgt_watch "$T/wk.truth" kinds 3
+start_target tgt_watch "$T/wf.truth" follow 2 3
+wait_truth "$T/wk.truth" ready
+wait_truth "$T/wf.truth" ready
+# g_rbuf (read(2): a kernel write) only with real breakpoints: a
+# uprobe cannot stand in for a trap in the kernel.
+rbuf=()
+((watch_real)) && rbuf=(g_rbuf)
+watch_go watch_kinds "$T/wk.truth" "$(emu "$T/wk.truth" reg imm lock);$(emu "$T/wk.truth" rep)" \
+	watch "$(truth_get "$T/wk.truth" pid)" g_cell g_buf "${rbuf[@]}" --regs --stacks --duration 1500 --json
+assert_rc 0
+record_case watch_kinds live_watch
+watch_go watch_follow "$T/wf.truth" "$(emu "$T/wf.truth" repoint);$(emu "$T/wf.truth" leaf)" \
+	watch "$(truth_get "$T/wf.truth" pid)" --follow g_ptr+8 --regs --max-samples 2 --duration 1500 --json
+assert_rc 0
+record_case watch_follow live_watch
+
+# watch errors: validation comes before arming, so these need no
+# breakpoint that fires.
+rt_odd=$(printf '0x%x' $((rt + 1)))
+run err_watch_unaligned error 2 watch "$pid" "$rt_odd" --len 4 --json
+run err_watch_unmapped error 2 watch "$pid" 0x10 --json
+run err_watch_readonly error 2 watch "$pid" main --json
+run err_watch_fifth error 2 watch "$pid" vg_magic --follow vg_ptr+0 --follow vg_ptr+0 --json
+run err_watch_len error 2 watch "$pid" vg_magic --len 3 --json
+run err_watch_dead error 4 watch "$dead" vg_magic --json
+run err_watch_no_addr error 2 watch "$pid" --json
+
 # Version.
 run version version 0 --json --version
 run version_short version 0 --json -V
@@ -250,7 +355,7 @@ except ImportError:
 
 sdir, cases = sys.argv[1], sys.argv[2]
 T = os.environ["T"]
-NAMES = ("common", "maps", "read", "symbolize", "error", "version")
+NAMES = ("common", "maps", "read", "symbolize", "live_watch", "error", "version")
 schemas = {}
 for n in NAMES:
     schemas[n] = load_json(f"{sdir}/{n}.json")
@@ -344,6 +449,39 @@ def check_symbolize(cmd, doc):
             eq(f"{at}: no line without a file", (0, 0), (r["line"], r["column"]))
 
 
+def check_log(at, sites, samples, truncated, hits):
+    """A timeline and its sites agree with the count."""
+    eq(f"{at}: site hits add up to the hits", hits, sum(s["hits"] for s in sites))
+    eq(f"{at}: sites by hits", sorted((s["hits"] for s in sites), reverse=True),
+       [s["hits"] for s in sites])
+    keys = {s["site"] for s in sites}
+    check(all(s["site"] in keys for s in samples), f"{at}: every sample names a site")
+    if not truncated:
+        eq(f"{at}: one sample per hit", hits, len(samples))
+    else:
+        check(len(samples) < hits, f"{at}: a truncated timeline is shorter than the hits")
+
+
+def check_live_watch(cmd, doc):
+    """What live_watch.json cannot say: counts add up."""
+    cov = doc["observation"]["thread_coverage"]
+    eq(f"{cmd}: threads_total", len(cov["seeded"]) + len(cov["covered_later"]), cov["threads_total"])
+    for i, w in enumerate(doc["watches"]):
+        check_log(f"{cmd}: watches[{i}]", w["writer_sites"], w["samples"], w["samples_truncated"],
+                  w["accepted_hits"])
+    for i, w in enumerate(doc["dependent_watches"]):
+        at = f"{cmd}: dependent_watches[{i}]"
+        check_log(at, w["writer_sites"], w["samples"], w["samples_truncated"], w["accepted_hits"])
+        check_log(f"{at} (root)", w["root_writer_sites"], w["root_samples"],
+                  w["root_samples_truncated"], w["root_hits"])
+        eq(f"{at}: generation is the last index", len(w["generations"]) - 1, w["generation"])
+        eq(f"{at}: generation indexes", list(range(len(w["generations"]))),
+           [g["index"] for g in w["generations"]])
+        eq(f"{at}: generation hits add up", w["accepted_hits"], sum(g["hits"] for g in w["generations"]))
+        eq(f"{at}: binding_state is the last generation's", w["generations"][-1]["binding_state"],
+           w["binding_state"])
+
+
 docs = {}
 seen = {}
 with open(cases, errors="backslashreplace") as f:
@@ -369,6 +507,8 @@ with open(cases, errors="backslashreplace") as f:
                sum(s["length"] for s in doc["segments"]))
         if schema == "symbolize":
             check_symbolize(cmd, doc)
+        if schema == "live_watch":
+            check_live_watch(cmd, doc)
 
 # The documents that carry the rarer keys did carry them (else the schema
 # for those keys went untested).
@@ -412,6 +552,25 @@ for name, path in [
     ("sym_bin_odd", ("results", "why_hex")),
 ]:
     check(has(name, *path), f"{name}: expected key {'.'.join(path)} (test coverage)")
+for name, path in [
+    ("watch_kinds", ("watches", "last_written_value")),
+    ("watch_kinds", ("watches", "writer_sites", "caveat")),
+    ("watch_kinds", ("watches", "samples", "callchain")),
+    ("watch_follow", ("dependent_watches", "generations", "rebind_latency_ns")),
+    ("watch_follow", ("dependent_watches", "samples", "generation")),
+]:
+    check(has(name, *path), f"{name}: expected key {'.'.join(path)} (test coverage)")
+eq("watch_kinds: writer kinds", ["read_modify_write", "store"],
+   sorted({s["kind"] for s in docs["watch_kinds"]["watches"][0]["writer_sites"]}))
+eq("watch_kinds: string store", ["string_store"],
+   [s["kind"] for s in docs["watch_kinds"]["watches"][1]["writer_sites"]])
+eq("watch_follow: re-binds", 2, docs["watch_follow"]["dependent_watches"][0]["generation"])
+check(docs["watch_follow"]["dependent_watches"][0]["samples_truncated"],
+      "watch_follow: --max-samples 2 truncates the leaf timeline")
+if docs["watch_kinds"]["backend"] == "perf_breakpoint" and \
+        docs["watch_kinds"]["capabilities"]["kernel_writes_visible"]:
+    eq("watch_kinds: read(2) into g_rbuf is a kernel write", ["kernel_write"],
+       [s["kind"] for s in docs["watch_kinds"]["watches"][2]["writer_sites"]])
 eq("maps_text_nonpie: main elf_type", ["exec"],
    [i["elf_type"] for i in docs["maps_text_nonpie"]["images"] if i["is_main"]])
 eq("maps_query_pid: maps_source", "procmap_query", docs["maps_query_pid"]["maps_source"])
@@ -420,7 +579,7 @@ eq("read_image_file: source", "image_file", docs["read_image_file"]["source"])
 eq("read_src_mem: source", "proc_pid_mem", docs["read_src_mem"]["source"])
 eq("read_bin_force: binary_match", "mismatch", docs["read_bin_force"].get("binary_match"))
 check(any(d["deleted"] for d in docs["maps_query_delpid"]["regions"]),
-      "maps_query_delpid: no deleted region")
+  "maps_query_delpid: no deleted region")
 
 # sym: the documents carry what they were made for.
 def results(name):
@@ -507,6 +666,15 @@ for name, schema, mutate, what in [
      lambda d: next(r for r in d["results"] if r["nearest_symbol"]).update(symbol="x"),
      "a symbol beside nearest_symbol"),
     ("err_sym_dead", "error", lambda d: d.update(results=[]), "results in an error"),
+    ("watch_idle", "live_watch", lambda d: d.update(bogus=1), "an undocumented top-level key"),
+    ("watch_idle", "live_watch", lambda d: d["process"].pop("load_bias"), "no load_bias"),
+    ("watch_idle", "live_watch", lambda d: d["observation"].update(counts_are_lower_bound=False),
+     "reasons and counts_are_lower_bound false"),
+    ("watch_idle", "live_watch", lambda d: d["observation"].update(stop_reason="none"), "an unknown stop reason"),
+    ("watch_idle", "live_watch", lambda d: d["watches"][0].update(len_bytes=3), "len_bytes 3"),
+    ("watch_idle", "live_watch", lambda d: d["watches"][0].pop("symbol_offset"), "a symbol without symbol_offset"),
+    ("watch_idle", "live_watch", lambda d: d.update(backend="perf_breakpoint"), "emulation called perf_breakpoint"),
+    ("err_watch_unaligned", "error", lambda d: d.update(watches=[]), "watches in an error"),
 ]:
     d = copy.deepcopy(docs[name])
     mutate(d)
