@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -476,6 +477,7 @@ static cJSON *coverage_json(const struct vg_watch_session *s)
 	cJSON *o = cJSON_CreateObject();
 	cJSON *seeded = cJSON_AddArrayToObject(o, "seeded");
 	cJSON *later = cJSON_AddArrayToObject(o, "covered_later");
+	cJSON *uncovered = cJSON_AddArrayToObject(o, "not_covered");
 	const struct vg_perf_stats *st = vg_watch_perf_stats(s);
 	size_t n;
 	const struct vg_cover_tid *t = vg_watch_threads(s, &n);
@@ -493,7 +495,7 @@ static cJSON *coverage_json(const struct vg_watch_session *s)
 			cJSON_AddNumberToObject(l, "parent", t[i].parent);
 		else
 			cJSON_AddNullToObject(l, "parent");
-		cJSON_AddItemToArray(later, l);
+		cJSON_AddItemToArray(t[i].how == VG_COVER_NONE ? uncovered : later, l);
 	}
 	cJSON_AddNumberToObject(o, "threads_total", (double)n);
 	cJSON_AddNumberToObject(o, "exited_during_setup", st->exited_during_setup);
@@ -834,6 +836,10 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 out:
 	vg_watch_free(s);
 	if (sfd >= 0) {
+		/* A Ctrl-C that came after the watch stopped is answered by
+		 * the report already printed, not by dying afterwards. */
+		while (sigtimedwait(&mask, NULL, &(struct timespec){ 0, 0 }) > 0)
+			;
 		close(sfd);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}

@@ -85,6 +85,7 @@ const char *vg_cover_how_name(enum vg_cover_how h)
 	case VG_COVER_SEEDED: return "seeded";
 	case VG_COVER_INHERITED: return "inherited";
 	case VG_COVER_RESCAN: return "attached_on_rescan";
+	case VG_COVER_NONE: return "not_covered";
 	}
 	return "?";
 }
@@ -467,7 +468,12 @@ static int handle_record(const struct perf_event_header *h, void *arg)
 			s->stats.undecodable++;
 			return 0;
 		}
-		if ((pid_t)task.pid == s->t->pid) {
+		if ((pid_t)task.pid == s->t->pid && s->no_inherit) {
+			/* Nothing is inherited: during setup the rescan
+			 * attaches the new thread; after it, it is uncovered. */
+			if (s->started && h->type == PERF_RECORD_FORK)
+				add_tid(s, (pid_t)task.tid, VG_COVER_NONE, (pid_t)task.ptid);
+		} else if ((pid_t)task.pid == s->t->pid) {
 			/* Rings are drained one CPU after the other: a short
 			 * thread's EXIT (written on the CPU it ended on) can be
 			 * read before its FORK (written on its creator's CPU).

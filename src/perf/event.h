@@ -44,6 +44,7 @@ enum vg_cover_how {
 	VG_COVER_SEEDED = 0,       /* "seeded": in /proc/PID/task at the start */
 	VG_COVER_INHERITED,        /* "inherited": created by a covered thread (FORK record) */
 	VG_COVER_RESCAN,           /* "attached_on_rescan": found by a rescan during setup */
+	VG_COVER_NONE,             /* "not_covered": created after setup, events not inherited */
 };
 
 struct vg_cover_tid {
@@ -98,11 +99,12 @@ int vg_perf_set_add(struct vg_perf_set *s, const struct perf_event_attr *attr,
 		    struct vg_error *err);
 
 /* Events added from now on are not inherited: threads created after setup
- * are then NOT covered.  Only for events whose inheritance the kernel
- * mishandles: uprobes opened on another process and inherited into its
- * new threads make those threads skip the probed instructions on 6.18
- * (seen here: their stores never happen), so watch's uprobe emulation
- * attaches existing threads only. */
+ * are then NOT covered (FORK records list them as "not_covered").  Only
+ * for events whose inheritance the kernel mishandles: a uprobe PMU event
+ * opened on another process re-reads its config1 path pointer when it is
+ * inherited, in the cloning target's address space, so the target's
+ * clone() fails with EFAULT (seen here on 6.18: pthread_create returns
+ * "Bad address").  Watch's uprobe emulation attaches existing threads only. */
 void vg_perf_set_no_inherit(struct vg_perf_set *s);
 
 /* Open every slot on every thread x CPU and rescan until coverage is

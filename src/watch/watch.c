@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -542,6 +543,27 @@ static void fill_frames(struct vg_watch_site *site, const struct vg_sym_result *
 	}
 }
 
+/* Code bytes of an image from its file, for samples drained after the
+ * process exited (its memory is gone; its text is the file's). */
+static bool read_code_file(struct vg_watch_session *s, uint64_t from, uint64_t to, uint8_t *buf)
+{
+	const struct vg_images *imgs = vg_symbolizer_images(s->sym);
+	const struct vg_image *img = imgs ? vg_images_find(imgs, from) : NULL;
+	int fd = img ? vg_image_fd(img) : -1;
+
+	if (fd < 0)
+		return false;
+	for (size_t i = 0; i < img->n_loads; i++) {
+		const struct vg_load *l = &img->loads[i];
+		uint64_t lo = from - img->bias, hi = to - img->bias;
+
+		if (lo < l->vaddr || hi > l->vaddr + l->filesz)
+			continue;
+		return pread(fd, buf, to - from, (off_t)(l->offset + lo - l->vaddr)) == (ssize_t)(to - from);
+	}
+	return false;
+}
+
 static bool read_code(struct vg_watch_session *s, uint64_t from, uint64_t to, uint8_t **out)
 {
 	uint8_t *buf = malloc(to - from);
@@ -550,7 +572,8 @@ static bool read_code(struct vg_watch_session *s, uint64_t from, uint64_t to, ui
 
 	if (!buf)
 		return false;
-	if (vg_mem_read(s->mem, from, buf, to - from, &res, &e) < 0) {
+	if (vg_mem_read(s->mem, from, buf, to - from, &res, &e) < 0 &&
+	    !read_code_file(s, from, to, buf)) {
 		free(buf);
 		return false;
 	}
@@ -945,8 +968,8 @@ static void note_lower_bounds(struct vg_watch_session *s)
 		add_reason(s, "%" PRIu64 " records could not be decoded", st->undecodable);
 	if (s->emulated)
 		add_reason(s, "uprobe emulation: threads created after setup are not covered "
-			   "(inherited uprobes make new threads skip the probed instruction on "
-			   "this kernel)");
+			   "(an inherited uprobe PMU event makes the target's clone fail on this "
+			   "kernel)");
 	if (!s->kernel_visible)
 		add_reason(s, "writes by the kernel on the process's behalf (read(2) into the "
 			   "location) are not seen: kernel samples were refused "
@@ -999,6 +1022,12 @@ int vg_watch_run(struct vg_watch_session *s, int stop_fd,
 		if (s->stop != VG_STOP_NONE)
 			break;
 		if (stop_fd >= 0 && (extra[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			/* Consume it: a signal still pending when the caller
+			 * unblocks it would kill vigil after the report. */
+			if (read(stop_fd, &si, sizeof(si)) < 0)
+				si.ssi_signo = 0;
 			s->stop = VG_STOP_INTERRUPTED;
 			break;
 		}
@@ -1018,6 +1047,13 @@ int vg_watch_run(struct vg_watch_session *s, int stop_fd,
 	if (pidfd >= 0)
 		close(pidfd);
 	return 0;
+}
+
+static int cmp_sample_time(const void *a, const void *b)
+{
+	const struct vg_watch_sample *x = a, *y = b;
+
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
 }
 
 void vg_watch_disarm(struct vg_watch_session *s)
@@ -1047,6 +1083,9 @@ void vg_watch_disarm(struct vg_watch_session *s)
 	for (size_t i = 0; i < s->n; i++) {
 		struct vg_watch *w = &s->w[i];
 
+		/* Rings are drained CPU by CPU: the timeline is merged here. */
+		qsort(w->log.samples, w->log.n_samples, sizeof(*w->log.samples), cmp_sample_time);
+		qsort(w->leaf.samples, w->leaf.n_samples, sizeof(*w->leaf.samples), cmp_sample_time);
 		/* A dead process has no latest value: a read would only find
 		 * the file's bytes behind a private mapping. */
 		w->latest_ok = alive && !changed && read_value(s->mem, w->req.addr, w->req.follow ? 8 : w->len, w->latest);
