@@ -283,26 +283,6 @@ static void print_vigil(const char *input, const struct vg_sym_result *res)
 	}
 }
 
-static cJSON *json_frame(const struct vg_sym_frame *f)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	if (!o)
-		return NULL;
-	if (f->function)
-		vg_json_add_text(o, "function", f->function);
-	else
-		cJSON_AddNullToObject(o, "function");
-	if (f->file)
-		vg_json_add_text(o, "file", f->file);
-	else
-		cJSON_AddNullToObject(o, "file");
-	cJSON_AddNumberToObject(o, "line", f->line);
-	cJSON_AddNumberToObject(o, "column", f->column);
-	cJSON_AddBoolToObject(o, "inlined", f->inlined);
-	return o;
-}
-
 static void add_text_or_null(cJSON *o, const char *key, const char *s)
 {
 	if (s)
@@ -340,7 +320,7 @@ static cJSON *json_result(const char *input, const struct vg_sym_result *res,
 	cJSON_AddStringToObject(o, "source", res ? vg_sym_source_name(res->source) : "none");
 	frames = cJSON_AddArrayToObject(o, "frames");
 	for (size_t i = 0; res && frames && i < res->n_frames; i++)
-		cJSON_AddItemToArray(frames, json_frame(&res->frames[i]));
+		cJSON_AddItemToArray(frames, vg_json_sym_frame(&res->frames[i]));
 	if (res && res->frames_truncated)
 		cJSON_AddBoolToObject(o, "frames_truncated", true);
 	add_text_or_null(o, "file", res ? res->file : NULL);

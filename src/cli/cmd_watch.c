@@ -227,23 +227,8 @@ static cJSON *frames_json(const struct vg_watch_site *site)
 {
 	cJSON *arr = cJSON_CreateArray();
 
-	for (size_t i = 0; arr && i < site->n_frames; i++) {
-		const struct vg_watch_frame *f = &site->frames[i];
-		cJSON *o = cJSON_CreateObject();
-
-		if (f->function)
-			vg_json_add_text(o, "function", f->function);
-		else
-			cJSON_AddNullToObject(o, "function");
-		if (f->file)
-			vg_json_add_text(o, "file", f->file);
-		else
-			cJSON_AddNullToObject(o, "file");
-		cJSON_AddNumberToObject(o, "line", f->line);
-		cJSON_AddNumberToObject(o, "column", f->column);
-		cJSON_AddBoolToObject(o, "inlined", f->inlined);
-		cJSON_AddItemToArray(arr, o);
-	}
+	for (size_t i = 0; arr && i < site->n_frames; i++)
+		cJSON_AddItemToArray(arr, vg_json_sym_frame(&site->frames[i]));
 	return arr;
 }
 

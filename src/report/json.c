@@ -5,6 +5,8 @@
  * cJSON does all escaping; nothing here formats JSON by hand. */
 #include "report/json.h"
 
+#include "sym/symbolizer.h"
+
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -181,4 +183,24 @@ cJSON *vg_json_error_new(const char *operation, const struct vg_target *t,
 	cJSON_AddNumberToObject(e, "errno", -code);
 	cJSON_AddNumberToObject(e, "exit_code", exit_code);
 	return root;
+}
+
+cJSON *vg_json_sym_frame(const struct vg_sym_frame *f)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		return NULL;
+	if (f->function)
+		vg_json_add_text(o, "function", f->function);
+	else
+		cJSON_AddNullToObject(o, "function");
+	if (f->file)
+		vg_json_add_text(o, "file", f->file);
+	else
+		cJSON_AddNullToObject(o, "file");
+	cJSON_AddNumberToObject(o, "line", f->line);
+	cJSON_AddNumberToObject(o, "column", f->column);
+	cJSON_AddBoolToObject(o, "inlined", f->inlined);
+	return o;
 }

@@ -41,6 +41,11 @@ cJSON *vg_json_text(const char *s);
  * name_ambiguous when set.  NULL only on allocation failure. */
 cJSON *vg_json_region(const struct vg_region *r);
 
+struct vg_sym_frame;
+/* One symbolized frame {function, file, line, column, inlined}, as sym
+ * and watch report it.  NULL only on allocation failure. */
+cJSON *vg_json_sym_frame(const struct vg_sym_frame *f);
+
 /* Error document: header plus {"error": {"message", "errno", "exit_code"}}. */
 cJSON *vg_json_error_new(const char *operation, const struct vg_target *t,
 			 const char *message, int code, int exit_code);

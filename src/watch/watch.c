@@ -536,9 +536,7 @@ static void fill_frames(struct vg_watch_site *site, const struct vg_sym_result *
 	site->function = res->n_frames ? res->frames[0].function : site->symbol;
 	site->n_frames = 0;
 	for (size_t i = 0; i < res->n_frames && i < VG_WATCH_MAX_FRAMES; i++) {
-		site->frames[i] = (struct vg_watch_frame){ res->frames[i].function, res->frames[i].file,
-							   res->frames[i].line, res->frames[i].column,
-							   res->frames[i].inlined };
+		site->frames[i] = res->frames[i];
 		site->n_frames++;
 	}
 }

@@ -82,12 +82,6 @@ struct vg_watch_options {
 	bool regs, stacks;
 };
 
-struct vg_watch_frame {
-	const char *function, *file;   /* borrowed from the symbolizer; NULL unknown */
-	uint32_t line, column;
-	bool inlined;
-};
-
 struct vg_watch_site {
 	uint64_t trap_ip;          /* sampled IP (kernel IP for a kernel write) */
 	uint64_t trap_static_ip;
@@ -99,7 +93,7 @@ struct vg_watch_site {
 	uint64_t symbol_offset;
 	const char *file;
 	uint32_t line, column;
-	struct vg_watch_frame frames[VG_WATCH_MAX_FRAMES];  /* innermost first */
+	struct vg_sym_frame frames[VG_WATCH_MAX_FRAMES];  /* innermost first; strings borrowed from the symbolizer */
 	size_t n_frames;
 	/* Kernel write: the system call, the user IP after `syscall`, and the
 	 * wrapper's call site (file/line above are the call site's). */
