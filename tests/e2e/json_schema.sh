@@ -465,7 +465,8 @@ def check_log(at, sites, samples, truncated, hits):
 def check_live_watch(cmd, doc):
     """What live_watch.json cannot say: counts add up."""
     cov = doc["observation"]["thread_coverage"]
-    eq(f"{cmd}: threads_total", len(cov["seeded"]) + len(cov["covered_later"]), cov["threads_total"])
+    eq(f"{cmd}: threads_total", len(cov["seeded"]) + len(cov["covered_later"]) + len(cov["not_covered"]),
+       cov["threads_total"])
     for i, w in enumerate(doc["watches"]):
         check_log(f"{cmd}: watches[{i}]", w["writer_sites"], w["samples"], w["samples_truncated"],
                   w["accepted_hits"])
