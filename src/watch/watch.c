@@ -1082,8 +1082,10 @@ void vg_watch_disarm(struct vg_watch_session *s)
 		struct vg_watch *w = &s->w[i];
 
 		/* Rings are drained CPU by CPU: the timeline is merged here. */
-		qsort(w->log.samples, w->log.n_samples, sizeof(*w->log.samples), cmp_sample_time);
-		qsort(w->leaf.samples, w->leaf.n_samples, sizeof(*w->leaf.samples), cmp_sample_time);
+		if (w->log.n_samples > 1)
+			qsort(w->log.samples, w->log.n_samples, sizeof(*w->log.samples), cmp_sample_time);
+		if (w->leaf.n_samples > 1)
+			qsort(w->leaf.samples, w->leaf.n_samples, sizeof(*w->leaf.samples), cmp_sample_time);
 		/* A dead process has no latest value: a read would only find
 		 * the file's bytes behind a private mapping. */
 		w->latest_ok = alive && !changed && read_value(s->mem, w->req.addr, w->req.follow ? 8 : w->len, w->latest);
