@@ -543,14 +543,20 @@ int vg_perf_set_attach(struct vg_perf_set *s, const struct vg_perf_consumer *c,
 			return vg_target_explain(s->t, r, err);
 		if (n && !first) {
 			/* A FORK record is written a little after the new thread
-			 * shows in /proc: give it a moment before attaching
-			 * what may already be covered. */
-			free(missing);
+			 * shows in /proc: give it a moment, then keep only the
+			 * threads of this scan that no FORK explained.  If none
+			 * is left, every thread listed is covered, and any made
+			 * later is made by a covered thread: setup is done
+			 * (scanning /proc again would find the next new thread
+			 * of a busy process and never end). */
+			size_t k = 0;
+
 			usleep(1000);
 			vg_perf_set_drain(s, c);
-			r = missing_tids(s, &missing, &n, err);
-			if (r < 0)
-				return vg_target_explain(s->t, r, err);
+			for (size_t i = 0; i < n; i++)
+				if (!find_tid(s, missing[i]))
+					missing[k++] = missing[i];
+			n = k;
 		}
 		if (n == 0) {
 			free(missing);
