@@ -342,7 +342,13 @@ static void log_json(cJSON *o, const struct vg_watch_log *l, uint64_t start_ns, 
 		cJSON *sj = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(sj, "tid", s->tid);
-		cJSON_AddNumberToObject(sj, "timestamp_ns", (double)s->time_ns);
+		{
+			/* A string: CLOCK_MONOTONIC passes 2^53 ns after 104 days. */
+			char t[24];
+
+			snprintf(t, sizeof(t), "%" PRIu64, s->time_ns);
+			cJSON_AddStringToObject(sj, "timestamp_ns", t);
+		}
 		cJSON_AddNumberToObject(sj, "offset_ns", s->time_ns >= start_ns ? (double)(s->time_ns - start_ns) : 0);
 		if (site->writer.ip)
 			vg_json_add_addr(sj, "writer_runtime_ip", site->writer.ip);
@@ -485,10 +491,12 @@ static cJSON *coverage_json(const struct vg_watch_session *s)
 	cJSON_AddNumberToObject(o, "threads_total", (double)n);
 	cJSON_AddNumberToObject(o, "exited_during_setup", st->exited_during_setup);
 	cJSON_AddNumberToObject(o, "rescans", st->rescans);
-	cJSON_AddStringToObject(o, "window",
-				"none after setup: a thread created during setup by a thread not yet "
-				"attached is attached on a rescan; writes before setup ended are "
-				"counted in setup_hits only");
+	cJSON_AddStringToObject(o, "window", vg_watch_emulated(s)
+				? "uprobe emulation: threads created after setup are not covered "
+				  "(not_covered lists them)"
+				: "none after setup: a thread created during setup by a thread not yet "
+				  "attached is attached on a rescan; writes before setup ended are "
+				  "counted in setup_hits only");
 	return o;
 }
 
@@ -760,6 +768,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	int sfd = -1, r;
 	size_t n;
 
+	cli->operation = "live_watch";   /* errors and reports say the same */
 	r = parse_args(cli, argc, argv, &a);
 	if (r)
 		return r < 0 ? 0 : r;

@@ -89,14 +89,14 @@ for t in truth.threads:
     if emu and t["late"]:
         continue
     # A thread's own writes, by time: exactly its values in its order.
-    mine = sorted((s for s in samples if s.get("tid") == t["tid"]), key=lambda s: s.get("timestamp_ns") or 0)
+    mine = sorted((s for s in samples if s.get("tid") == t["tid"]), key=lambda s: int(s.get("timestamp_ns") or 0))
     tw = f"{w}: thread {t['idx']} (tid {t['tid']}{', created after arming' if t['late'] else ''})"
     got = values_of(mine, tw, kind="register_store", register="rax")
     eq_list(f"{tw}: values by timestamp", [t["first"] + i for i in range(t["count"])], got)
 other = [s.get("tid") for s in samples
          if s.get("tid") not in {t["tid"] for t in truth.threads if not (emu and t["late"])}]
 eq(f"{w}: samples from threads that did not write", [], other[:5])
-ts = [s.get("timestamp_ns") for s in samples]
+ts = [int(s.get("timestamp_ns")) for s in samples]
 inv = [i for i in range(1, len(ts)) if not ts[i - 1] <= ts[i]]
 check(not inv, f"{w}: the timeline is not in time order: {len(inv)} samples earlier than the one "
       f"before them (first at samples[{inv[0] if inv else 0}])")
