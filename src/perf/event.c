@@ -273,18 +273,12 @@ static const struct event *event_of(const struct vg_perf_set *s, uint64_t id)
 static int open_error(struct vg_perf_set *s, int e, pid_t tid, int cpu, unsigned slot,
 		      struct vg_error *err)
 {
-	unsigned same_tid = 0;
-
-	for (size_t i = 0; i < s->n_events; i++)
-		if (s->events[i].tid == tid && s->events[i].cpu_index == 0)
-			same_tid++;
 	switch (e) {
 	case ENOSPC:
 		return vg_error_set(err, -ENOSPC,
-				    "no free hardware debug register for thread %d on CPU %d: "
-				    "x86 has 4 (DR0-DR3) per thread; this request needs %zu and %u "
-				    "were already in place for it (another debugger, perf or vigil "
-				    "may hold the rest)", (int)tid, cpu, s->n_slots, same_tid);
+				    "no free hardware debug register for thread %d on CPU %d: x86 "
+				    "has 4 (DR0-DR3) per thread, this request needs %zu, and another "
+				    "debugger, perf or vigil holds the rest", (int)tid, cpu, s->n_slots);
 	case EACCES:
 	case EPERM:
 		return vg_error_set(err, -e,

@@ -26,7 +26,9 @@
  * store would, with the same IP and registers.  Everything after the trap
  * (rings, coverage, decoding, values, re-binding bookkeeping) is the real
  * path.  Reports say backend "uprobe_emulation" so this is never mistaken
- * for a real watch. */
+ * for a real watch.  VIGIL_WATCH_NO_SELFTEST=1 skips the self-test, so
+ * tests can arm real breakpoints where they never fire and check what the
+ * kernel refuses (no free debug register). */
 #ifndef VG_WATCH_H
 #define VG_WATCH_H
 
