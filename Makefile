@@ -36,6 +36,7 @@ bench: all
 	VIGIL=$(BUILD)/vigil ./bench/maps.sh
 	VIGIL=$(BUILD)/vigil ./bench/read.sh
 	VIGIL=$(BUILD)/vigil ./bench/sym.sh
+	VIGIL=$(BUILD)/vigil ./bench/watch.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

@@ -1,9 +1,23 @@
-/* demo_server: a small, well-behaved multi-threaded "server" for vigil's demo.
+/* demo_server: a small multi-threaded "server" for vigil's demo, with a bug.
  *
  * It does nothing useful: four worker threads pretend to serve requests,
  * bumping global counters and now and then retuning g_config.max_clients.
  * It exists so `vigil maps` / `vigil read` have a live, changing target whose
  * globals have known names, types and addresses.
+ *
+ * The bug, for `vigil watch`: g_config.port starts at 8080 and nothing is
+ * meant to write it again, yet it soon reads 7936 (0x1f00: its low byte
+ * zeroed).  The culprit is worker 3's config reload, every ~300 ms from
+ * about 1.3 s after start on: an
+ * off-by-one in set_server_name() writes the name's terminator one byte
+ * past g_config.name, onto the first byte of port.  Nothing in the source
+ * mentions `port` there, which is the point: only a watch on the memory
+ * finds it.  The label demo_after_stray_store marks the instruction right
+ * after that store, the IP a data breakpoint reports for it; scripts/demo.sh
+ * uses its file offset to emulate the trap with a uprobe on machines whose
+ * breakpoints never fire (VIGIL_WATCH_EMULATE_TRAPS, src/watch/watch.h).
+ * The workers exist before "ready" is printed, so a watch started after it
+ * covers them even in emulation (which sees only threads present at attach).
  *
  *   demo_server [--seconds N] [--quiet]
  *
@@ -83,9 +97,33 @@ static unsigned xorshift(unsigned *s)
     return *s = x;
 }
 
+/* The display name, copied from the "config file" on reload.  BUG: a name
+ * of 32 characters or more is cut to 32, and its terminator then lands on
+ * name[32], one past the array: the low byte of g_config.port.  noipa: one
+ * copy of this function, so the label below is emitted once. */
+static __attribute__((noipa)) void set_server_name(struct config *cfg, const char *name)
+{
+    size_t n = strlen(name);
+    if (n > sizeof cfg->name)
+        n = sizeof cfg->name;
+    memcpy(cfg->name, name, n);
+    cfg->name[n] = '\0';
+    /* Nothing but this label between the store above and the return: it is
+     * the address of the instruction after the store (the "memory" clobber
+     * keeps the store before it). */
+    __asm__ volatile(".globl demo_after_stray_store\ndemo_after_stray_store:" ::: "memory");
+}
+
+/* The config "file", re-read every ~300 ms by worker 3 (from ~1.3 s on). */
+static const char *const config_name = "demo-server.eu-west-1.internal.example";
+
 static void *worker(void *arg)
 {
-    unsigned seed = 2463534242u + (unsigned)(uintptr_t)arg * 7919u;
+    unsigned id = (unsigned)(uintptr_t)arg;
+    unsigned seed = 2463534242u + id * 7919u;
+    struct timespec last_reload;
+    clock_gettime(CLOCK_MONOTONIC, &last_reload);
+    last_reload.tv_sec += 1;    /* the first reload ~1.3 s after start */
     while (!g_stop) {
         unsigned r = xorshift(&seed);
         /* "Serve" one request: a small payload arrives, the counter moves. */
@@ -94,6 +132,14 @@ static void *worker(void *arg)
         /* Occasionally an "operator" retunes the limit: 48..127. */
         if (r % 100 == 0)
             __atomic_store_n(&g_config.max_clients, 48 + (int)(r / 100 % 80), __ATOMIC_RELAXED);
+        if (id == 3) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if ((now.tv_sec - last_reload.tv_sec) * 1000 + (now.tv_nsec - last_reload.tv_nsec) / 1000000 >= 300) {
+                set_server_name(&g_config, config_name);
+                last_reload = now;
+            }
+        }
         sleep_ms(15 + r % 10);
     }
     return NULL;
@@ -130,6 +176,16 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    /* The workers start before "ready": every thread exists when a tool
+     * attaches after it. */
+    pthread_t th[N_WORKERS];
+    for (int i = 0; i < N_WORKERS; i++) {
+        if (pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)(i + 1)) != 0) {
+            perror("pthread_create");
+            return 1;
+        }
+    }
+
     uintptr_t bias = load_bias();
     printf("demo_server pid %ld\n", (long)getpid());
     printf("load bias 0x%lx\n", (unsigned long)bias);
@@ -138,6 +194,7 @@ int main(int argc, char **argv)
     printf("%-21s 0x%-16lx @0x%lx\n", #sym, (unsigned long)(uintptr_t)&(sym), \
            (unsigned long)((uintptr_t)&(sym) - bias))
     SHOW(g_config);
+    SHOW(g_config.port);
     SHOW(g_config.max_clients);
     SHOW(g_requests_served);
     SHOW(g_bytes_in);
@@ -145,13 +202,6 @@ int main(int argc, char **argv)
     printf("ready\n");
     fflush(stdout);
 
-    pthread_t th[N_WORKERS];
-    for (int i = 0; i < N_WORKERS; i++) {
-        if (pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)(i + 1)) != 0) {
-            perror("pthread_create");
-            return 1;
-        }
-    }
 
     time_t start = time(NULL);
     while (!g_stop) {

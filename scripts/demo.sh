@@ -3,10 +3,16 @@
 #
 #   scripts/demo.sh [BUILD_DIR]      (default: build; `make demo` calls this)
 #
-# Starts demo/demo_server (4 worker threads bumping global counters), then
-# observes it with vigil without stopping it: its memory map, a global struct,
-# a counter that moves between two reads, a read by link-time (static) address,
-# the JSON form of the map, and addresses turned into functions and lines. The server is killed on exit, whatever happens.
+# Starts demo/demo_server (4 worker threads bumping global counters, one of
+# them with a bug that corrupts g_config.port), then observes it with vigil
+# without stopping it: its memory map, a global struct, a counter that moves
+# between two reads, a read by link-time (static) address, the JSON form of
+# the map, addresses turned into functions and lines, and finally who writes
+# g_config.port (vigil watch: the culprit's source line).  Where hardware
+# breakpoints never fire (some VMs; vigil watch exits 3 and says so), the
+# watch is rerun with the trap emulated by a uprobe right after the buggy
+# store (VIGIL_WATCH_EMULATE_TRAPS, src/watch/watch.h), labelled as such.
+# The server is killed on exit, whatever happens.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -63,6 +69,7 @@ done
 grep -qx ready "$tmp/server.out" || { echo "demo: demo_server not ready after 5 s" >&2; exit 1; }
 
 static_of() { awk -v s="$1" '$1 == s { print $3 }' "$tmp/server.out"; }   # -> @0x....
+port_at_start=$("$vigil" read "$pid" g_config+32 --as i32 2>/dev/null | awk '$2 == "i32" { print $3 }' || true)
 cfg_static=$(static_of g_config)
 maxc_static=$(static_of g_config.max_clients)
 
@@ -120,6 +127,67 @@ if (( ${#pcs[@]} > 0 )); then
     note "(debug info from /usr/lib/debug/.build-id when libc6-dbg is installed)"
     run sym "$pid" "${pcs[@]}"
 fi
+
+heading "7. Who writes g_config.port?  A watch on the memory"
+note "port was initialized to 8080 and no code is meant to change it; read it now:"
+run read "$pid" g_config+32 --as i32
+[[ -z $port_at_start ]] || note "(vigil read it as $port_at_start just after the server started)"
+note "vigil watch arms a hardware data breakpoint on those 4 bytes in every thread, for 2 s,"
+note "and names the instruction that wrote, its source line and (--regs) the value written:"
+watch_args=(watch "$pid" g_config+32 --len 4 --regs --duration 2000)
+printf '%s$ vigil %s%s\n' "$bold" "${watch_args[*]}" "$off"
+rc=0
+"$vigil" "${watch_args[@]}" >"$tmp/watch.out" 2>"$tmp/watch.err" || rc=$?
+cat "$tmp/watch.err" "$tmp/watch.out"
+if (( rc == 3 )) && grep -q 'do not fire' "$tmp/watch.err"; then
+    # The file offset of the instruction right after the buggy store (the
+    # label demo_after_stray_store): where a data breakpoint would trap.
+    after=$(nm "$server" | awk '$3 == "demo_after_stray_store" { print $1 }')
+    fileoff=
+    if [[ -n $after ]]; then
+        while read -r _ seg_off seg_va _ seg_fsz _; do      # LOAD Offset VirtAddr PhysAddr FileSiz ...
+            if (( 16#$after >= seg_va && 16#$after < seg_va + seg_fsz )); then
+                fileoff=$(printf '0x%x' $((16#$after - seg_va + seg_off)))
+                break
+            fi
+        done < <(readelf -lW "$server" | awk '$1 == "LOAD"')
+    fi
+    echo
+    note "This machine cannot trap on data writes: the kernel accepts hardware breakpoints but"
+    note "they never fire (a VM that does not pass debug registers through), so vigil refused."
+    if [[ -z $fileoff ]]; then
+        echo "demo: no label demo_after_stray_store in $server, cannot emulate" >&2
+        failures=$((failures + 1))
+    else
+        heading "7b. The same watch, EMULATED (uprobes; not a hardware watch)"
+        note "emulation: a uprobe on the instruction right after the buggy store (demo_after_stray_store,"
+        note "file offset $fileoff of demo_server) fires exactly when a breakpoint on that store would,"
+        note "with the same IP and registers; the rest of vigil watch is the real path.  It covers the"
+        note "threads that exist now only, and reports backend uprobe_emulation."
+        emu="$server:$fileoff"
+        printf '%s$ VIGIL_WATCH_EMULATE_TRAPS=%s vigil %s%s\n' "$bold" "$emu" "${watch_args[*]}" "$off"
+        rc=0
+        VIGIL_WATCH_EMULATE_TRAPS=$emu "$vigil" "${watch_args[@]}" >"$tmp/watch.out" || rc=$?
+        cat "$tmp/watch.out"
+        if (( rc != 0 )); then
+            echo "demo: emulated 'vigil ${watch_args[*]}' exited with $rc" >&2
+            failures=$((failures + 1))
+        fi
+    fi
+elif (( rc != 0 )); then
+    echo "demo: 'vigil ${watch_args[*]}' exited with $rc" >&2
+    failures=$((failures + 1))
+fi
+# The writer sites' source lines, as the report names them ("  site IP FILE:LINE ...").
+while read -r _ _ where _; do
+    src=${where%:*} line=${where##*:}
+    if [[ -f $src && $line =~ ^[0-9]+$ ]]; then
+        note "${src##*/}:$line, the line that wrote:"
+        printf '    %s\n' "$(sed -n "${line}p" "$src" | sed 's/^ *//')"
+    fi
+done < <(grep '^  site ' "$tmp/watch.out" 2>/dev/null || true)
+note "the culprit: set_server_name() writes the name's terminator one past g_config.name[32],"
+note "onto the low byte of port (8080 = 0x1f90 becomes 0x1f00 = 7936): an off-by-one"
 
 echo
 if (( failures > 0 )); then

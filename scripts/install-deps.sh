@@ -7,7 +7,8 @@ packages="build-essential pkg-config meson ninja-build clang libclang-rt-14-dev
 libelf-dev libdw-dev libdebuginfod-dev libzydis-dev libcjson-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libiberty-dev
 libc6-dbg llvm-14 debuginfod xz-utils dwz
-python3 python3-jsonschema util-linux mount coreutils binutils elfutils linux-perf time"
+python3 python3-jsonschema util-linux mount coreutils binutils elfutils linux-perf time
+bpftrace"
 
 missing=""
 for p in $packages; do
