@@ -544,6 +544,13 @@ static int print_json(struct vg_cli *cli, const struct vg_watch_session *s,
 	if (a->opt.max_events)
 		cJSON_AddNumberToObject(obs, "max_events", (double)a->opt.max_events);
 	cJSON_AddItemToObject(obs, "thread_coverage", coverage_json(s));
+	{
+		int ncpus;
+		size_t nev = vg_watch_perf_events(s, &ncpus);
+
+		cJSON_AddNumberToObject(obs, "perf_events", (double)nev);
+		cJSON_AddNumberToObject(obs, "rings", ncpus);
+	}
 	cJSON_AddNumberToObject(obs, "samples", (double)st->samples);
 	cJSON_AddNumberToObject(obs, "setup_hits", (double)st->before_start);
 	cJSON_AddNumberToObject(obs, "lost_events", (double)st->lost);

@@ -426,7 +426,12 @@ static int handle_record(const struct perf_event_header *h, void *arg)
 		return 0;
 	}
 	if (h->type == PERF_RECORD_THROTTLE) {
-		s->stats.throttled++;
+		uint64_t when;
+
+		if (vg_perf_parse_throttle(h, &when))
+			s->stats.throttled++;
+		else
+			s->stats.undecodable++;
 		return 0;
 	}
 	if (vg_perf_record_identifier(h, &id))

@@ -73,6 +73,8 @@ struct vg_watch_session {
 	char *reasons[MAX_REASONS + 1];
 	size_t n_reasons;
 
+	size_t n_events;               /* perf events open: threads x CPUs x slots */
+	int ncpus;
 	char *paths[MAX_EMULATED];     /* emulation: uprobe file paths */
 	size_t n_paths;
 
@@ -519,6 +521,8 @@ int vg_watch_arm(struct vg_watch_session *s, struct vg_error *err)
 		return r;
 	s->armed = true;
 	s->start_ns = vg_perf_set_start_time(s->set);
+	s->n_events = vg_perf_set_nevents(s->set);
+	s->ncpus = vg_perf_set_ncpus(s->set);
 	for (size_t i = 0; i < s->n; i++)
 		if (s->w[i].n_gens)
 			s->w[i].gens[0].bound_ns = s->start_ns;
@@ -1178,6 +1182,12 @@ const char *const *vg_watch_lower_bound_reasons(const struct vg_watch_session *s
 uint64_t vg_watch_start_ns(const struct vg_watch_session *s)
 {
 	return s->start_ns;
+}
+
+size_t vg_watch_perf_events(const struct vg_watch_session *s, int *ncpus)
+{
+	*ncpus = s->ncpus;
+	return s->n_events;
 }
 
 unsigned vg_watch_slots_used(const struct vg_watch_session *s)

@@ -217,6 +217,8 @@ bool vg_watch_kernel_visible(const struct vg_watch_session *s);
 const char *const *vg_watch_lower_bound_reasons(const struct vg_watch_session *s);
 uint64_t vg_watch_start_ns(const struct vg_watch_session *s);
 unsigned vg_watch_slots_used(const struct vg_watch_session *s);
+/* Events opened at arming (threads x CPUs x slots) and CPUs (rings). */
+size_t vg_watch_perf_events(const struct vg_watch_session *s, int *ncpus);
 
 /* Names for reports. */
 const char *vg_watch_stop_name(enum vg_watch_stop r);
