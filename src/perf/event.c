@@ -372,10 +372,14 @@ static uint64_t dup_hash(uint64_t k)
 	return k;
 }
 
-/* True when source is the one that counts for (tid, slot). */
-static bool dup_accept(struct vg_perf_set *s, pid_t tid, unsigned slot, pid_t source)
+/* True when source is the one that counts for (tid, slot, CPU): each
+ * source's event of one CPU only fires there, so two sources overlap per
+ * CPU (a partial inheritance covers some CPUs only). */
+static bool dup_accept(struct vg_perf_set *s, pid_t tid, unsigned slot, int cpu_index,
+		       pid_t source)
 {
-	uint64_t key = ((uint64_t)(uint32_t)tid << 16 | slot) + 1;
+	uint64_t key = ((uint64_t)(uint32_t)tid << 32 | (uint64_t)(slot & 0xffff) << 16 |
+			(uint64_t)(cpu_index & 0xffff)) + 1;
 	size_t i;
 
 	if (s->dup_used * 2 >= s->dup_cap) {
@@ -448,7 +452,7 @@ static int handle_record(const struct perf_event_header *h, void *arg)
 			s->stats.other_process++;
 			return 0;
 		}
-		if (!dup_accept(s, (pid_t)sample.tid, ev->slot, ev->tid)) {
+		if (!dup_accept(s, (pid_t)sample.tid, ev->slot, ev->cpu_index, ev->tid)) {
 			s->stats.duplicates++;
 			return 0;
 		}
@@ -472,20 +476,33 @@ static int handle_record(const struct perf_event_header *h, void *arg)
 			 * attaches the new thread; after it, it is uncovered. */
 			if (s->started && h->type == PERF_RECORD_FORK)
 				add_tid(s, (pid_t)task.tid, VG_COVER_NONE, (pid_t)task.ptid);
+		} else if ((pid_t)task.pid == s->t->pid && h->type == PERF_RECORD_FORK) {
+			struct vg_cover_tid *parent = find_tid(s, (pid_t)task.ptid);
+			/* After setup every thread is fully covered, so is what
+			 * it creates (its creator's own FORK may simply sit in
+			 * another CPU's ring, not read yet). */
+			bool full = (s->started && task.time >= s->start_time) ||
+				    (parent && parent->full_ns && task.time >= parent->full_ns);
+			struct vg_cover_tid *c = find_tid(s, (pid_t)task.tid);
+
+			/* Created while its creator's events were still being
+			 * opened: partly covered; left for the rescan. */
+			if (!c && full)
+				c = add_tid(s, (pid_t)task.tid, VG_COVER_INHERITED, (pid_t)task.ptid);
+			if (c && c->how == VG_COVER_INHERITED && c->parent == 0)
+				c->parent = (pid_t)task.ptid;   /* its EXIT was read first */
+			if (c && c->how == VG_COVER_INHERITED && full)
+				c->full_ns = task.time;
 		} else if ((pid_t)task.pid == s->t->pid) {
 			/* Rings are drained one CPU after the other: a short
 			 * thread's EXIT (written on the CPU it ended on) can be
 			 * read before its FORK (written on its creator's CPU).
 			 * Only a covered thread writes an EXIT, so an unknown
-			 * one is an inherited thread whose FORK is still to
-			 * come; the FORK then fills in the parent. */
-			struct vg_cover_tid *c = add_tid(s, (pid_t)task.tid, VG_COVER_INHERITED,
-							 h->type == PERF_RECORD_FORK ? (pid_t)task.ptid : 0);
+			 * one is a thread created by a covered one whose FORK
+			 * is still to come, and which has ended anyway. */
+			struct vg_cover_tid *c = add_tid(s, (pid_t)task.tid, VG_COVER_INHERITED, 0);
 
-			if (c && h->type == PERF_RECORD_FORK && c->how == VG_COVER_INHERITED &&
-			    c->parent == 0)
-				c->parent = (pid_t)task.ptid;
-			if (c && h->type == PERF_RECORD_EXIT)
+			if (c)
 				c->exited = true;
 		}
 		if (d->c && d->c->task)
@@ -584,6 +601,7 @@ int vg_perf_set_attach(struct vg_perf_set *s, const struct vg_perf_consumer *c,
 				free(missing);
 				return vg_target_explain(s->t, r, err);
 			}
+			ct->full_ns = vg_perf_now();
 		}
 		free(missing);
 		first = false;

@@ -23,9 +23,15 @@
  * writes are to its own copy of memory); samples whose pid is not the
  * target's are still checked and counted as excluded.
  *
- * Duplicate guard: if one thread is covered by two sources anyway (the
- * FORK record raced with the rescan), only the first source's samples
- * count for that (thread, slot); the others are counted as duplicates. */
+ * A thread created by a thread whose events were still being opened (one
+ * CPU's done, the next not yet) inherited only some of them: its FORK is
+ * no proof of coverage.  It counts as inherited only when its creator was
+ * fully attached at the fork's time; otherwise the rescan attaches it.
+ *
+ * Duplicate guard: if one thread is covered by two sources on one CPU
+ * anyway (a partial inheritance, or a FORK record that raced with the
+ * rescan), only the first source's samples count for that (thread, slot,
+ * CPU); the others are counted as duplicates. */
 #ifndef VG_EVENT_H
 #define VG_EVENT_H
 
@@ -52,6 +58,9 @@ struct vg_cover_tid {
 	enum vg_cover_how how;
 	pid_t parent;              /* INHERITED: the creating thread */
 	bool exited;               /* an EXIT record or ESRCH during setup */
+	/* From when every event of every slot exists on it (0: not yet):
+	 * a thread created by it earlier inherited only some of them. */
+	uint64_t full_ns;
 };
 
 struct vg_perf_stats {
