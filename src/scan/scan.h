@@ -1,0 +1,96 @@
+/* scan.h - first scan and narrowing: find every place in the target's
+ * memory that holds a value, then keep the ones that still satisfy a test.
+ *
+ * The first scan reads the selected regions with process_vm_readv in large
+ * batched chunks on several threads (one per online CPU by default) and
+ * compares in place; vigil's memory stays bounded by threads x chunk plus
+ * the matches.  A page that vanishes or becomes unreadable mid-scan is
+ * skipped and counted, never fatal.  Narrowing re-reads only the matched
+ * addresses (batched iovecs): it costs O(matches), not O(memory).
+ * Never writes to the target. */
+#ifndef VG_SCAN_SCAN_H
+#define VG_SCAN_SCAN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "scan/value.h"
+#include "target/maps.h"
+#include "util/error.h"
+
+/* Matches, ascending by address, with the value each had when last read. */
+struct vg_match_set {
+	enum vg_scan_type type;
+	/* Bytes stored per match: the type width, or for str/bytes the longest
+	 * pattern's length (a shorter match is zero-padded; len[] says). */
+	size_t value_size;
+	uint64_t *addr;
+	uint8_t *value;          /* n * value_size */
+	uint8_t *variant;        /* str/bytes: index of the pattern matched
+				    (0 utf-8, 1 utf-16le); NULL for numbers */
+	size_t n, cap;
+};
+void vg_match_set_init(struct vg_match_set *s, enum vg_scan_type t,
+		       size_t value_size);
+void vg_match_set_clear(struct vg_match_set *s);
+/* Append (addresses must be appended in ascending order). 0 or -ENOMEM. */
+int vg_match_set_push(struct vg_match_set *s, uint64_t addr,
+		      const void *value, uint8_t variant);
+/* Bytes of the value actually matched at index i (the pattern length for
+ * str/bytes, else value_size). */
+size_t vg_match_set_len(const struct vg_match_set *s,
+			const struct vg_scan_value *v, size_t i);
+
+struct vg_scan_stats {
+	uint64_t bytes_total;        /* of the selected regions at the start */
+	uint64_t bytes_scanned;
+	uint64_t regions_scanned;
+	uint64_t regions_skipped;    /* wholly unreadable (vanished, PROT_NONE, denied) */
+	uint64_t bytes_skipped;      /* unreadable bytes, in any region */
+	uint64_t matches;            /* found (or kept, after a narrowing) */
+	uint64_t matches_unreadable; /* narrowing: dropped, address no longer readable */
+	bool interrupted;            /* *stop became true: the result is partial */
+	double seconds;
+};
+
+/* Called from the scanning thread that finished a chunk, at most every
+ * interval_ms; must be thread-safe and cheap. */
+typedef void (*vg_scan_progress_fn)(void *arg, const struct vg_scan_stats *s);
+
+struct vg_scan_opts {
+	const struct vg_scan_value *value;
+	bool aligned;                 /* only offsets that are multiples of the width
+				         (str/bytes: ignored) */
+	struct vg_scan_select select;
+	unsigned threads;             /* 0: online CPUs */
+	size_t chunk;                 /* bytes per read; 0: default (4 MiB) */
+	const volatile sig_atomic_t *stop;  /* may be NULL; checked per chunk */
+	vg_scan_progress_fn progress; /* may be NULL */
+	void *progress_arg;
+	unsigned interval_ms;         /* 0: 200 */
+};
+
+/* First scan of pid over the regions of maps that opts->select picks.
+ * out is initialised here.  -ESRCH if the process is gone, -EPERM/-EACCES
+ * if not allowed to read it at all, -ENOMEM. */
+int vg_scan_first(pid_t pid, const struct vg_maps *maps,
+		  const struct vg_scan_opts *opts, struct vg_match_set *out,
+		  struct vg_scan_stats *st, struct vg_error *err);
+
+/* Re-read every match of set and keep those satisfying n (value is the
+ * parsed VALUE for str/bytes EQ); the kept ones get their new value.
+ * Unreadable addresses are dropped and counted.  Errors as above. */
+int vg_scan_narrow(pid_t pid, struct vg_match_set *set,
+		   const struct vg_scan_value *value, const struct vg_narrow *n,
+		   struct vg_scan_stats *st, struct vg_error *err);
+
+/* Re-read the current values of every match without filtering (for
+ * display); unreadable ones keep their old value and are reported in
+ * readable[i] = false.  readable has set->n entries. */
+int vg_scan_refresh(pid_t pid, const struct vg_match_set *set,
+		    uint8_t *values_now, bool *readable, struct vg_error *err);
+
+#endif
