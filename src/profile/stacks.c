@@ -1,0 +1,1 @@
+/* stacks.c - placeholder until the stack trie lands */

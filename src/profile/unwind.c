@@ -1,0 +1,1 @@
+/* unwind.c - placeholder until the unwinder lands */
