@@ -1,0 +1,1112 @@
+/* cmd_scan.c - `vigil scan`: find where a value lives in a live process,
+ * narrow the matches down, compare with a snapshot when the value is not
+ * known, and find static pointer chains to an address.
+ *
+ * Every mode reads the target with process_vm_readv only: the target is
+ * never stopped (ptrace) and never written.  Results name a form `vigil
+ * watch` takes, so the hunt goes on with one command. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "elf/addrspec.h"
+#include "elf/image.h"
+#include "report/json.h"
+#include "scan/locate.h"
+#include "scan/pointers.h"
+#include "scan/scan.h"
+#include "scan/scanset.h"
+#include "scan/snapshot.h"
+#include "target/maps.h"
+#include "target/mem.h"
+
+const char cmd_scan_usage[] =
+	"usage: vigil scan PID VALUE --type TYPE [--aligned] [--regions SET] [--save FILE] [--json]\n"
+	"       vigil scan PID --from FILE (--eq V | --changed | --unchanged | --increased\n"
+	"                  | --decreased | --increased-by D | --decreased-by D | --range A..B)\n"
+	"                  [--type TYPE] [--aligned] [--save FILE] [--json]\n"
+	"       vigil scan PID --snapshot FILE [--regions SET]\n"
+	"       vigil scan PID --pointers-to ADDR [--depth N] [--max-offset BYTES] [--json]\n"
+	"\n"
+	"Where does this value live?  A first scan reads every selected region of a\n"
+	"running process (process_vm_readv in large chunks, on every CPU, without\n"
+	"stopping it) and lists each place holding VALUE.  Save the matches with\n"
+	"--save, let the value change, and narrow them with --from FILE and a test:\n"
+	"narrowing re-reads only the saved addresses.  When the value is unknown,\n"
+	"--snapshot FILE captures the memory (compressed); --from FILE --type T\n"
+	"--changed later compares it with the live memory.  --pointers-to finds\n"
+	"chains of pointers from a static location (a global of an image) to ADDR,\n"
+	"which survive a restart of the program.  Each match says its region, image\n"
+	"and static offset, the global it lies in, and the ADDR to give `vigil watch`.\n"
+	"\n"
+	"TYPE: i8 i16 i32 i64 u8 u16 u32 u64 (decimal or 0xHEX), f32 f64 (within\n"
+	"--epsilon), str (UTF-8 and UTF-16LE), bytes (hex, '?\?' matches any byte:\n"
+	"\"de ad ?? ef\").  Numbers match at every byte offset unless --aligned.\n"
+	"\n"
+	"options:\n"
+	"  --type TYPE        the value's type (required for a first scan and with a\n"
+	"                     snapshot; a scan set knows its own)\n"
+	"  --aligned          only offsets that are a multiple of the type's size\n"
+	"  --regions SET      writable (default: readable and writable), all (every\n"
+	"                     readable region), heap ([heap] and anonymous rw memory),\n"
+	"                     stack ([stack]), anon, or an image's file name or path\n"
+	"  --epsilon E        float tolerance (default 1e-6 for f32, 1e-9 for f64)\n"
+	"  --save FILE        write the matches to FILE (a scan set) for --from\n"
+	"  --from FILE        narrow a scan set or compare with a snapshot\n"
+	"  --eq V             keep matches now equal to V\n"
+	"  --changed          keep matches whose value changed since the last scan\n"
+	"  --unchanged        ... did not change\n"
+	"  --increased        ... grew (numbers)\n"
+	"  --decreased        ... shrank\n"
+	"  --increased-by D   ... grew by exactly D (--decreased-by D: shrank by D)\n"
+	"  --range A..B       keep matches now in [A, B]\n"
+	"  --snapshot FILE    capture the selected memory to FILE (zlib)\n"
+	"  --pointers-to ADDR find pointer chains to ADDR (ADDR forms below)\n"
+	"  --depth N          pointer levels to search, 1-8 (default 3)\n"
+	"  --max-offset B     largest offset added after a dereference (default 4096)\n"
+	"  --max-chains N     chains to collect at most (default 1000)\n"
+	"  --max-list N       matches or chains listed (default 20, with --json 1000);\n"
+	"                     the counts are always complete\n"
+	"  --json             one JSON document (docs/json-schema/live_scan.json)\n"
+	"  -h, --help         this help\n"
+	"\n"
+	"A scan set remembers the process it came from (PID and start time): one\n"
+	"from an earlier process that had the same PID is refused (exit 4).\n"
+	"Ctrl-C stops a long scan; what was found so far is listed, not saved.\n"
+	"\n"
+	"examples:\n"
+	"  vigil scan 4242 1500 --type i32 --save hp.set\n"
+	"  vigil scan 4242 --from hp.set --decreased --save hp.set\n"
+	"  vigil scan 4242 --from hp.set --eq 1480\n"
+	"  vigil scan 4242 \"hello\" --type str --regions heap\n"
+	"  vigil scan 4242 --snapshot mem.snap; vigil scan 4242 --from mem.snap --type u32 --aligned --changed\n"
+	"  vigil scan 4242 --pointers-to 0x55d0c2a1c2e8 --depth 2 --max-offset 256\n";
+
+enum scan_mode { MODE_FIRST = 1, MODE_NARROW, MODE_SNAPSHOT, MODE_POINTERS };
+
+struct scan_args {
+	enum scan_mode mode;
+	const char *pid, *value, *type, *regions, *save, *from, *snapshot, *pointers_to;
+	bool aligned, have_op, have_epsilon, have_max_list;
+	enum vg_narrow_op op;
+	const char *operand;        /* --eq V, --increased-by D, --range A..B */
+	double epsilon;
+	uint64_t max_list, depth, max_offset, max_chains;
+};
+
+/* What the report shows about the scan itself. */
+struct scan_summary {
+	const char *mode;           /* "first", "narrow", "snapshot_compare" */
+	enum vg_scan_type type;
+	const char *value_text;     /* NULL for a narrowing without operand */
+	const char *op;             /* NULL for a first scan */
+	const char *operand;
+	bool aligned;
+	uint32_t generation;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static int set_op(struct vg_cli *cli, struct scan_args *a, enum vg_narrow_op op,
+		  const char *operand)
+{
+	if (a->have_op)
+		return cli_usage_error(cli, "give one narrowing test (--eq, --changed, --unchanged, --increased, --decreased, --increased-by, --decreased-by or --range)");
+	a->have_op = true;
+	a->op = op;
+	a->operand = operand;
+	return 0;
+}
+
+static int parse_count(struct vg_cli *cli, const char *opt, const char *s, uint64_t lo,
+		       uint64_t hi, uint64_t *out)
+{
+	if (vg_parse_u64(s, 1, out) < 0 || *out < lo || *out > hi)
+		return cli_usage_error(cli, "invalid %s '%s': expected a number from %" PRIu64 " to %" PRIu64,
+				       opt, s, lo, hi);
+	return 0;
+}
+
+static int parse_args(struct vg_cli *cli, int argc, char **argv, struct scan_args *a)
+{
+	enum {
+		OPT_TYPE = 256, OPT_ALIGNED, OPT_REGIONS, OPT_EPSILON, OPT_SAVE, OPT_FROM,
+		OPT_EQ, OPT_CHANGED, OPT_UNCHANGED, OPT_INCREASED, OPT_DECREASED,
+		OPT_INCREASED_BY, OPT_DECREASED_BY, OPT_RANGE, OPT_SNAPSHOT, OPT_POINTERS,
+		OPT_DEPTH, OPT_MAX_OFFSET, OPT_MAX_CHAINS, OPT_MAX_LIST, OPT_JSON,
+	};
+	static const struct option opts[] = {
+		{ "type", required_argument, NULL, OPT_TYPE },
+		{ "aligned", no_argument, NULL, OPT_ALIGNED },
+		{ "regions", required_argument, NULL, OPT_REGIONS },
+		{ "epsilon", required_argument, NULL, OPT_EPSILON },
+		{ "save", required_argument, NULL, OPT_SAVE },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "eq", required_argument, NULL, OPT_EQ },
+		{ "changed", no_argument, NULL, OPT_CHANGED },
+		{ "unchanged", no_argument, NULL, OPT_UNCHANGED },
+		{ "increased", no_argument, NULL, OPT_INCREASED },
+		{ "decreased", no_argument, NULL, OPT_DECREASED },
+		{ "increased-by", required_argument, NULL, OPT_INCREASED_BY },
+		{ "decreased-by", required_argument, NULL, OPT_DECREASED_BY },
+		{ "range", required_argument, NULL, OPT_RANGE },
+		{ "snapshot", required_argument, NULL, OPT_SNAPSHOT },
+		{ "pointers-to", required_argument, NULL, OPT_POINTERS },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "max-offset", required_argument, NULL, OPT_MAX_OFFSET },
+		{ "max-chains", required_argument, NULL, OPT_MAX_CHAINS },
+		{ "max-list", required_argument, NULL, OPT_MAX_LIST },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *pos[2] = { NULL, NULL };
+	int npos = 0, c, r = 0;
+
+	a->depth = 3;
+	a->max_offset = 4096;
+	a->max_chains = 1000;
+	opterr = 0;
+	/* Leading '-': positionals keep their place among options, and a
+	 * negative VALUE ("-5") reaches the value parser as one. */
+	while ((c = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (npos == 2)
+				return cli_usage_error(cli, "unexpected argument '%s'; usage: vigil scan PID VALUE --type TYPE", optarg);
+			pos[npos++] = optarg;
+			break;
+		case OPT_TYPE: a->type = optarg; break;
+		case OPT_ALIGNED: a->aligned = true; break;
+		case OPT_REGIONS: a->regions = optarg; break;
+		case OPT_EPSILON: {
+			char *end;
+
+			errno = 0;
+			a->epsilon = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(a->epsilon) || a->epsilon < 0)
+				return cli_usage_error(cli, "invalid --epsilon '%s': expected a finite number >= 0", optarg);
+			a->have_epsilon = true;
+			break;
+		}
+		case OPT_SAVE: a->save = optarg; break;
+		case OPT_FROM: a->from = optarg; break;
+		case OPT_EQ: r = set_op(cli, a, VG_NARROW_EQ, optarg); break;
+		case OPT_CHANGED: r = set_op(cli, a, VG_NARROW_CHANGED, NULL); break;
+		case OPT_UNCHANGED: r = set_op(cli, a, VG_NARROW_UNCHANGED, NULL); break;
+		case OPT_INCREASED: r = set_op(cli, a, VG_NARROW_INCREASED, NULL); break;
+		case OPT_DECREASED: r = set_op(cli, a, VG_NARROW_DECREASED, NULL); break;
+		case OPT_INCREASED_BY: r = set_op(cli, a, VG_NARROW_INCREASED_BY, optarg); break;
+		case OPT_DECREASED_BY: r = set_op(cli, a, VG_NARROW_DECREASED_BY, optarg); break;
+		case OPT_RANGE: r = set_op(cli, a, VG_NARROW_RANGE, optarg); break;
+		case OPT_SNAPSHOT: a->snapshot = optarg; break;
+		case OPT_POINTERS: a->pointers_to = optarg; break;
+		case OPT_DEPTH: r = parse_count(cli, "--depth", optarg, 1, VG_PTR_MAX_DEPTH, &a->depth); break;
+		case OPT_MAX_OFFSET: r = parse_count(cli, "--max-offset", optarg, 0, 1u << 30, &a->max_offset); break;
+		case OPT_MAX_CHAINS: r = parse_count(cli, "--max-chains", optarg, 1, 10000000, &a->max_chains); break;
+		case OPT_MAX_LIST:
+			r = parse_count(cli, "--max-list", optarg, 0, UINT32_MAX, &a->max_list);
+			a->have_max_list = true;
+			break;
+		case OPT_JSON: cli->json = true; break;
+		case 'h':
+			fputs(cmd_scan_usage, stdout);
+			return -1;
+		default:
+			return cli_bad_option(cli, argv[optind - 1]);
+		}
+		if (r)
+			return r;
+	}
+	for (; optind < argc; optind++) {
+		if (npos == 2)
+			return cli_usage_error(cli, "unexpected argument '%s'; usage: vigil scan PID VALUE --type TYPE", argv[optind]);
+		pos[npos++] = argv[optind];
+	}
+	if (npos == 0)
+		return cli_usage_error(cli, "expected PID; usage: vigil scan PID VALUE --type TYPE (vigil help scan)");
+	a->pid = pos[0];
+	a->value = pos[1];
+
+	/* Exactly one mode, and only the options that mean something in it. */
+	{
+		int modes = !!a->value + !!a->from + !!a->snapshot + !!a->pointers_to;
+
+		if (modes != 1)
+			return cli_usage_error(cli, modes ? "give one of VALUE, --from FILE, --snapshot FILE or --pointers-to ADDR"
+						    : "expected VALUE, --from FILE, --snapshot FILE or --pointers-to ADDR after the PID");
+	}
+	a->mode = a->value ? MODE_FIRST : a->from ? MODE_NARROW : a->snapshot ? MODE_SNAPSHOT : MODE_POINTERS;
+	if (a->mode == MODE_FIRST && !a->type)
+		return cli_usage_error(cli, "a first scan needs --type (i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 str bytes)");
+	if (a->mode == MODE_NARROW && !a->have_op)
+		return cli_usage_error(cli, "--from FILE needs a test: --eq V, --changed, --unchanged, --increased, --decreased, --increased-by D, --decreased-by D or --range A..B");
+	if (a->mode != MODE_NARROW && a->have_op)
+		return cli_usage_error(cli, "narrowing tests (--eq, --changed, ...) go with --from FILE");
+	if ((a->mode == MODE_SNAPSHOT || a->mode == MODE_POINTERS) && (a->save || a->type || a->aligned))
+		return cli_usage_error(cli, "--save, --type and --aligned do not apply to %s",
+				       a->mode == MODE_SNAPSHOT ? "--snapshot" : "--pointers-to");
+	if (a->mode != MODE_POINTERS && a->regions == NULL)
+		a->regions = "writable";
+	if (a->mode == MODE_NARROW && a->regions && strcmp(a->regions, "writable") != 0)
+		return cli_usage_error(cli, "--regions applies to a first scan or a snapshot, not to --from");
+	if (a->mode == MODE_POINTERS && a->regions)
+		return cli_usage_error(cli, "--regions does not apply to --pointers-to (every writable region is searched)");
+	if (!a->have_max_list)
+		a->max_list = cli->json ? 1000 : 20;
+	return 0;
+}
+
+static double default_epsilon(enum vg_scan_type t)
+{
+	return t == VG_SCAN_F32 ? 1e-6 : 1e-9;
+}
+
+/* Parse the operands of the narrowing test for type t. */
+static int parse_narrow(struct vg_cli *cli, const struct scan_args *a, enum vg_scan_type t,
+			struct vg_narrow *n)
+{
+	struct vg_error err = { 0 };
+	double eps = a->have_epsilon ? a->epsilon : default_epsilon(t);
+	char *lo = NULL;
+	int r = 0;
+
+	n->op = a->op;
+	if (vg_narrow_check(t, n, &err) < 0)
+		return cli_fail(cli, &err);
+	if (a->op == VG_NARROW_RANGE) {
+		const char *dots = strstr(a->operand, "..");
+
+		if (!dots || dots == a->operand || !dots[2])
+			return cli_usage_error(cli, "invalid --range '%s': expected A..B", a->operand);
+		lo = strndup(a->operand, (size_t)(dots - a->operand));
+		if (!lo)
+			return cli_out_of_memory(cli, "parsing --range");
+		if (vg_scan_value_parse(t, lo, eps, &n->a, &err) < 0 ||
+		    vg_scan_value_parse(t, dots + 2, eps, &n->b, &err) < 0)
+			r = cli_fail(cli, &err);
+		free(lo);
+		return r;
+	}
+	if (a->operand && vg_scan_value_parse(t, a->operand, eps, &n->a, &err) < 0)
+		return cli_fail(cli, &err);
+	return 0;
+}
+
+/* The table view's progress line, on a terminal only.  Called from the
+ * scanning threads (stdio locks the stream). */
+static void progress_line(void *arg, const struct vg_scan_stats *s)
+{
+	double gbps = s->seconds > 0 ? (double)s->bytes_scanned / s->seconds / 1e9 : 0;
+
+	(void)arg;
+	fprintf(stderr, "\r# scanning: %.1f of %.1f MiB, %" PRIu64 " matches, %.2f GB/s\033[K",
+		(double)s->bytes_scanned / 1048576.0, (double)s->bytes_total / 1048576.0,
+		s->matches, gbps);
+}
+
+static void progress_done(void)
+{
+	if (isatty(STDERR_FILENO))
+		fputs("\r\033[K", stderr);
+}
+
+/* VIGIL_SCAN_SYNC=PATH (tests): after the maps were read and before the
+ * memory is, create PATH.ready and wait up to 10 s for PATH.go, so a test
+ * can change the target's mappings at exactly that point. */
+static void test_sync_point(void)
+{
+	const char *base = getenv("VIGIL_SCAN_SYNC");
+	char path[4096];
+	struct stat st;
+	FILE *f;
+
+	if (!base || !*base)
+		return;
+	snprintf(path, sizeof(path), "%s.ready", base);
+	f = fopen(path, "w");
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s.go", base);
+	for (int i = 0; i < 1000 && stat(path, &st) < 0; i++)
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+}
+
+static void identity_of(const struct vg_target *t, struct vg_scan_identity *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->pid = t->pid;
+	id->start_time = t->starttime;
+	snprintf(id->comm, sizeof(id->comm), "%.16s", t->comm);
+}
+
+/* A scan set or snapshot names the process it came from; addresses of
+ * another process, even one that got the same PID, mean nothing here. */
+static int check_identity(struct vg_cli *cli, const char *file, const struct vg_scan_identity *id)
+{
+	const struct vg_target *t = cli->target;
+	struct vg_error err = { 0 };
+
+	if (id->pid != t->pid) {
+		vg_error_set(&err, -EINVAL, "'%s' was taken from pid %d (%s), not pid %d: use it with pid %d, or scan pid %d again",
+			     file, (int)id->pid, id->comm, (int)t->pid, (int)id->pid, (int)t->pid);
+		return cli_fail(cli, &err);
+	}
+	if (id->start_time != t->starttime) {
+		vg_error_set(&err, -ESRCH, "refused: '%s' was taken from an earlier process with pid %d (%s, started at tick %" PRIu64 "); pid %d is now a different process (%s, started at tick %llu): its addresses mean nothing here, scan again",
+			     file, (int)id->pid, id->comm, id->start_time, (int)t->pid, t->comm, t->starttime);
+		return cli_fail(cli, &err);
+	}
+	return 0;
+}
+
+/* "g_root" or "g_root+16". */
+static const char *symbol_text(const char *name, uint64_t off, char *buf, size_t size)
+{
+	if (off)
+		snprintf(buf, size, "%s+%" PRIu64, name, off);
+	else
+		snprintf(buf, size, "%s", name);
+	return buf;
+}
+
+static double rate_gbps(uint64_t bytes, double seconds)
+{
+	return seconds > 0 ? (double)bytes / seconds / 1e9 : 0;
+}
+
+/* The value at index i as text: a number, the pattern's text (str), or
+ * hex (bytes). */
+static void value_text(const struct vg_match_set *set, const struct vg_scan_value *pattern,
+		       size_t i, char *buf, size_t size)
+{
+	const uint8_t *v = set->value + i * set->value_size;
+
+	if (set->type != VG_SCAN_STR && set->type != VG_SCAN_BYTES) {
+		vg_scan_format_number(set->type, v, buf, size);
+		return;
+	}
+	{
+		size_t len = pattern ? vg_match_set_len(set, pattern, i) : set->value_size;
+		size_t o = 0;
+
+		if (set->type == VG_SCAN_STR && set->variant && set->variant[i] == 0 && len < size) {
+			memcpy(buf, v, len);
+			buf[len] = '\0';
+			return;
+		}
+		if (set->type == VG_SCAN_STR && set->variant && set->variant[i] == 1) {
+			/* UTF-16LE of text that was given as UTF-8: ASCII is
+			 * common and shown as is, anything else as hex. */
+			bool ascii = true;
+
+			for (size_t k = 0; k + 1 < len && ascii; k += 2)
+				ascii = v[k] >= 0x20 && v[k] < 0x7f && v[k + 1] == 0;
+			if (ascii && len / 2 < size) {
+				for (size_t k = 0; k + 1 < len; k += 2)
+					buf[o++] = (char)v[k];
+				buf[o] = '\0';
+				return;
+			}
+		}
+		for (size_t k = 0; k < len && o + 3 < size; k++)
+			o += (size_t)snprintf(buf + o, size - o, "%02x", v[k]);
+		buf[o] = '\0';
+	}
+}
+
+static const char *encoding_of(const struct vg_match_set *set, size_t i)
+{
+	if (set->type == VG_SCAN_STR && set->variant)
+		return set->variant[i] ? "utf-16le" : "utf-8";
+	return NULL;
+}
+
+static size_t watch_len(const struct vg_match_set *set, uint64_t addr)
+{
+	size_t w = vg_scan_type_width(set->type);
+
+	return (w == 1 || w == 2 || w == 4 || w == 8) && addr % w == 0 ? w : 1;
+}
+
+static cJSON *match_json(const struct vg_match_set *set, const struct vg_scan_value *pattern,
+			 size_t i, const struct vg_maps *maps, const struct vg_images *imgs)
+{
+	cJSON *m = cJSON_CreateObject();
+	struct vg_location loc;
+	char text[1024];
+
+	if (!m)
+		return NULL;
+	vg_locate(maps, imgs, set->addr[i], &loc);
+	vg_json_add_addr(m, "address", set->addr[i]);
+	if (loc.region) {
+		cJSON_AddItemToObject(m, "region", vg_json_region(loc.region));
+		cJSON_AddStringToObject(m, "perms", loc.region->perms);
+	} else {
+		cJSON_AddNullToObject(m, "region");
+		cJSON_AddNullToObject(m, "perms");
+	}
+	if (loc.image) {
+		vg_json_add_text(m, "image", loc.image->path);
+		vg_json_add_addr(m, "static_offset", loc.static_offset);
+	} else {
+		cJSON_AddNullToObject(m, "image");
+		cJSON_AddNullToObject(m, "static_offset");
+	}
+	if (loc.symbol) {
+		vg_json_add_text(m, "symbol", symbol_text(loc.symbol, loc.symbol_offset, text, sizeof(text)));
+	} else {
+		cJSON_AddNullToObject(m, "symbol");
+	}
+	value_text(set, pattern, i, text, sizeof(text));
+	vg_json_add_text(m, "value", text);
+	if (encoding_of(set, i))
+		cJSON_AddStringToObject(m, "encoding", encoding_of(set, i));
+	vg_json_add_text(m, "watch", loc.watch_spec);
+	return m;
+}
+
+static void summary_json(cJSON *doc, const struct scan_args *a, const struct scan_summary *sm)
+{
+	cJSON *s = cJSON_AddObjectToObject(doc, "scan");
+
+	cJSON_AddStringToObject(s, "mode", sm->mode);
+	cJSON_AddStringToObject(s, "type", vg_scan_type_name(sm->type));
+	if (sm->value_text)
+		vg_json_add_text(s, "value", sm->value_text);
+	else
+		cJSON_AddNullToObject(s, "value");
+	if (sm->op)
+		cJSON_AddStringToObject(s, "op", sm->op);
+	else
+		cJSON_AddNullToObject(s, "op");
+	if (sm->operand)
+		vg_json_add_text(s, "operand", sm->operand);
+	cJSON_AddBoolToObject(s, "aligned", sm->aligned);
+	if (a->mode == MODE_NARROW)
+		cJSON_AddNullToObject(s, "regions");
+	else
+		vg_json_add_text(s, "regions", a->regions);
+	if (a->from)
+		vg_json_add_text(s, "from", a->from);
+	else
+		cJSON_AddNullToObject(s, "from");
+	if (a->save)
+		vg_json_add_text(s, "saved_to", a->save);
+	else
+		cJSON_AddNullToObject(s, "saved_to");
+	cJSON_AddNumberToObject(s, "generation", sm->generation);
+}
+
+static int print_matches_json(struct vg_cli *cli, const struct scan_args *a,
+			      const struct scan_summary *sm, const struct vg_match_set *set,
+			      const struct vg_scan_value *pattern, const struct vg_scan_stats *st,
+			      const struct vg_maps *maps, const struct vg_images *imgs)
+{
+	cJSON *doc = vg_json_report_new("live_scan", cli->target);
+	cJSON *arr;
+	size_t listed = set->n < a->max_list ? set->n : (size_t)a->max_list;
+
+	if (!doc)
+		return cli_out_of_memory(cli, "building the JSON report");
+	summary_json(doc, a, sm);
+	cJSON_AddNumberToObject(doc, "matches_total", (double)set->n);
+	cJSON_AddNumberToObject(doc, "matches_listed", (double)listed);
+	cJSON_AddNumberToObject(doc, "bytes_scanned", (double)st->bytes_scanned);
+	cJSON_AddNumberToObject(doc, "regions_scanned", (double)st->regions_scanned);
+	cJSON_AddNumberToObject(doc, "regions_skipped", (double)st->regions_skipped);
+	cJSON_AddNumberToObject(doc, "bytes_skipped", (double)st->bytes_skipped);
+	cJSON_AddNumberToObject(doc, "matches_unreadable", (double)st->matches_unreadable);
+	cJSON_AddBoolToObject(doc, "interrupted", st->interrupted);
+	cJSON_AddNumberToObject(doc, "seconds", st->seconds);
+	cJSON_AddNumberToObject(doc, "gb_per_s", rate_gbps(st->bytes_scanned, st->seconds));
+	arr = cJSON_AddArrayToObject(doc, "matches");
+	for (size_t i = 0; arr && i < listed; i++)
+		cJSON_AddItemToArray(arr, match_json(set, pattern, i, maps, imgs));
+	return cli_print_json(doc);
+}
+
+static void print_matches_table(struct vg_cli *cli, const struct scan_args *a,
+				const struct scan_summary *sm, const struct vg_match_set *set,
+				const struct vg_scan_value *pattern, const struct vg_scan_stats *st,
+				const struct vg_maps *maps, const struct vg_images *imgs)
+{
+	size_t listed = set->n < a->max_list ? set->n : (size_t)a->max_list;
+	struct vg_location loc;
+	char text[1024];
+
+	printf("# pid %d: %s %s", (int)cli->target->pid, sm->mode, vg_scan_type_name(sm->type));
+	if (sm->op)
+		printf(" --%s%s%s", sm->op, sm->operand ? " " : "", sm->operand ? sm->operand : "");
+	else if (sm->value_text) {
+		fputc(' ', stdout);
+		cli_put_text(stdout, sm->value_text);
+	}
+	printf("%s: %" PRIu64 " regions, %.1f MiB in %.3f s (%.2f GB/s)", sm->aligned ? " (aligned)" : "",
+	       st->regions_scanned, (double)st->bytes_scanned / 1048576.0, st->seconds,
+	       rate_gbps(st->bytes_scanned, st->seconds));
+	if (st->regions_skipped || st->bytes_skipped)
+		printf(", %" PRIu64 " regions and %" PRIu64 " bytes unreadable (skipped)",
+		       st->regions_skipped, st->bytes_skipped);
+	if (st->matches_unreadable)
+		printf(", %" PRIu64 " matches no longer readable (dropped)", st->matches_unreadable);
+	printf("\n%zu match%s%s\n", set->n, set->n == 1 ? "" : "es",
+	       st->interrupted ? " (interrupted: the scan is incomplete)" : "");
+	if (listed)
+		printf("%-18s  %-20s  %-4s  %-36s  %s\n", "ADDRESS", "VALUE", "PERM", "WHERE", "SYMBOL");
+	for (size_t i = 0; i < listed; i++) {
+		vg_locate(maps, imgs, set->addr[i], &loc);
+		value_text(set, pattern, i, text, sizeof(text));
+		printf("0x%016" PRIx64 "  ", set->addr[i]);
+		cli_put_text(stdout, text);
+		printf("%*s  %-4s  ", (int)(strlen(text) < 20 ? 20 - strlen(text) : 0), "",
+		       loc.region ? loc.region->perms : "----");
+		if (loc.image) {
+			const char *base = strrchr(loc.image->path, '/');
+
+			snprintf(text, sizeof(text), "%s+0x%" PRIx64, base ? base + 1 : loc.image->path,
+				 loc.static_offset);
+		} else if (loc.region) {
+			snprintf(text, sizeof(text), "%s",
+				 loc.region->path[0] ? loc.region->path : vg_region_kind_name(loc.region->kind));
+		} else {
+			snprintf(text, sizeof(text), "(unmapped now)");
+		}
+		cli_put_text(stdout, text);
+		printf("%*s  ", (int)(strlen(text) < 36 ? 36 - strlen(text) : 0), "");
+		if (loc.symbol) {
+			cli_put_text(stdout, loc.symbol);
+			if (loc.symbol_offset)
+				printf("+%" PRIu64, loc.symbol_offset);
+		} else {
+			fputc('-', stdout);
+		}
+		fputc('\n', stdout);
+	}
+	if (listed < set->n)
+		printf("... %zu more (--max-list N lists more; --save FILE keeps them all)\n", set->n - listed);
+	if (set->n == 1) {
+		vg_locate(maps, imgs, set->addr[0], &loc);
+		printf("watch it: vigil watch %d ", (int)cli->target->pid);
+		cli_put_text(stdout, loc.watch_spec);
+		printf(" --len %zu\n", watch_len(set, set->addr[0]));
+	}
+	if (a->save && !st->interrupted)
+		printf("# saved to %s\n", a->save);
+	cli_print_target_notes(cli->target);
+}
+
+/* Save (unless interrupted), then report.  A partial result is shown but
+ * never saved: a later narrowing would take it for the whole truth. */
+static int finish_matches(struct vg_cli *cli, const struct scan_args *a,
+			  const struct scan_summary *sm, const struct vg_match_set *set,
+			  const struct vg_scan_value *pattern, const struct vg_scan_stats *st,
+			  const struct vg_maps *maps, struct vg_mem *mem)
+{
+	struct vg_images *imgs = NULL;
+	struct vg_error err = { 0 };
+	int r;
+
+	if (a->save && !st->interrupted) {
+		struct vg_scanset_meta meta;
+
+		memset(&meta, 0, sizeof(meta));
+		identity_of(cli->target, &meta.id);
+		meta.type = sm->type;
+		if (sm->value_text)
+			snprintf(meta.value_text, sizeof(meta.value_text), "%s", sm->value_text);
+		meta.created_ns = (uint64_t)time(NULL) * 1000000000u;
+		meta.generation = sm->generation;
+		if (vg_scanset_save(a->save, &meta, set, &err) < 0)
+			return cli_fail(cli, &err);
+	}
+	/* Locations need the images; their failure leaves matches unnamed,
+	 * not unreported. */
+	r = cli_load_images(cli, NULL, false, maps, mem, &imgs, NULL, NULL);
+	if (r)
+		return r;
+	if (cli->json)
+		r = print_matches_json(cli, a, sm, set, pattern, st, maps, imgs);
+	else
+		print_matches_table(cli, a, sm, set, pattern, st, maps, imgs);
+	vg_images_free(imgs);
+	if (r == 0 && st->interrupted) {
+		if (!cli->json)
+			fprintf(stderr, "vigil: interrupted: the scan is incomplete%s\n",
+				a->save ? "; nothing was saved" : "");
+		return VG_EXIT_RUNTIME;
+	}
+	return r;
+}
+
+static int run_first(struct vg_cli *cli, const struct scan_args *a, const struct vg_maps *maps,
+		     struct vg_mem *mem)
+{
+	struct vg_error err = { 0 };
+	struct vg_scan_value v = { 0 };
+	struct vg_match_set set = { 0 };
+	struct vg_scan_stats st = { 0 };
+	struct vg_scan_opts o = { 0 };
+	struct scan_summary sm = { "first", 0, a->value, NULL, NULL, a->aligned, 0 };
+	enum vg_scan_type t;
+	int r;
+
+	if (vg_scan_type_parse(a->type, &t, &err) < 0)
+		return cli_fail(cli, &err);
+	sm.type = t;
+	if (vg_scan_value_parse(t, a->value, a->have_epsilon ? a->epsilon : default_epsilon(t), &v, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	o.value = &v;
+	o.aligned = a->aligned;
+	vg_scan_select_parse(a->regions, &o.select);
+	o.stop = &stop_requested;
+	if (isatty(STDERR_FILENO) && !cli->json)
+		o.progress = progress_line;
+	test_sync_point();
+	r = vg_scan_first(cli->target->mm_pid, maps, &o, &set, &st, &err);
+	progress_done();
+	if (r < 0) {
+		vg_target_explain(cli->target, r, &err);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	r = finish_matches(cli, a, &sm, &set, &v, &st, maps, mem);
+out:
+	vg_match_set_clear(&set);
+	vg_scan_value_clear(&v);
+	return r;
+}
+
+static int run_narrow_set(struct vg_cli *cli, const struct scan_args *a, const struct vg_maps *maps,
+			  struct vg_mem *mem)
+{
+	struct vg_error err = { 0 };
+	struct vg_scanset_meta meta;
+	struct vg_match_set set = { 0 };
+	struct vg_scan_stats st = { 0 };
+	struct vg_scan_value pattern = { 0 };
+	struct vg_narrow n;
+	struct scan_summary sm = { "narrow", 0, NULL, NULL, NULL, false, 0 };
+	enum vg_scan_type t;
+	struct timespec t0, t1;
+	int r;
+
+	memset(&n, 0, sizeof(n));
+	if (vg_scanset_load(a->from, &meta, &set, &err) < 0)
+		return cli_fail(cli, &err);
+	r = check_identity(cli, a->from, &meta.id);
+	if (r)
+		goto out;
+	if (a->type) {
+		if (vg_scan_type_parse(a->type, &t, &err) < 0) {
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		if (t != meta.type) {
+			r = cli_usage_error(cli, "--type %s does not match the scan set '%s', which holds %s values",
+					    a->type, a->from, vg_scan_type_name(meta.type));
+			goto out;
+		}
+	}
+	t = meta.type;
+	sm.type = t;
+	sm.value_text = meta.value_text[0] ? meta.value_text : NULL;
+	sm.op = vg_narrow_op_name(a->op);
+	sm.operand = a->operand;
+	sm.generation = meta.generation + 1;
+	r = parse_narrow(cli, a, t, &n);
+	if (r)
+		goto out;
+	/* str and bytes sets re-match their own pattern. */
+	if ((t == VG_SCAN_STR || t == VG_SCAN_BYTES) && meta.value_text[0] &&
+	    vg_scan_value_parse(t, meta.value_text, 0, &pattern, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	test_sync_point();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = vg_scan_narrow(cli->target->mm_pid, &set,
+			   t == VG_SCAN_STR || t == VG_SCAN_BYTES ? &pattern : NULL, &n, &st, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (r < 0) {
+		vg_target_explain(cli->target, r, &err);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (st.seconds == 0)
+		st.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	r = finish_matches(cli, a, &sm, &set, pattern.npat ? &pattern : NULL, &st, maps, mem);
+out:
+	vg_scan_value_clear(&n.a);
+	vg_scan_value_clear(&n.b);
+	vg_scan_value_clear(&pattern);
+	vg_match_set_clear(&set);
+	return r;
+}
+
+static int run_narrow_snapshot(struct vg_cli *cli, const struct scan_args *a,
+			       const struct vg_maps *maps, struct vg_mem *mem)
+{
+	struct vg_error err = { 0 };
+	struct vg_scan_identity id;
+	struct vg_match_set set = { 0 };
+	struct vg_scan_stats st = { 0 };
+	struct vg_narrow n;
+	struct scan_summary sm = { "snapshot_compare", 0, NULL, NULL, NULL, a->aligned, 1 };
+	enum vg_scan_type t;
+	int r;
+
+	memset(&n, 0, sizeof(n));
+	if (!a->type)
+		return cli_usage_error(cli, "'%s' is a memory snapshot: give the value's --type to compare it (e.g. --type u32 --aligned)",
+				       a->from);
+	if (vg_scan_type_parse(a->type, &t, &err) < 0)
+		return cli_fail(cli, &err);
+	if (t == VG_SCAN_STR || t == VG_SCAN_BYTES)
+		return cli_usage_error(cli, "a snapshot compares numbers: --type %s is not one (use a first scan for str and bytes)",
+				       a->type);
+	sm.type = t;
+	sm.op = vg_narrow_op_name(a->op);
+	sm.operand = a->operand;
+	r = parse_narrow(cli, a, t, &n);
+	if (r)
+		goto out;
+	/* The identity first: comparing another process's memory would
+	 * report every byte as changed. */
+	if (vg_snapshot_compare(a->from, 0, NULL, t, a->aligned, &n, &id, NULL, NULL, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	r = check_identity(cli, a->from, &id);
+	if (r)
+		goto out;
+	test_sync_point();
+	if (vg_snapshot_compare(a->from, cli->target->mm_pid, maps, t, a->aligned, &n, &id, &set,
+				&st, &err) < 0) {
+		vg_target_explain(cli->target, -EFAULT, &err);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	r = finish_matches(cli, a, &sm, &set, NULL, &st, maps, mem);
+out:
+	vg_scan_value_clear(&n.a);
+	vg_scan_value_clear(&n.b);
+	vg_match_set_clear(&set);
+	return r;
+}
+
+static int run_snapshot(struct vg_cli *cli, const struct scan_args *a, const struct vg_maps *maps)
+{
+	struct vg_error err = { 0 };
+	struct vg_scan_select sel;
+	struct vg_scan_identity id;
+	struct vg_snapshot_stats st = { 0 };
+	int r;
+
+	vg_scan_select_parse(a->regions, &sel);
+	identity_of(cli->target, &id);
+	test_sync_point();
+	r = vg_snapshot_save(cli->target->mm_pid, maps, &sel, &id, a->snapshot, &stop_requested,
+			     &st, &err);
+	if (r < 0) {
+		vg_target_explain(cli->target, r, &err);
+		return cli_fail(cli, &err);
+	}
+	if (cli->json) {
+		cJSON *doc = vg_json_report_new("live_scan", cli->target);
+		cJSON *s;
+
+		if (!doc)
+			return cli_out_of_memory(cli, "building the JSON report");
+		s = cJSON_AddObjectToObject(doc, "scan");
+		cJSON_AddStringToObject(s, "mode", "snapshot");
+		vg_json_add_text(s, "regions", a->regions);
+		vg_json_add_text(s, "saved_to", a->snapshot);
+		cJSON_AddNumberToObject(doc, "regions_captured", (double)st.regions);
+		cJSON_AddNumberToObject(doc, "bytes", (double)st.bytes);
+		cJSON_AddNumberToObject(doc, "bytes_compressed", (double)st.bytes_compressed);
+		cJSON_AddNumberToObject(doc, "regions_skipped", (double)st.regions_skipped);
+		cJSON_AddNumberToObject(doc, "bytes_skipped", (double)st.bytes_skipped);
+		cJSON_AddBoolToObject(doc, "interrupted", st.interrupted);
+		cJSON_AddNumberToObject(doc, "seconds", st.seconds);
+		cJSON_AddNumberToObject(doc, "gb_per_s", rate_gbps(st.bytes, st.seconds));
+		r = cli_print_json(doc);
+	} else {
+		printf("# pid %d: snapshot of %" PRIu64 " regions, %.1f MiB in %.3f s (%.2f GB/s), %.1f MiB on disk",
+		       (int)cli->target->pid, st.regions, (double)st.bytes / 1048576.0, st.seconds,
+		       rate_gbps(st.bytes, st.seconds), (double)st.bytes_compressed / 1048576.0);
+		if (st.regions_skipped || st.bytes_skipped)
+			printf(", %" PRIu64 " regions and %" PRIu64 " bytes unreadable (skipped)",
+			       st.regions_skipped, st.bytes_skipped);
+		printf("\n# saved to %s; next: vigil scan %d --from %s --type TYPE --changed\n",
+		       a->snapshot, (int)cli->target->pid, a->snapshot);
+		cli_print_target_notes(cli->target);
+	}
+	if (r == 0 && st.interrupted) {
+		fprintf(stderr, "vigil: interrupted: the snapshot is incomplete and was not kept\n");
+		return VG_EXIT_RUNTIME;
+	}
+	return r;
+}
+
+/* The --follow form of a chain, when one exists: watch --follow takes one
+ * dereference, so a depth-1 chain from a named slot is exact; a deeper one
+ * is given from its last slot's current address (valid until a pointer
+ * above it changes). */
+static bool follow_spec(const struct vg_ptr_chain *c, uint64_t last_slot, char *buf, size_t size)
+{
+	if (c->depth == 1) {
+		char sym[600];
+
+		if (c->base_symbol && c->image && c->image->is_main)
+			snprintf(buf, size, "%s+%" PRIu64,
+				 symbol_text(c->base_symbol, c->base_symbol_offset, sym, sizeof(sym)),
+				 c->offsets[0]);
+		else if (c->image && c->image->is_main)
+			snprintf(buf, size, "@0x%" PRIx64 "+%" PRIu64, c->base_static, c->offsets[0]);
+		else
+			snprintf(buf, size, "0x%" PRIx64 "+%" PRIu64, c->base_address, c->offsets[0]);
+		return true;
+	}
+	snprintf(buf, size, "0x%" PRIx64 "+%" PRIu64, last_slot, c->offsets[c->depth - 1]);
+	return false;
+}
+
+/* Current address of the slot holding the last pointer of a chain:
+ * *(...*(base)+off0...)+off[depth-2]. */
+static int chain_last_slot(struct vg_mem *mem, const struct vg_ptr_chain *c, uint64_t *slot)
+{
+	uint64_t at = c->base_address;
+
+	for (unsigned i = 0; i + 1 < c->depth; i++) {
+		uint64_t p;
+		struct vg_mem_result res;
+
+		if (vg_mem_read(mem, at, &p, sizeof(p), &res, NULL) < 0)
+			return -EFAULT;
+		at = p + c->offsets[i];
+	}
+	*slot = at;
+	return 0;
+}
+
+static int run_pointers(struct vg_cli *cli, const struct scan_args *a, const struct vg_maps *maps,
+			struct vg_mem *mem)
+{
+	struct vg_error err = { 0 };
+	struct vg_images *imgs = NULL;
+	struct vg_ptr_chain *chains = NULL;
+	struct vg_ptr_stats st = { 0 };
+	struct vg_ptr_opts o = { 0 };
+	struct vg_addr addr;
+	size_t n = 0, listed;
+	char expr[1024], follow[1024], base[512];
+	int r;
+
+	r = cli_load_images(cli, NULL, false, maps, mem, &imgs, NULL, NULL);
+	if (r)
+		return r;
+	if (vg_addr_parse(a->pointers_to, imgs, NULL, &addr, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (!vg_maps_find(maps, addr.runtime)) {
+		vg_error_set(&err, -EFAULT, "address 0x%" PRIx64 " is not mapped in pid %d; 'vigil maps %d' lists the regions",
+			     addr.runtime, (int)cli->target->pid, (int)cli->target->pid);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	o.target = addr.runtime;
+	o.depth = (unsigned)a->depth;
+	o.max_offset = a->max_offset;
+	o.max_chains = (size_t)a->max_chains;
+	o.stop = &stop_requested;
+	if (isatty(STDERR_FILENO) && !cli->json)
+		fprintf(stderr, "# searching pointer chains to 0x%" PRIx64 " (depth %u, offsets <= %" PRIu64 ")...",
+			o.target, o.depth, o.max_offset);
+	test_sync_point();
+	r = vg_ptr_scan(cli->target->mm_pid, maps, imgs, &o, &chains, &n, &st, &err);
+	progress_done();
+	if (r < 0) {
+		vg_target_explain(cli->target, r, &err);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	listed = n < a->max_list ? n : (size_t)a->max_list;
+	if (cli->json) {
+		cJSON *doc = vg_json_report_new("live_scan", cli->target);
+		cJSON *s, *arr;
+
+		if (!doc) {
+			r = cli_out_of_memory(cli, "building the JSON report");
+			goto out;
+		}
+		s = cJSON_AddObjectToObject(doc, "scan");
+		cJSON_AddStringToObject(s, "mode", "pointers");
+		vg_json_add_addr(s, "target", o.target);
+		vg_json_add_text(s, "target_input", a->pointers_to);
+		cJSON_AddNumberToObject(s, "depth", o.depth);
+		cJSON_AddNumberToObject(s, "max_offset", (double)o.max_offset);
+		cJSON_AddNumberToObject(doc, "bytes_scanned", (double)st.bytes_scanned);
+		cJSON_AddNumberToObject(doc, "pointers", (double)st.pointers);
+		cJSON_AddNumberToObject(doc, "regions_skipped", (double)st.regions_skipped);
+		cJSON_AddNumberToObject(doc, "chains_total", (double)st.chains_found);
+		cJSON_AddNumberToObject(doc, "chains_listed", (double)listed);
+		cJSON_AddBoolToObject(doc, "truncated", st.truncated);
+		cJSON_AddBoolToObject(doc, "interrupted", st.interrupted);
+		cJSON_AddNumberToObject(doc, "seconds", st.seconds);
+		arr = cJSON_AddArrayToObject(doc, "chains");
+		for (size_t i = 0; arr && i < listed; i++) {
+			const struct vg_ptr_chain *c = &chains[i];
+			cJSON *j = cJSON_CreateObject(), *offs;
+			uint64_t slot = 0;
+			bool exact;
+
+			vg_json_add_text(j, "base", vg_ptr_chain_base(c, base, sizeof(base)));
+			vg_json_add_addr(j, "base_address", c->base_address);
+			if (c->base_symbol) {
+				char sym[600];
+
+				vg_json_add_text(j, "base_symbol", symbol_text(c->base_symbol,
+					c->base_symbol_offset, sym, sizeof(sym)));
+			} else {
+				cJSON_AddNullToObject(j, "base_symbol");
+			}
+			offs = cJSON_AddArrayToObject(j, "offsets");
+			for (unsigned k = 0; k < c->depth; k++)
+				cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)c->offsets[k]));
+			vg_json_add_text(j, "expression", vg_ptr_chain_expression(c, expr, sizeof(expr)));
+			cJSON_AddNumberToObject(j, "depth", c->depth);
+			if (chain_last_slot(mem, c, &slot) == 0) {
+				exact = follow_spec(c, slot, follow, sizeof(follow));
+				vg_json_add_text(j, "watch_follow", follow);
+				cJSON_AddBoolToObject(j, "watch_follow_survives_rebinding", exact);
+			} else {
+				cJSON_AddNullToObject(j, "watch_follow");
+			}
+			cJSON_AddItemToArray(arr, j);
+		}
+		r = cli_print_json(doc);
+	} else {
+		printf("# pid %d: pointer chains to 0x%" PRIx64 " (depth <= %u, offsets <= %" PRIu64 "): %" PRIu64 " pointers in %.1f MiB, %.3f s\n",
+		       (int)cli->target->pid, o.target, o.depth, o.max_offset, st.pointers,
+		       (double)st.bytes_scanned / 1048576.0, st.seconds);
+		printf("%" PRIu64 " chain%s%s%s\n", st.chains_found, st.chains_found == 1 ? "" : "s",
+		       st.truncated ? " (stopped at --max-chains)" : "",
+		       st.interrupted ? " (interrupted: the search is incomplete)" : "");
+		for (size_t i = 0; i < listed; i++) {
+			uint64_t slot;
+
+			printf("  depth %u  ", chains[i].depth);
+			cli_put_text(stdout, vg_ptr_chain_expression(&chains[i], expr, sizeof(expr)));
+			printf("   base ");
+			cli_put_text(stdout, vg_ptr_chain_base(&chains[i], base, sizeof(base)));
+			if (chain_last_slot(mem, &chains[i], &slot) == 0) {
+				bool exact = follow_spec(&chains[i], slot, follow, sizeof(follow));
+
+				printf("   watch: --follow ");
+				cli_put_text(stdout, follow);
+				if (!exact)
+					fputs(" (as of now)", stdout);
+			}
+			fputc('\n', stdout);
+		}
+		if (listed < n)
+			printf("... %zu more (--max-list N)\n", n - listed);
+		cli_print_target_notes(cli->target);
+	}
+	if (r == 0 && st.interrupted)
+		r = VG_EXIT_RUNTIME;
+out:
+	free(chains);
+	vg_images_free(imgs);
+	return r;
+}
+
+int cmd_scan(struct vg_cli *cli, int argc, char **argv)
+{
+	struct scan_args a;
+	struct vg_error err = { 0 };
+	struct vg_maps *maps = NULL;
+	struct vg_mem *mem = NULL;
+	struct sigaction sa, old_int, old_term;
+	const char *method;
+	int r;
+
+	cli->operation = "live_scan";   /* errors and reports say the same */
+	memset(&a, 0, sizeof(a));
+	r = parse_args(cli, argc, argv, &a);
+	if (r)
+		return r < 0 ? 0 : r;
+	/* Every argument is checked before the target is touched: a bad
+	 * VALUE is a usage error whatever the PID. */
+	if (a.mode == MODE_FIRST) {
+		struct vg_scan_value v = { 0 };
+		enum vg_scan_type t;
+
+		if (vg_scan_type_parse(a.type, &t, &err) < 0)
+			return cli_fail(cli, &err);
+		r = vg_scan_value_parse(t, a.value, default_epsilon(t), &v, &err);
+		vg_scan_value_clear(&v);
+		if (r < 0)
+			return cli_fail(cli, &err);
+	}
+	if (a.mode == MODE_NARROW && access(a.from, R_OK) < 0) {
+		vg_error_set(&err, -ENOENT, "cannot read '%s': %s", a.from, strerror(errno));
+		return cli_fail(cli, &err);
+	}
+	r = cli_attach(cli, a.pid);
+	if (r)
+		return r;
+	r = cli_load_maps(cli, &maps, &method);
+	if (r)
+		goto out;
+	if (vg_mem_open(cli->target, maps, &mem, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	/* Ctrl-C ends a long scan with what was found so far. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	switch (a.mode) {
+	case MODE_FIRST:
+		r = run_first(cli, &a, maps, mem);
+		break;
+	case MODE_NARROW:
+		r = vg_snapshot_is(a.from) ? run_narrow_snapshot(cli, &a, maps, mem)
+					   : run_narrow_set(cli, &a, maps, mem);
+		break;
+	case MODE_SNAPSHOT:
+		r = run_snapshot(cli, &a, maps);
+		break;
+	case MODE_POINTERS:
+		r = run_pointers(cli, &a, maps, mem);
+		break;
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+out:
+	vg_mem_free(mem);
+	vg_maps_free(maps);
+	return r;
+}
