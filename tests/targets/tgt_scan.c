@@ -7,6 +7,8 @@
  *      a page boundary and the 4 MiB boundary of its mapping, one in the
  *      last 4 bytes), and one copy in a local of main (the stack);
  *  (b) g_counter (.data), COUNTER_BASE + the number of SIGUSR1 received;
+ *      g_decoy[3] (.data) hold COUNTER_BASE for good (what a narrowing
+ *      must drop);
  *  (c) g_stats (.data), four u32 fields of which only .ticks changes: +STEP
  *      on each SIGUSR2;
  *  (d) g_root -> heap A, *(A + 24) -> heap B, CHAIN_VALUE at B + 40;
@@ -20,7 +22,7 @@
  * stack (a scan for them finds exactly the global).  After each signal the
  * truth is rewritten with the counts and "state uU-sS-hH".
  *
- * Truth lines besides pid/obj/sym (g_counter, g_stats, g_root)/state:
+ * Truth lines besides pid/obj/sym (g_counter, g_decoy, g_stats, g_root)/state:
  *   value 0x5eed1234  value_dec N   the i32 planted, hex and decimal
  *   plant 0xADDR aligned|unaligned  (8 lines, ascending)
  *   stack 0xADDR                    the copy in main's frame
@@ -60,6 +62,7 @@ struct stats {
 };
 
 __attribute__((used)) volatile uint32_t g_counter = COUNTER_BASE;
+__attribute__((used)) volatile uint32_t g_decoy[3] = { COUNTER_BASE, COUNTER_BASE, COUNTER_BASE };
 __attribute__((used)) struct stats g_stats = { 0x11110001u, 0x22220000u, 0x33330003u, 0x44440004u };
 __attribute__((used)) unsigned char *volatile g_root;
 
@@ -134,6 +137,7 @@ static void write_truth(const char *path, volatile uint32_t *stack_copy,
 	FILE *f = truth_begin(path);
 	truth_objects(f);
 	truth_symbol(f, "g_counter", &g_counter, sizeof(g_counter));
+	truth_symbol(f, "g_decoy", g_decoy, sizeof(g_decoy));
 	truth_symbol(f, "g_stats", &g_stats, sizeof(g_stats));
 	truth_symbol(f, "g_root", &g_root, sizeof(g_root));
 	fputs("value 0x5eed1234\nvalue_dec " VALUE_STR "\n", f);
