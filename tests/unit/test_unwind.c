@@ -1,14 +1,585 @@
-/* placeholder: replaced by the module's real tests in this change */
+/* test_unwind.c - user stacks of a live child, by CFI and by frame pointers.
+ *
+ * A child of this test calls qsort() from libc with a comparator that, on
+ * its first call, says so on a pipe and then spins.  The parent samples it
+ * with a task-clock perf event (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER
+ * and the kernel's user callchain, which is a frame-pointer walk): no
+ * ptrace, no stop, as the profiler will.  The CFI walk of that sample must
+ * name spin_compare, libc's msort_with_tmp and qsort_r, then sort_caller
+ * and child_main, in that order; the frame-pointer walk of the same sample
+ * must equal the kernel's callchain and must NOT reach sort_caller,
+ * because Debian's libc keeps no frame pointers: that is why --unwind
+ * dwarf is the default.  The test's own functions keep frame pointers
+ * (no-omit-frame-pointer), so the failure is libc's alone.
+ *
+ * Then the stop reasons, on the same sample cut short or with registers
+ * missing, and on hand-made stacks for the frame-pointer walk. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
 #include <cmocka.h>
 
-static void placeholder(void **state) { (void)state; skip(); }
+#include "perf/records.h"
+#include "perf/ring.h"
+#include "profile/unwind.h"
+#include "sym/symbolizer.h"
+#include "target/target.h"
+#include "testutil.h"
+
+#define PERF_BP 6
+#define PERF_SP 7
+#define PERF_IP 8
+/* Every general register perf gives on x86-64 (not ds/es/fs/gs). */
+#define REGS_ALL (((1ull << 10) - 1) | (0xffull << 16))
+#define STACK_BYTES 16384
+#define MAX_FRAMES 64
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define WITH_FP __attribute__((noinline, optimize("no-omit-frame-pointer")))
+#else
+#define WITH_FP __attribute__((noinline))
+#endif
+
+/* ---- the child ---- */
+
+static int child_fd = -1;
+static volatile int keep_spinning = 1;
+
+WITH_FP static int spin_compare(const void *a, const void *b)
+{
+	static bool told;
+
+	if (!told) {
+		told = true;
+		if (write(child_fd, "s", 1) != 1)
+			_exit(3);
+	}
+	while (keep_spinning)
+		__asm__ volatile("" ::: "memory");
+	return *(const int *)a - *(const int *)b;
+}
+
+typedef void qsort_fn(void *, size_t, size_t, int (*)(const void *, const void *));
+
+/* libc's own qsort: under ASan, qsort() is the sanitizer's interceptor,
+ * which first calls the comparator itself on every adjacent pair (a
+ * memory check) and only then libc's. */
+static qsort_fn *libc_qsort(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *f = libc ? dlsym(libc, "qsort") : NULL;
+
+	if (!f)
+		_exit(4);
+	return (qsort_fn *)f;
+}
+
+WITH_FP static void sort_caller(qsort_fn *sort, int *v, size_t n)
+{
+	sort(v, n, sizeof *v, spin_compare);
+	__asm__ volatile("" ::: "memory");   /* a call, not a tail jump */
+}
+
+WITH_FP static void child_main(void)
+{
+	size_t n = 64;
+	int *v = malloc(n * sizeof *v);   /* heap: no stack address in reach */
+
+	if (!v)
+		_exit(2);
+	for (size_t i = 0; i < n; i++)
+		v[i] = (int)((i * 7919) % n);
+	sort_caller(libc_qsort(), v, n);
+	__asm__ volatile("" ::: "memory");
+	free(v);
+}
+
+/* ---- one sample of it, shared by the tests ---- */
+
+struct sample {
+	struct vg_regs regs;
+	uint8_t stack[STACK_BYTES];
+	size_t stack_len;
+	uint64_t kernel_fp[MAX_FRAMES];   /* the user part of the callchain */
+	size_t n_kernel_fp;
+	bool have;
+};
+
+struct fixture {
+	pid_t pid;
+	struct vg_target *t;
+	struct vg_symbolizer *sym;
+	struct sample s;
+};
+
+static struct fixture fx;
+
+static int keep_last(const struct perf_event_header *h, void *arg)
+{
+	const struct vg_perf_format *fmt = arg;
+	struct vg_perf_sample ps;
+	size_t k = 0;
+
+	if (h->type != PERF_RECORD_SAMPLE || !vg_perf_parse_sample(h, fmt, &ps))
+		return 0;
+	if (ps.regs_abi != PERF_SAMPLE_REGS_ABI_64 || !ps.stack_size)
+		return 0;
+	fx.s.regs = ps.regs;
+	fx.s.stack_len = ps.stack_size < STACK_BYTES ? ps.stack_size : STACK_BYTES;
+	memcpy(fx.s.stack, ps.stack, fx.s.stack_len);
+	fx.s.n_kernel_fp = 0;
+	for (uint64_t i = 0; i < ps.nr_callchain; i++) {
+		uint64_t ip = ps.callchain[i];
+
+		if (ip >= PERF_CONTEXT_MAX)
+			continue;   /* PERF_CONTEXT_USER marker */
+		if (k < MAX_FRAMES)
+			fx.s.kernel_fp[k++] = ip;
+	}
+	fx.s.n_kernel_fp = k;
+	fx.s.have = true;
+	return 0;
+}
+
+/* Samples the spinning child for ~100 ms and keeps the last sample. */
+static void take_sample(pid_t pid)
+{
+	struct perf_event_attr a;
+	struct vg_perf_format fmt;
+	struct vg_ring *ring = NULL;
+	struct vg_error err = { 0 };
+	int fd;
+
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = 1000000;   /* 1 ms of the child's CPU time */
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+			PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = REGS_ALL;
+	a.sample_stack_user = STACK_BYTES;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.exclude_callchain_kernel = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		print_message("perf_event_open(task-clock, pid %d): %s\n", (int)pid,
+			      strerror(errno));
+		if (errno == EACCES || errno == EPERM)
+			return;   /* the tests skip */
+		fail_msg("perf_event_open failed: %s", strerror(errno));
+	}
+	if (vg_ring_map(fd, 64, &ring, &err) < 0)
+		fail_msg("%s", err.msg);
+	fmt.sample_type = a.sample_type;
+	fmt.regs_user_mask = a.sample_regs_user;
+	for (int i = 0; i < 100; i++) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+		vg_ring_drain(ring, keep_last, &fmt);
+	}
+	vg_ring_unmap(ring);
+	close(fd);
+}
+
+static int setup(void **state)
+{
+	struct vg_error err = { 0 };
+	char c;
+	int fd;
+
+	(void)state;
+	memset(&fx, 0, sizeof fx);
+	fx.pid = tu_fork_pipe(&fd);
+	assert_true(fx.pid >= 0);
+	if (fx.pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		child_fd = fd;
+		child_main();
+		_exit(0);
+	}
+	assert_int_equal(read(fd, &c, 1), 1);   /* spinning in the comparator */
+	close(fd);
+	take_sample(fx.pid);
+	assert_int_equal(vg_target_open(fx.pid, &fx.t, &err), 0);
+	if (vg_symbolizer_open_target(fx.t, VG_SYM_NO_DEBUGINFOD | VG_SYM_NO_KERNEL,
+				      &fx.sym, &err) < 0)
+		fail_msg("%s", err.msg);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	int st;
+
+	(void)state;
+	vg_symbolizer_free(fx.sym);
+	vg_target_free(fx.t);
+	kill(fx.pid, SIGKILL);
+	waitpid(fx.pid, &st, 0);
+	return 0;
+}
+
+static void need_sample(void)
+{
+	if (!fx.s.have) {
+		print_message("no user sample of the child (perf events refused)\n");
+		skip();
+	}
+}
+
+/* The function at ips[i] (the call instruction for a return address):
+ * the ELF symbol, or the outermost DWARF function when there is none. */
+static const char *name_of(const uint64_t *ips, size_t i, char *buf, size_t size)
+{
+	struct vg_sym_result r;
+	struct vg_error err = { 0 };
+
+	assert_int_equal(vg_sym_lookup(fx.sym, ips[i] - (i ? 1 : 0), &r, &err), 0);
+	if (r.has_symbol && r.symbol)
+		snprintf(buf, size, "%s", r.symbol);
+	else if (r.n_frames && r.frames[r.n_frames - 1].function)
+		snprintf(buf, size, "%s", r.frames[r.n_frames - 1].function);
+	else
+		snprintf(buf, size, "??");
+	return buf;
+}
+
+static void print_chain(const char *label, const uint64_t *ips, size_t n,
+			enum vg_unwind_stop why)
+{
+	char buf[128];
+
+	print_message("%s: %zu frames, stop %s\n", label, n, vg_unwind_stop_name(why));
+	for (size_t i = 0; i < n; i++)
+		print_message("  #%zu 0x%llx %s\n", i, (unsigned long long)ips[i],
+			      name_of(ips, i, buf, sizeof buf));
+}
+
+/* Is name the function want, or a GCC clone of it (want.part.0,
+ * want.constprop.1, want.isra.0)? */
+static bool is_function(const char *name, const char *want)
+{
+	size_t len = strlen(want);
+
+	return strncmp(name, want, len) == 0 && (name[len] == '\0' || name[len] == '.');
+}
+
+/* Index of the first frame at or after from that is want, or n. */
+static size_t find_frame(const uint64_t *ips, size_t n, size_t from, const char *want)
+{
+	char buf[128];
+
+	for (size_t i = from; i < n; i++)
+		if (is_function(name_of(ips, i, buf, sizeof buf), want))
+			return i;
+	return n;
+}
+
+static struct vg_unwinder *new_unwinder(void)
+{
+	struct vg_unwinder *u = NULL;
+	struct vg_error err = { 0 };
+
+	assert_int_equal(vg_unwinder_new(fx.pid, vg_symbolizer_images(fx.sym), &u, &err), 0);
+	assert_non_null(u);
+	return u;
+}
+
+static void test_dwarf_through_libc(void **state)
+{
+	uint64_t ips[MAX_FRAMES];
+	size_t n = 0, at;
+	enum vg_unwind_stop why;
+	struct vg_unwinder *u;
+	char buf[128];
+
+	(void)state;
+	need_sample();
+	u = new_unwinder();
+	assert_int_equal(vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len,
+					 ips, MAX_FRAMES, &n, &why), 0);
+	print_chain("dwarf", ips, n, why);
+	assert_int_equal(ips[0], fx.s.regs.regs[PERF_IP]);
+	assert_string_equal(name_of(ips, 0, buf, sizeof buf), "spin_compare");
+	/* libc's merge sort, recursing once per halving of the 64 elements
+	 * (the ELF symbol is its clone msort_with_tmp.part.0), entered from
+	 * qsort_r; qsort itself tail-jumps to qsort_r and leaves no frame. */
+	assert_int_equal(find_frame(ips, n, 1, "msort_with_tmp"), 1);
+	at = find_frame(ips, n, 1, "qsort_r");
+	assert_true(at < n);
+	for (size_t i = 1; i < at; i++)
+		assert_int_equal(find_frame(ips, n, i, "msort_with_tmp"), i);
+	assert_int_equal(find_frame(ips, n, at, "sort_caller"), at + 1);
+	assert_int_equal(find_frame(ips, n, at, "child_main"), at + 2);
+	assert_true(find_frame(ips, n, at, "main") < n);
+	/* Through __libc_start_call_main to _start, whose CFI marks the
+	 * return address undefined. */
+	assert_int_equal(why, VG_UNWIND_OUTERMOST);
+	assert_string_equal(name_of(ips, n - 1, buf, sizeof buf), "_start");
+	vg_unwinder_free(u);
+}
+
+static void test_fp_is_wrong_through_libc(void **state)
+{
+	uint64_t ips[MAX_FRAMES];
+	size_t n = 0;
+	enum vg_unwind_stop why;
+	char buf[128];
+
+	(void)state;
+	need_sample();
+	vg_unwind_fp(&fx.s.regs, fx.s.stack, fx.s.stack_len, ips, MAX_FRAMES, &n, &why);
+	print_chain("fp", ips, n, why);
+	/* The same walk as the kernel's, over the copy instead of memory. */
+	assert_true(n >= 2);
+	assert_true(n <= fx.s.n_kernel_fp);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(ips[i], fx.s.kernel_fp[i]);
+	/* spin_compare has a frame, so its caller's return address is right;
+	 * from there rbp is whatever libc kept in it, and the chain never
+	 * reaches the test's own frames. */
+	assert_string_equal(name_of(ips, 0, buf, sizeof buf), "spin_compare");
+	assert_int_equal(find_frame(ips, n, 0, "sort_caller"), n);
+	assert_int_equal(find_frame(ips, n, 0, "child_main"), n);
+	assert_int_equal(find_frame(fx.s.kernel_fp, fx.s.n_kernel_fp, 0, "sort_caller"),
+			 fx.s.n_kernel_fp);
+}
+
+static size_t distinct(const uint64_t *v, size_t n)
+{
+	size_t d = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+
+		while (j < i && v[j] != v[i])
+			j++;
+		d += j == i;
+	}
+	return d;
+}
+
+static void test_dwarf_cache(void **state)
+{
+	uint64_t a[MAX_FRAMES], b[MAX_FRAMES];
+	size_t na = 0, nb = 0;
+	enum vg_unwind_stop wa, wb;
+	struct vg_unwind_stats st1, st2;
+	struct vg_unwinder *u;
+
+	(void)state;
+	need_sample();
+	u = new_unwinder();
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, a, MAX_FRAMES, &na, &wa);
+	vg_unwinder_stats(u, &st1);
+	/* One row per frame, the last included (its row says the return
+	 * address is undefined); the recursion's repeated return addresses
+	 * are decoded once. */
+	assert_int_equal(st1.rows_decoded, distinct(a, na));
+	assert_true(st1.rows_decoded < na);
+	assert_int_equal(st1.rows_decoded + st1.rows_cached, na);
+	assert_true(st1.images_opened >= 2);   /* the test, libc */
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, b, MAX_FRAMES, &nb, &wb);
+	vg_unwinder_stats(u, &st2);
+	assert_int_equal(nb, na);
+	assert_memory_equal(a, b, na * sizeof a[0]);
+	assert_int_equal(wb, wa);
+	assert_int_equal(st2.rows_decoded, st1.rows_decoded);
+	assert_int_equal(st2.rows_cached, st1.rows_cached + na);
+	assert_int_equal(st2.images_opened, st1.images_opened);
+
+	/* The same set again keeps everything; an empty set drops it. */
+	assert_int_equal(vg_unwinder_set_images(u, vg_symbolizer_images(fx.sym), NULL), 0);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, b, MAX_FRAMES, &nb, &wb);
+	vg_unwinder_stats(u, &st1);
+	assert_int_equal(nb, na);
+	assert_int_equal(st1.rows_decoded, st2.rows_decoded);
+	assert_int_equal(vg_unwinder_set_images(u, NULL, NULL), 0);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, b, MAX_FRAMES, &nb, &wb);
+	assert_int_equal(nb, 1);
+	assert_int_equal(b[0], fx.s.regs.regs[PERF_IP]);
+	assert_int_equal(wb, VG_UNWIND_NO_IMAGE);
+	vg_unwinder_free(u);
+}
+
+static void test_dwarf_stops(void **state)
+{
+	uint64_t full[MAX_FRAMES], ips[MAX_FRAMES];
+	size_t nfull = 0, n = 0;
+	enum vg_unwind_stop why;
+	struct vg_regs regs;
+	struct vg_unwinder *u;
+
+	(void)state;
+	need_sample();
+	u = new_unwinder();
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, full, MAX_FRAMES,
+			&nfull, &why);
+	assert_true(nfull > 4);
+
+	/* The array full. */
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, ips, 3, &n, &why);
+	assert_int_equal(n, 3);
+	assert_int_equal(why, VG_UNWIND_MAX_FRAMES);
+	assert_memory_equal(ips, full, 3 * sizeof ips[0]);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, ips, 0, &n, &why);
+	assert_int_equal(n, 0);
+	assert_int_equal(why, VG_UNWIND_MAX_FRAMES);
+
+	/* A copy of 8 bytes: the comparator's return address lies past it
+	 * (it has a frame: [rsp] is a local or the saved rbp). */
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, 8, ips, MAX_FRAMES, &n, &why);
+	assert_int_equal(n, 1);
+	assert_int_equal(why, VG_UNWIND_STACK_END);
+	/* No stack at all. */
+	vg_unwind_dwarf(u, &fx.s.regs, NULL, 0, ips, MAX_FRAMES, &n, &why);
+	assert_int_equal(n, 1);
+	assert_int_equal(why, VG_UNWIND_STACK_END);
+
+	/* No SP: nothing. */
+	regs = fx.s.regs;
+	regs.mask &= ~(1ull << PERF_SP);
+	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, MAX_FRAMES, &n, &why);
+	assert_int_equal(n, 0);
+	assert_int_equal(why, VG_UNWIND_NO_REGISTER);
+	/* No rbp: the comparator's CFA is rbp + 16 (it has a frame). */
+	regs = fx.s.regs;
+	regs.mask &= ~(1ull << PERF_BP);
+	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, MAX_FRAMES, &n, &why);
+	assert_int_equal(n, 1);
+	assert_int_equal(why, VG_UNWIND_NO_REGISTER);
+
+	/* An IP in no image. */
+	regs = fx.s.regs;
+	regs.regs[PERF_IP] = 0x10;
+	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, MAX_FRAMES, &n, &why);
+	assert_int_equal(n, 1);
+	assert_int_equal(ips[0], 0x10);
+	assert_int_equal(why, VG_UNWIND_NO_IMAGE);
+	vg_unwinder_free(u);
+}
+
+/* ---- the frame-pointer walk on hand-made stacks ---- */
+
+#define SP0 0x7ffc0000ull
+
+static void put64(uint8_t *stack, uint64_t addr, uint64_t v)
+{
+	memcpy(stack + (addr - SP0), &v, 8);
+}
+
+static void fp_regs(struct vg_regs *r, uint64_t bp)
+{
+	memset(r, 0, sizeof *r);
+	r->mask = 1ull << PERF_IP | 1ull << PERF_SP | 1ull << PERF_BP;
+	r->regs[PERF_IP] = 0x401000;
+	r->regs[PERF_SP] = SP0;
+	r->regs[PERF_BP] = bp;
+}
+
+static void test_fp_walk(void **state)
+{
+	uint8_t stack[256] = { 0 };
+	uint64_t ips[8];
+	size_t n = 0;
+	enum vg_unwind_stop why;
+	struct vg_regs r;
+
+	(void)state;
+	/* Three frames: bp0 -> bp1 -> bp2 -> 0. */
+	put64(stack, SP0 + 0x10, SP0 + 0x40);
+	put64(stack, SP0 + 0x18, 0x401111);
+	put64(stack, SP0 + 0x40, SP0 + 0x80);
+	put64(stack, SP0 + 0x48, 0x402222);
+	put64(stack, SP0 + 0x80, 0);
+	put64(stack, SP0 + 0x88, 0x403333);
+	fp_regs(&r, SP0 + 0x10);
+	vg_unwind_fp(&r, stack, sizeof stack, ips, 8, &n, &why);
+	assert_int_equal(n, 4);
+	assert_int_equal(ips[0], 0x401000);
+	assert_int_equal(ips[1], 0x401111);
+	assert_int_equal(ips[2], 0x402222);
+	assert_int_equal(ips[3], 0x403333);
+	assert_int_equal(why, VG_UNWIND_OUTERMOST);
+
+	vg_unwind_fp(&r, stack, sizeof stack, ips, 2, &n, &why);
+	assert_int_equal(n, 2);
+	assert_int_equal(why, VG_UNWIND_MAX_FRAMES);
+
+	/* The copy ends inside the second record. */
+	vg_unwind_fp(&r, stack, 0x48, ips, 8, &n, &why);
+	assert_int_equal(n, 2);
+	assert_int_equal(why, VG_UNWIND_STACK_END);
+
+	/* A chain going down the stack (a loop) stops. */
+	put64(stack, SP0 + 0x80, SP0 + 0x40);
+	vg_unwind_fp(&r, stack, sizeof stack, ips, 8, &n, &why);
+	assert_int_equal(n, 4);
+	assert_int_equal(why, VG_UNWIND_BAD_FRAME);
+
+	/* rbp below the sampled SP, or misaligned. */
+	fp_regs(&r, SP0 - 0x100);
+	vg_unwind_fp(&r, stack, sizeof stack, ips, 8, &n, &why);
+	assert_int_equal(n, 1);
+	assert_int_equal(why, VG_UNWIND_BAD_FRAME);
+	fp_regs(&r, SP0 + 0x11);
+	vg_unwind_fp(&r, stack, sizeof stack, ips, 8, &n, &why);
+	assert_int_equal(n, 1);
+	assert_int_equal(why, VG_UNWIND_BAD_FRAME);
+
+	/* rbp not sampled. */
+	fp_regs(&r, SP0 + 0x10);
+	r.mask &= ~(1ull << PERF_BP);
+	vg_unwind_fp(&r, stack, sizeof stack, ips, 8, &n, &why);
+	assert_int_equal(n, 1);
+	assert_int_equal(why, VG_UNWIND_NO_REGISTER);
+}
+
+static void test_stop_names(void **state)
+{
+	(void)state;
+	assert_string_equal(vg_unwind_stop_name(VG_UNWIND_OUTERMOST), "outermost");
+	assert_string_equal(vg_unwind_stop_name(VG_UNWIND_STACK_END), "stack_end");
+	assert_string_equal(vg_unwind_stop_name(VG_UNWIND_NO_CFI), "no_cfi");
+	assert_string_equal(vg_unwind_stop_name(VG_UNWIND_UNSUPPORTED), "unsupported_rule");
+	assert_string_equal(vg_unwind_stop_name(VG_UNWIND_NO_IMAGE), "no_image");
+	assert_string_equal(vg_unwind_stop_name(VG_UNWIND_NO_REGISTER), "missing_register");
+	assert_string_equal(vg_unwind_stop_name(VG_UNWIND_BAD_FRAME), "bad_frame");
+	assert_string_equal(vg_unwind_stop_name(VG_UNWIND_MAX_FRAMES), "max_frames");
+	assert_string_equal(vg_unwind_stop_name((enum vg_unwind_stop)99), "unknown");
+}
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = { cmocka_unit_test(placeholder) };
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fp_walk),
+		cmocka_unit_test(test_stop_names),
+		cmocka_unit_test(test_dwarf_through_libc),
+		cmocka_unit_test(test_fp_is_wrong_through_libc),
+		cmocka_unit_test(test_dwarf_cache),
+		cmocka_unit_test(test_dwarf_stops),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
 }
