@@ -19,7 +19,23 @@ struct vg_location {
 	char watch_spec[320];             /* "g_stats+16", "libc.so.6:x+8", "0x..." */
 };
 
+/* Fill out for addr (never fails; pointers borrowed from maps and imgs).
+ * image: the image whose mappings cover addr, or whose writable PT_LOAD
+ * does (its .bss past the file-backed pages lies in an anonymous mapping).
+ * symbol: the sized symbol covering addr (unsized labels such as
+ * __bss_start are not names of data).  watch_spec, the first of these that
+ * vg_addr_parse() resolves back to addr: SYMBOL[+OFF] (main executable, the
+ * only image defining SYMBOL), IMAGE:SYMBOL[+OFF] (IMAGE the file name, or
+ * the path when the file name is shared), @0xSTATIC (main executable), 0xHEX.
+ * Offsets are decimal. */
 void vg_locate(const struct vg_maps *maps, const struct vg_images *imgs,
 	       uint64_t addr, struct vg_location *out);
+
+/* The image addr belongs to, as vg_locate() decides it, or NULL. */
+const struct vg_image *vg_locate_image(const struct vg_images *imgs,
+				       uint64_t addr);
+
+/* The file name of img's path ("libc.so.6"); "" for none.  Borrowed. */
+const char *vg_locate_image_name(const struct vg_image *img);
 
 #endif

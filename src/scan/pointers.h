@@ -45,22 +45,47 @@ struct vg_ptr_opts {
 struct vg_ptr_stats {
 	uint64_t bytes_scanned;
 	uint64_t pointers;              /* candidate pointers collected */
-	uint64_t regions_skipped;
+	uint64_t regions_skipped;       /* some bytes unreadable, or too large */
+	/* Private anonymous regions over VG_PTR_MAX_SPARSE_REGION that the
+	 * kernel cannot list the present pages of (no PAGEMAP_SCAN): address
+	 * space reservations (ASan's shadow is 14 TiB) that reading whole
+	 * would fault in page tables for every page.  Counted in
+	 * regions_skipped too. */
+	uint64_t regions_too_large;
 	uint64_t chains_found;          /* may exceed the chains returned */
 	bool truncated;                 /* max_chains reached */
+	/* A search level reached VG_PTR_MAX_FRONTIER candidate links and the
+	 * rest were dropped: chains_found is a lower bound. */
+	bool frontier_capped;
 	bool interrupted;
 	double seconds;
 };
 
-/* Chains ranked by depth, then base image order, then offsets; *chains is
- * malloc'd (free()).  -ESRCH, -EPERM/-EACCES, -ENOMEM. */
+#define VG_PTR_MAX_FRONTIER (1u << 20)
+#define VG_PTR_MAX_SPARSE_REGION (64ull << 30)
+
+/* Chains ranked by depth, then base in the main executable first, then
+ * image order, then offsets (outermost first); *chains is malloc'd
+ * (free()).  Only private anonymous pages that are present or swapped are
+ * read (a page never touched holds zeros, and reading it would make the
+ * kernel map it).  A location that is itself static ends a chain: longer
+ * chains through it are not searched.  When more than max_chains exist,
+ * the ones returned come from the shallowest levels, main-executable bases
+ * first.  On *opts->stop the chains found so far are returned with
+ * st->interrupted.  -EINVAL (depth not in 1..VG_PTR_MAX_DEPTH, max_chains
+ * 0), -EFAULT (target not mapped), -ESRCH, -EPERM/-EACCES, -ENOMEM. */
 int vg_ptr_scan(pid_t pid, const struct vg_maps *maps,
 		const struct vg_images *imgs, const struct vg_ptr_opts *opts,
 		struct vg_ptr_chain **chains, size_t *n,
 		struct vg_ptr_stats *st, struct vg_error *err);
 
-/* "*(*(g_root)+24)+40" or "*(*(libfoo.so+0x4010)+24)+40"; returns buf. */
+/* "*(*(g_root)+24)+40" or "*(*(libfoo.so+0x4010)+24)+40"; a zero offset
+ * is left out ("*(g_root)").  Returns buf (truncated to size). */
 char *vg_ptr_chain_expression(const struct vg_ptr_chain *c, char *buf,
 			      size_t size);
+
+/* The base as IMAGE+0xSTATIC, IMAGE the image's file name
+ * ("vigil-demo+0x4010"), or 0xRUNTIME without an image.  Returns buf. */
+char *vg_ptr_chain_base(const struct vg_ptr_chain *c, char *buf, size_t size);
 
 #endif
