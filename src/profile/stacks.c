@@ -1,1 +1,776 @@
-/* stacks.c - placeholder until the stack trie lands */
+/* stacks.c - the stack trie: interned strings, images, frames and nodes.
+ *
+ * Every lookup table is one open-addressing hash of ids (struct id_hash):
+ * the slot holds the key's 64-bit hash and the id, and equality is checked
+ * against the item the id names, so no key is stored twice.  Children are
+ * found through one hash keyed by (parent, frame) rather than per-node
+ * arrays: a profile of a deep C++ server has millions of nodes, most with
+ * one child, and a per-node table would cost more than the node.
+ *
+ * The trie is keyed by address (pprof needs one Location per address);
+ * vg_stacks_by_function re-adds every path through function-level frames
+ * for the writers that show functions.  See stacks.h for the model. */
+#include "profile/stacks.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/vec.h"
+
+struct id_slot {
+	uint64_t hash;
+	uint32_t id_plus1; /* 0: empty */
+};
+
+struct id_hash {
+	struct id_slot *slots;
+	size_t cap; /* power of two, or 0 */
+	size_t used;
+};
+
+struct vg_stacks;
+typedef bool (*id_eq_fn)(const struct vg_stacks *s, uint32_t id, const void *key);
+
+struct vg_stacks {
+	char **strings;
+	size_t n_strings, cap_strings;
+	struct vg_stack_image *images;
+	size_t n_images, cap_images;
+	struct vg_stack_frame *frames;
+	size_t n_frames, cap_frames;
+	struct vg_stack_node *nodes;
+	size_t n_nodes, cap_nodes;
+	struct vg_stack_thread *threads;
+	size_t n_threads, cap_threads;
+	uint64_t total;
+
+	struct id_hash string_ids;   /* string bytes -> string id */
+	struct id_hash image_ids;    /* (path, start) -> image id */
+	struct id_hash address_ids;  /* (address, kernel) -> depth-0 frame */
+	struct id_hash function_ids; /* (name, file, inlined, kernel) -> frame,
+				      * function views only */
+	struct id_hash child_ids;    /* (parent, frame) -> node */
+	struct id_hash thread_ids;   /* tid -> thread index */
+};
+
+/* ---- hashing ---------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t x)
+{
+	/* splitmix64's finalizer: consecutive ids and addresses spread over
+	 * the whole table. */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static uint64_t hash_str(const char *p)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	while (*p) {
+		h ^= (unsigned char)*p++;
+		h *= 0x100000001b3ULL;
+	}
+	return mix64(h);
+}
+
+static uint64_t hash2(uint64_t a, uint64_t b)
+{
+	return mix64(a * 0x9e3779b97f4a7c15ULL ^ mix64(b));
+}
+
+static void id_hash_release(struct id_hash *h)
+{
+	free(h->slots);
+	*h = (struct id_hash){0};
+}
+
+/* The id whose key equals key, or VG_STACKS_NONE. */
+static uint32_t id_hash_find(const struct vg_stacks *s, const struct id_hash *h,
+			     uint64_t hash, id_eq_fn eq, const void *key)
+{
+	if (!h->cap)
+		return VG_STACKS_NONE;
+	for (size_t i = hash & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+		const struct id_slot *slot = &h->slots[i];
+
+		if (!slot->id_plus1)
+			return VG_STACKS_NONE;
+		if (slot->hash == hash && eq(s, slot->id_plus1 - 1, key))
+			return slot->id_plus1 - 1;
+	}
+}
+
+static void id_hash_put(struct id_hash *h, uint64_t hash, uint32_t id)
+{
+	size_t i = hash & (h->cap - 1);
+
+	while (h->slots[i].id_plus1)
+		i = (i + 1) & (h->cap - 1);
+	h->slots[i] = (struct id_slot){hash, id + 1};
+	h->used++;
+}
+
+/* Insert an id known to be absent; the table stays at most half full. */
+static int id_hash_insert(struct id_hash *h, uint64_t hash, uint32_t id)
+{
+	if (2 * (h->used + 1) > h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 64;
+		struct id_hash bigger = {calloc(cap, sizeof(struct id_slot)), cap, 0};
+
+		if (!bigger.slots)
+			return -ENOMEM;
+		for (size_t i = 0; i < h->cap; i++)
+			if (h->slots[i].id_plus1)
+				id_hash_put(&bigger, h->slots[i].hash,
+					    h->slots[i].id_plus1 - 1);
+		free(h->slots);
+		*h = bigger;
+	}
+	id_hash_put(h, hash, id);
+	return 0;
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+struct vg_stacks *vg_stacks_new(void)
+{
+	struct vg_stacks *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	/* String id 0 is "" so that "unknown" is 0 everywhere, as in pprof. */
+	s->strings = calloc(16, sizeof(char *));
+	s->cap_strings = 16;
+	if (!s->strings || !(s->strings[0] = strdup(""))) {
+		vg_stacks_free(s);
+		return NULL;
+	}
+	s->n_strings = 1;
+	return s;
+}
+
+void vg_stacks_free(struct vg_stacks *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_strings; i++)
+		free(s->strings[i]);
+	free(s->strings);
+	free(s->images);
+	free(s->frames);
+	free(s->nodes);
+	free(s->threads);
+	id_hash_release(&s->string_ids);
+	id_hash_release(&s->image_ids);
+	id_hash_release(&s->address_ids);
+	id_hash_release(&s->function_ids);
+	id_hash_release(&s->child_ids);
+	id_hash_release(&s->thread_ids);
+	free(s);
+}
+
+/* ---- strings ---------------------------------------------------------- */
+
+static bool string_eq(const struct vg_stacks *s, uint32_t id, const void *key)
+{
+	return strcmp(s->strings[id], key) == 0;
+}
+
+int vg_stacks_intern_string(struct vg_stacks *s, const char *str, uint32_t *id)
+{
+	uint64_t h;
+	uint32_t found;
+	char *copy;
+
+	if (!str || !*str) {
+		*id = 0;
+		return 0;
+	}
+	h = hash_str(str);
+	found = id_hash_find(s, &s->string_ids, h, string_eq, str);
+	if (found != VG_STACKS_NONE) {
+		*id = found;
+		return 0;
+	}
+	if (s->n_strings >= UINT32_MAX - 1 ||
+	    VG_GROW(s->strings, s->cap_strings, s->n_strings + 1) < 0 ||
+	    !(copy = strdup(str)))
+		return -ENOMEM;
+	if (id_hash_insert(&s->string_ids, h, (uint32_t)s->n_strings) < 0) {
+		free(copy);
+		return -ENOMEM;
+	}
+	s->strings[s->n_strings] = copy;
+	*id = (uint32_t)s->n_strings++;
+	return 0;
+}
+
+/* ---- images ----------------------------------------------------------- */
+
+struct image_key {
+	uint32_t path;
+	uint64_t start;
+};
+
+static bool image_eq(const struct vg_stacks *s, uint32_t id, const void *key)
+{
+	const struct image_key *k = key;
+
+	return s->images[id].path == k->path && s->images[id].start == k->start;
+}
+
+int vg_stacks_intern_image(struct vg_stacks *s, const char *path,
+			   const char *build_id_hex, uint64_t start,
+			   uint64_t limit, uint64_t file_offset, bool kernel,
+			   uint32_t *id, struct vg_error *err)
+{
+	struct image_key key = {0, start};
+	uint32_t build_id, found;
+	uint64_t h;
+
+	if (vg_stacks_intern_string(s, path ? path : "[unknown]", &key.path) < 0 ||
+	    vg_stacks_intern_string(s, build_id_hex, &build_id) < 0)
+		goto nomem;
+	h = hash2(key.path, start);
+	found = id_hash_find(s, &s->image_ids, h, image_eq, &key);
+	if (found != VG_STACKS_NONE) {
+		*id = found;
+		return 0;
+	}
+	if (VG_GROW(s->images, s->cap_images, s->n_images + 1) < 0 ||
+	    id_hash_insert(&s->image_ids, h, (uint32_t)s->n_images) < 0)
+		goto nomem;
+	s->images[s->n_images] = (struct vg_stack_image){
+		.path = key.path, .build_id = build_id, .start = start,
+		.limit = limit, .file_offset = file_offset, .kernel = kernel,
+	};
+	*id = (uint32_t)s->n_images++;
+	return 0;
+nomem:
+	return vg_error_set(err, -ENOMEM, "cannot record image '%s': out of memory",
+			    path ? path : "[unknown]");
+}
+
+/* ---- frames ----------------------------------------------------------- */
+
+struct address_key {
+	uint64_t address;
+	bool kernel;
+};
+
+static bool address_eq(const struct vg_stacks *s, uint32_t id, const void *key)
+{
+	const struct address_key *k = key;
+
+	return s->frames[id].address == k->address && s->frames[id].kernel == k->kernel;
+}
+
+static uint64_t address_hash(uint64_t address, bool kernel)
+{
+	return hash2(address, kernel);
+}
+
+bool vg_stacks_find_address(const struct vg_stacks *s, uint64_t address,
+			    bool kernel, uint32_t *first, uint32_t *n)
+{
+	struct address_key key = {address, kernel};
+	uint32_t id = id_hash_find(s, &s->address_ids, address_hash(address, kernel),
+				   address_eq, &key);
+
+	if (id == VG_STACKS_NONE)
+		return false;
+	*first = id;
+	*n = s->frames[id].group_size;
+	return true;
+}
+
+/* The name of a frame without a function: "libc.so.6+0x1234" says where to
+ * look; a bare address is the last resort. */
+static int unknown_name(struct vg_stacks *s, const struct vg_stack_site *site,
+			uint32_t *id)
+{
+	char buf[128];
+
+	if (site->image != VG_STACKS_NONE) {
+		const char *path = s->strings[s->images[site->image].path];
+		const char *base = strrchr(path, '/');
+
+		snprintf(buf, sizeof(buf), "%.80s+0x%" PRIx64, base ? base + 1 : path,
+			 site->static_address ? site->static_address : site->address);
+	} else {
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, site->address);
+	}
+	return vg_stacks_intern_string(s, buf, id);
+}
+
+int vg_stacks_intern_address(struct vg_stacks *s,
+			     const struct vg_stack_site *site,
+			     const struct vg_stack_frame_in *frames, size_t n,
+			     uint32_t *first, uint32_t *n_ids,
+			     struct vg_error *err)
+{
+	size_t n_out = n ? n : 1, base = s->n_frames;
+	uint16_t max_depth = UINT16_MAX;
+
+	if (vg_stacks_find_address(s, site->address, site->kernel, first, n_ids))
+		return 0;
+	if (site->image != VG_STACKS_NONE && site->image >= s->n_images)
+		return vg_error_set(err, -EINVAL, "frame at 0x%" PRIx64
+				    " names image %" PRIu32 " of %zu",
+				    site->address, site->image, s->n_images);
+	if (n_out > max_depth)
+		n_out = max_depth; /* deeper inline chains do not exist */
+	if (base + n_out >= UINT32_MAX)
+		return vg_error_set(err, -E2BIG, "too many distinct frames");
+	if (VG_GROW(s->frames, s->cap_frames, base + n_out) < 0)
+		goto nomem;
+	for (size_t k = 0; k < n_out; k++) {
+		/* k counts from the outermost frame, which is frames[n-1]. */
+		const struct vg_stack_frame_in *in = n ? &frames[n - 1 - k] : NULL;
+		struct vg_stack_frame *f = &s->frames[base + k];
+		int rc;
+
+		*f = (struct vg_stack_frame){
+			.line = in ? in->line : 0,
+			.has_function = in && in->function && *in->function,
+			.inlined = k > 0,
+			.kernel = site->kernel,
+			.depth = (uint16_t)k,
+			.group = (uint32_t)base,
+			.group_size = k == 0 ? (uint32_t)n_out : 0,
+			.image = site->image,
+			.address = site->address,
+			.static_address = site->static_address,
+		};
+		rc = f->has_function ? vg_stacks_intern_string(s, in->function, &f->name)
+				     : unknown_name(s, site, &f->name);
+		if (rc < 0 || vg_stacks_intern_string(s, in ? in->file : NULL, &f->file) < 0)
+			goto nomem;
+	}
+	if (id_hash_insert(&s->address_ids, address_hash(site->address, site->kernel),
+			   (uint32_t)base) < 0)
+		goto nomem;
+	s->n_frames = base + n_out;
+	*first = (uint32_t)base;
+	*n_ids = (uint32_t)n_out;
+	return 0;
+nomem:
+	return vg_error_set(err, -ENOMEM, "cannot record the frames of 0x%" PRIx64
+			    ": out of memory", site->address);
+}
+
+/* ---- threads and nodes ------------------------------------------------ */
+
+static bool thread_eq(const struct vg_stacks *s, uint32_t id, const void *key)
+{
+	return s->threads[id].tid == *(const int32_t *)key;
+}
+
+static int new_node(struct vg_stacks *s, uint32_t parent, uint32_t frame,
+		    uint32_t *id)
+{
+	struct vg_stack_node *p;
+
+	if (s->n_nodes >= UINT32_MAX - 1 ||
+	    VG_GROW(s->nodes, s->cap_nodes, s->n_nodes + 1) < 0)
+		return -ENOMEM;
+	s->nodes[s->n_nodes] = (struct vg_stack_node){
+		.frame = frame, .parent = parent, .first_child = VG_STACKS_NONE,
+		.next_sibling = VG_STACKS_NONE,
+	};
+	if (parent != VG_STACKS_NONE) {
+		p = &s->nodes[parent];
+		s->nodes[s->n_nodes].depth = p->depth + 1;
+		/* Prepended; vg_stacks_children sorts for the writers. */
+		s->nodes[s->n_nodes].next_sibling = p->first_child;
+		p->first_child = (uint32_t)s->n_nodes;
+	}
+	*id = (uint32_t)s->n_nodes++;
+	return 0;
+}
+
+/* The index of thread tid, created with its root node if new. */
+static int thread_index(struct vg_stacks *s, int32_t tid, uint32_t *index)
+{
+	uint64_t h = mix64((uint64_t)(uint32_t)tid);
+	uint32_t found = id_hash_find(s, &s->thread_ids, h, thread_eq, &tid);
+	uint32_t root;
+
+	if (found != VG_STACKS_NONE) {
+		*index = found;
+		return 0;
+	}
+	if (VG_GROW(s->threads, s->cap_threads, s->n_threads + 1) < 0 ||
+	    new_node(s, VG_STACKS_NONE, VG_STACKS_NONE, &root) < 0 ||
+	    id_hash_insert(&s->thread_ids, h, (uint32_t)s->n_threads) < 0)
+		return -ENOMEM;
+	s->threads[s->n_threads] = (struct vg_stack_thread){tid, 0, root};
+	*index = (uint32_t)s->n_threads++;
+	return 0;
+}
+
+int vg_stacks_set_thread_name(struct vg_stacks *s, int32_t tid,
+			      const char *name, struct vg_error *err)
+{
+	uint32_t index, sid;
+
+	if (thread_index(s, tid, &index) < 0 ||
+	    vg_stacks_intern_string(s, name, &sid) < 0)
+		return vg_error_set(err, -ENOMEM, "cannot record thread %" PRId32
+				    ": out of memory", tid);
+	s->threads[index].name = sid;
+	return 0;
+}
+
+struct child_key {
+	uint32_t parent, frame;
+};
+
+static bool child_eq(const struct vg_stacks *s, uint32_t id, const void *key)
+{
+	const struct child_key *k = key;
+
+	return s->nodes[id].parent == k->parent && s->nodes[id].frame == k->frame;
+}
+
+static int child(struct vg_stacks *s, uint32_t parent, uint32_t frame,
+		 uint32_t *id)
+{
+	struct child_key key = {parent, frame};
+	uint64_t h = hash2(parent, frame);
+	uint32_t found = id_hash_find(s, &s->child_ids, h, child_eq, &key);
+
+	if (found != VG_STACKS_NONE) {
+		*id = found;
+		return 0;
+	}
+	if (new_node(s, parent, frame, id) < 0)
+		return -ENOMEM;
+	if (id_hash_insert(&s->child_ids, h, *id) < 0) {
+		/* The node stays linked but unreachable by lookup: harmless,
+		 * its counts stay 0 and the whole add fails anyway. */
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int vg_stacks_add(struct vg_stacks *s, int32_t tid, const uint32_t *ids,
+		  size_t n, uint64_t count, struct vg_error *err)
+{
+	uint32_t index, node;
+
+	if (n == 0)
+		return vg_error_set(err, -EINVAL, "a sample of thread %" PRId32
+				    " has an empty stack", tid);
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] >= s->n_frames)
+			return vg_error_set(err, -EINVAL, "a sample of thread %" PRId32
+					    " names frame %" PRIu32 " of %zu",
+					    tid, ids[i], s->n_frames);
+	if (thread_index(s, tid, &index) < 0)
+		goto nomem;
+	node = s->threads[index].root;
+	/* Find or create the whole path first, then count, so a failed add
+	 * leaves every count as it was. */
+	for (size_t i = 0; i < n; i++)
+		if (child(s, node, ids[i], &node) < 0)
+			goto nomem;
+	s->nodes[node].self += count;
+	for (; node != VG_STACKS_NONE; node = s->nodes[node].parent)
+		s->nodes[node].total += count;
+	s->total += count;
+	return 0;
+nomem:
+	return vg_error_set(err, -ENOMEM, "cannot record a sample: out of memory");
+}
+
+/* ---- the function view ------------------------------------------------ */
+
+static bool function_eq(const struct vg_stacks *s, uint32_t id, const void *key)
+{
+	const struct vg_stack_frame *a = &s->frames[id], *b = key;
+
+	return a->name == b->name && a->file == b->file &&
+	       a->inlined == b->inlined && a->kernel == b->kernel;
+}
+
+static uint64_t function_hash(const struct vg_stack_frame *f)
+{
+	return hash2(hash2(f->name, f->file), (uint64_t)f->inlined << 1 | f->kernel);
+}
+
+/* The function frame of v standing for frame id of s (same string ids:
+ * v's string table starts as a copy of s's). */
+static int function_frame(struct vg_stacks *v, const struct vg_stacks *s,
+			  uint32_t id, uint32_t *out)
+{
+	const struct vg_stack_frame *f = &s->frames[id];
+	struct vg_stack_frame key = {
+		.name = f->name, .file = f->file, .has_function = f->has_function,
+		.inlined = f->inlined, .kernel = f->kernel,
+		.group = (uint32_t)v->n_frames, .group_size = 1,
+		.image = f->has_function ? VG_STACKS_NONE : f->image,
+	};
+	uint64_t h = function_hash(&key);
+	uint32_t found = id_hash_find(v, &v->function_ids, h, function_eq, &key);
+
+	if (found != VG_STACKS_NONE) {
+		*out = found;
+		return 0;
+	}
+	if (v->n_frames >= UINT32_MAX - 1 ||
+	    VG_GROW(v->frames, v->cap_frames, v->n_frames + 1) < 0 ||
+	    id_hash_insert(&v->function_ids, h, (uint32_t)v->n_frames) < 0)
+		return -ENOMEM;
+	v->frames[v->n_frames] = key;
+	*out = (uint32_t)v->n_frames++;
+	return 0;
+}
+
+static int copy_tables(struct vg_stacks *v, const struct vg_stacks *s)
+{
+	for (size_t i = 1; i < s->n_strings; i++) {
+		uint32_t id;
+
+		if (vg_stacks_intern_string(v, s->strings[i], &id) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->n_images; i++) {
+		if (VG_GROW(v->images, v->cap_images, v->n_images + 1) < 0)
+			return -ENOMEM;
+		v->images[v->n_images++] = s->images[i];
+	}
+	return 0;
+}
+
+int vg_stacks_by_function(const struct vg_stacks *s, bool merge_threads,
+			  struct vg_stacks **out, struct vg_error *err)
+{
+	struct vg_stacks *v = vg_stacks_new();
+	uint32_t *map = NULL, *path = NULL;
+	int32_t *root_tid = NULL; /* by node id, set on roots only */
+	size_t cap_path = 0;
+
+	*out = NULL;
+	if (!v || copy_tables(v, s) < 0)
+		goto nomem;
+	if (s->n_frames && !(map = malloc(s->n_frames * sizeof(*map))))
+		goto nomem;
+	for (size_t i = 0; i < s->n_frames; i++)
+		if (function_frame(v, s, (uint32_t)i, &map[i]) < 0)
+			goto nomem;
+	if (s->n_nodes && !(root_tid = malloc(s->n_nodes * sizeof(*root_tid))))
+		goto nomem;
+	for (size_t t = 0; t < s->n_threads; t++)
+		root_tid[s->threads[t].root] = merge_threads ? -1 : s->threads[t].tid;
+	if (merge_threads) {
+		if (vg_stacks_set_thread_name(v, -1, "all threads", NULL) < 0)
+			goto nomem;
+	} else {
+		for (size_t t = 0; t < s->n_threads; t++)
+			if (vg_stacks_set_thread_name(v, s->threads[t].tid,
+						      s->strings[s->threads[t].name], NULL) < 0)
+				goto nomem;
+	}
+	/* Every node with self samples is the leaf of one distinct path. */
+	for (size_t id = 0; id < s->n_nodes; id++) {
+		const struct vg_stack_node *leaf = &s->nodes[id];
+		size_t depth = leaf->depth, k = depth;
+		uint32_t node = (uint32_t)id;
+
+		if (!leaf->self || leaf->frame == VG_STACKS_NONE)
+			continue;
+		if (VG_GROW(path, cap_path, depth) < 0)
+			goto nomem;
+		for (; s->nodes[node].parent != VG_STACKS_NONE; node = s->nodes[node].parent)
+			path[--k] = map[s->nodes[node].frame];
+		if (vg_stacks_add(v, root_tid[node], path, depth, leaf->self, NULL) < 0)
+			goto nomem;
+	}
+	free(map);
+	free(path);
+	free(root_tid);
+	*out = v;
+	return 0;
+nomem:
+	free(map);
+	free(path);
+	free(root_tid);
+	vg_stacks_free(v);
+	return vg_error_set(err, -ENOMEM, "cannot merge the stacks by function: "
+			    "out of memory");
+}
+
+/* ---- read access ------------------------------------------------------ */
+
+uint64_t vg_stacks_total(const struct vg_stacks *s) { return s->total; }
+size_t vg_stacks_n_strings(const struct vg_stacks *s) { return s->n_strings; }
+size_t vg_stacks_n_images(const struct vg_stacks *s) { return s->n_images; }
+size_t vg_stacks_n_frames(const struct vg_stacks *s) { return s->n_frames; }
+size_t vg_stacks_n_nodes(const struct vg_stacks *s) { return s->n_nodes; }
+size_t vg_stacks_n_threads(const struct vg_stacks *s) { return s->n_threads; }
+
+const char *vg_stacks_string(const struct vg_stacks *s, uint32_t id)
+{
+	return id < s->n_strings ? s->strings[id] : "";
+}
+
+const struct vg_stack_image *vg_stacks_image(const struct vg_stacks *s, uint32_t id)
+{
+	return id < s->n_images ? &s->images[id] : NULL;
+}
+
+const struct vg_stack_frame *vg_stacks_frame(const struct vg_stacks *s, uint32_t id)
+{
+	return id < s->n_frames ? &s->frames[id] : NULL;
+}
+
+const struct vg_stack_node *vg_stacks_node(const struct vg_stacks *s, uint32_t id)
+{
+	return id < s->n_nodes ? &s->nodes[id] : NULL;
+}
+
+const struct vg_stack_thread *vg_stacks_thread(const struct vg_stacks *s, size_t i)
+{
+	return i < s->n_threads ? &s->threads[i] : NULL;
+}
+
+/* qsort has no context argument; sorting runs on one thread at a time
+ * (stacks.h: writers run after the profiler stopped). */
+static const struct vg_stacks *sort_ctx;
+
+static int by_frame_name(const void *a, const void *b)
+{
+	const struct vg_stacks *s = sort_ctx;
+	uint32_t fa = s->nodes[*(const uint32_t *)a].frame;
+	uint32_t fb = s->nodes[*(const uint32_t *)b].frame;
+	int c = strcmp(s->strings[s->frames[fa].name], s->strings[s->frames[fb].name]);
+
+	return c ? c : (fa > fb) - (fa < fb);
+}
+
+int vg_stacks_children(const struct vg_stacks *s, uint32_t node,
+		       uint32_t **out, size_t *n)
+{
+	size_t count = 0;
+	uint32_t *ids;
+
+	*out = NULL;
+	*n = 0;
+	for (uint32_t c = s->nodes[node].first_child; c != VG_STACKS_NONE;
+	     c = s->nodes[c].next_sibling)
+		count++;
+	if (!count)
+		return 0;
+	if (!(ids = malloc(count * sizeof(*ids))))
+		return -ENOMEM;
+	count = 0;
+	for (uint32_t c = s->nodes[node].first_child; c != VG_STACKS_NONE;
+	     c = s->nodes[c].next_sibling)
+		ids[count++] = c;
+	sort_ctx = s;
+	qsort(ids, count, sizeof(*ids), by_frame_name);
+	*out = ids;
+	*n = count;
+	return 0;
+}
+
+/* ---- per-function totals ---------------------------------------------- */
+
+static int by_share(const void *pa, const void *pb)
+{
+	const struct vg_stack_function *a = pa, *b = pb;
+
+	if (a->self != b->self)
+		return a->self < b->self ? 1 : -1;
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	return strcmp(sort_ctx->strings[a->name], sort_ctx->strings[b->name]);
+}
+
+int vg_stacks_functions(const struct vg_stacks *s,
+			struct vg_stack_function **out, size_t *n,
+			struct vg_error *err)
+{
+	/* slot[string id] = index in fns + 1; on_stack[index] counts the
+	 * occurrences of that function on the current path, so a recursive
+	 * function's total counts each sample once (the outermost call). */
+	uint32_t *slot = calloc(s->n_strings, sizeof(*slot));
+	uint32_t *on_stack = NULL, *visit = NULL;
+	struct vg_stack_function *fns = NULL;
+	size_t n_fns = 0, cap_fns = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!slot)
+		goto nomem;
+	for (size_t i = 0; i < s->n_frames; i++) {
+		const struct vg_stack_frame *f = &s->frames[i];
+
+		if (slot[f->name]) {
+			fns[slot[f->name] - 1].inlined |= f->inlined;
+			continue;
+		}
+		if (VG_GROW(fns, cap_fns, n_fns + 1) < 0)
+			goto nomem;
+		fns[n_fns] = (struct vg_stack_function){
+			.name = f->name, .file = f->file, .inlined = f->inlined,
+			.kernel = f->kernel,
+		};
+		slot[f->name] = (uint32_t)++n_fns;
+	}
+	if (n_fns && !(on_stack = calloc(n_fns, sizeof(*on_stack))))
+		goto nomem;
+	/* Iterative depth-first walk: visit holds node ids, with the high bit
+	 * set for the "leave" step that pops the node's function. */
+	if (s->n_nodes && !(visit = malloc(2 * s->n_nodes * sizeof(*visit))))
+		goto nomem;
+	for (size_t t = 0; t < s->n_threads; t++) {
+		size_t top = 0;
+
+		visit[top++] = s->threads[t].root;
+		while (top) {
+			uint32_t v = visit[--top], id = v & 0x7fffffff;
+			const struct vg_stack_node *node = &s->nodes[id];
+			size_t fn = node->frame == VG_STACKS_NONE ? SIZE_MAX
+				    : slot[s->frames[node->frame].name] - 1;
+
+			if (v & 0x80000000u) {
+				on_stack[fn]--;
+				continue;
+			}
+			if (fn != SIZE_MAX) {
+				if (!on_stack[fn]++)
+					fns[fn].total += node->total;
+				fns[fn].self += node->self;
+				visit[top++] = id | 0x80000000u;
+			}
+			for (uint32_t c = node->first_child; c != VG_STACKS_NONE;
+			     c = s->nodes[c].next_sibling)
+				visit[top++] = c;
+		}
+	}
+	sort_ctx = s;
+	if (n_fns)
+		qsort(fns, n_fns, sizeof(*fns), by_share);
+	free(slot);
+	free(on_stack);
+	free(visit);
+	*out = fns;
+	*n = n_fns;
+	return 0;
+nomem:
+	free(slot);
+	free(on_stack);
+	free(visit);
+	free(fns);
+	return vg_error_set(err, -ENOMEM, "cannot total the functions: out of memory");
+}

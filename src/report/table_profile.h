@@ -1,0 +1,27 @@
+/* table_profile.h - vigil profile's default view: the top functions.
+ *
+ * Two sections, "by self" and "by total", each one line per function:
+ *
+ *   self  70.00%      70  total  70.00%      70  hot (inlined)
+ *
+ * self = samples where the function is the leaf, total = samples where it
+ * is anywhere on the stack (once per sample under recursion); percentages
+ * are of all samples.  Inlined functions say "(inlined)", kernel ones
+ * "[kernel]".  Control characters in names are written \ooo, so one line
+ * stays one function. */
+#ifndef VG_TABLE_PROFILE_H
+#define VG_TABLE_PROFILE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "profile/stacks.h"
+#include "util/error.h"
+
+/* Write the header line and the top_n functions of each section (0: all).
+ * meta may be NULL.  0, -ENOMEM, or the write error. */
+int vg_table_profile_write(FILE *out, const struct vg_stacks *s,
+			   const struct vg_stacks_meta *meta, size_t top_n,
+			   struct vg_error *err);
+
+#endif
