@@ -1,1 +1,618 @@
+/* scanset.c - scan sets on disk, and the file framing snapshots share.
+ *
+ * Format (docs/scan-formats.md): the 24-byte common header, the identity,
+ * type, VALUE text, generation and creation time, then the matches as
+ * columns: every address as an unsigned LEB128 delta from the previous one
+ * (the first from 0), then every value (value_size bytes each), then for
+ * str/bytes one variant byte per match; a CRC32 ends the file.  Dense
+ * matches cost 1-2 bytes per address.  Columns rather than records because
+ * each loop then does one thing, and the values of numbers stay aligned
+ * on load.
+ *
+ * Reads and writes stream through a 1 MiB buffer.  A loaded set is handed
+ * back only after the CRC matched: a truncated or corrupt file is refused,
+ * never half-loaded. */
 #include "scan/scanset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define BUF_SIZE (1u << 20)
+#define SIZE_FIELD 16u                   /* offset of the file size */
+
+static const char SET_MAGIC[8] = { 'V', 'I', 'G', 'I', 'L', 'S', 'E', 'T' };
+#define SET_VERSION 1u
+/* A value is at most the UTF-16 form of a 255-byte VALUE text. */
+#define MAX_VALUE_SIZE 1024u
+
+/* ---- writing ---- */
+
+static uint32_t crc_update(uint32_t crc, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	/* zlib's crc32 takes a uInt length. */
+	while (n) {
+		uInt k = n > (1u << 30) ? (1u << 30) : (uInt)n;
+
+		crc = (uint32_t)crc32(crc, b, k);
+		b += k;
+		n -= k;
+	}
+	return crc;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	while (n) {
+		ssize_t k = write(fd, b, n);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static void binw_flush(struct vg_binw *w)
+{
+	if (w->len && !w->error)
+		w->error = write_all(w->fd, w->buf, w->len);
+	w->len = 0;
+}
+
+void vg_binw_put(struct vg_binw *w, const void *p, size_t n)
+{
+	w->crc = crc_update(w->crc, p, n);
+	w->size += n;
+	if (w->len + n <= w->cap) {
+		memcpy(w->buf + w->len, p, n);
+		w->len += n;
+		return;
+	}
+	binw_flush(w);
+	if (n >= w->cap / 2) {
+		/* Large payloads (snapshot chunks) skip the copy. */
+		if (!w->error)
+			w->error = write_all(w->fd, p, n);
+		return;
+	}
+	memcpy(w->buf, p, n);
+	w->len = n;
+}
+
+/* Little-endian on disk; x86-64 is little-endian, so the byte copies below
+ * are the encoding. */
+void vg_binw_u8(struct vg_binw *w, uint8_t v) { vg_binw_put(w, &v, 1); }
+void vg_binw_u16(struct vg_binw *w, uint16_t v) { vg_binw_put(w, &v, 2); }
+void vg_binw_u32(struct vg_binw *w, uint32_t v) { vg_binw_put(w, &v, 4); }
+void vg_binw_u64(struct vg_binw *w, uint64_t v) { vg_binw_put(w, &v, 8); }
+
+void vg_binw_uleb(struct vg_binw *w, uint64_t v)
+{
+	uint8_t b[10];
+	size_t n = 0;
+
+	do {
+		b[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			b[n] |= 0x80;
+		n++;
+	} while (v);
+	vg_binw_put(w, b, n);
+}
+
+static void binw_free(struct vg_binw *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	free(w->buf);
+	free(w->path);
+	free(w->tmp);
+	w->buf = NULL;
+	w->path = w->tmp = NULL;
+}
+
+int vg_binw_open(struct vg_binw *w, const char *path, const char magic[8],
+		 uint32_t version, struct vg_error *err)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	w->crc = (uint32_t)crc32(0, Z_NULL, 0);
+	w->cap = BUF_SIZE;
+	w->buf = malloc(w->cap);
+	w->path = strdup(path);
+	if (!w->buf || !w->path || asprintf(&w->tmp, "%s.tmp", path) < 0) {
+		w->tmp = NULL;
+		binw_free(w);
+		return vg_error_set(err, -ENOMEM, "out of memory writing '%s'", path);
+	}
+	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		int e = errno;
+
+		vg_error_set(err, -e, "cannot create '%s': %s", w->tmp, strerror(e));
+		binw_free(w);
+		return -e;
+	}
+	vg_binw_put(w, magic, 8);
+	vg_binw_u32(w, version);
+	vg_binw_u32(w, 0);               /* flags: none defined */
+	vg_binw_u64(w, 0);               /* size: filled in by commit */
+	return 0;
+}
+
+void vg_binw_abort(struct vg_binw *w)
+{
+	if (w->fd >= 0)
+		unlink(w->tmp);
+	binw_free(w);
+}
+
+int vg_binw_commit(struct vg_binw *w, const char *what, struct vg_error *err)
+{
+	uint32_t crc = w->crc;
+	uint64_t size;
+	int rc;
+
+	vg_binw_u32(w, crc);
+	size = w->size;
+	binw_flush(w);
+	if (!w->error && pwrite(w->fd, &size, 8, SIZE_FIELD) != 8)
+		w->error = -errno;
+	if (!w->error && close(w->fd) < 0)
+		w->error = -errno;
+	else if (w->error)
+		close(w->fd);
+	w->fd = -1;
+	if (!w->error && rename(w->tmp, w->path) < 0)
+		w->error = -errno;
+	rc = w->error;
+	if (rc) {
+		/* ENOSPC and EIO are not the user's input: keep their class. */
+		vg_error_set(err, rc, "cannot write %s '%s': %s", what, w->path,
+			     strerror(-rc));
+		unlink(w->tmp);
+	}
+	binw_free(w);
+	return rc;
+}
+
+/* ---- reading ---- */
+
+static int read_full(int fd, void *p, size_t n, uint64_t off)
+{
+	uint8_t *b = p;
+
+	while (n) {
+		ssize_t k = pread(fd, b, n, (off_t)off);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			return -ENODATA;
+		b += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+void vg_binr_close(struct vg_binr *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	free(r->buf);
+	r->buf = NULL;
+}
+
+int vg_binr_open(struct vg_binr *r, const char *path, const char magic[8],
+		 uint32_t version, const char *what, struct vg_error *err)
+{
+	uint8_t head[VG_BIN_HEADER];
+	struct stat sb;
+	uint64_t size;
+	int e;
+
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->what = what;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		e = errno;
+		return vg_error_set(err, e == ENOENT ? -ENOENT : -e,
+				    "cannot open %s '%s': %s", what, path,
+				    strerror(e));
+	}
+	if (fstat(r->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		vg_binr_close(r);
+		return vg_error_set(err, -EINVAL, "'%s' is not a vigil %s "
+				    "(not a regular file)", path, what);
+	}
+	size = (uint64_t)sb.st_size;
+	e = size >= VG_BIN_HEADER ? read_full(r->fd, head, VG_BIN_HEADER, 0)
+				  : read_full(r->fd, head, (size_t)size, 0);
+	if (e && e != -ENODATA) {
+		vg_binr_close(r);
+		return vg_error_set(err, -EIO, "cannot read %s '%s': %s", what,
+				    path, strerror(-e));
+	}
+	if (memcmp(head, magic, size < 8 ? (size_t)size : 8) != 0) {
+		vg_binr_close(r);
+		return vg_error_set(err, -EINVAL, "'%s' is not a vigil %s "
+				    "(wrong magic); give a file that vigil "
+				    "wrote", path, what);
+	}
+	if (size < VG_BIN_HEADER) {
+		vg_binr_close(r);
+		return vg_error_set(err, -EINVAL, "%s '%s' is truncated (%llu "
+				    "bytes); write it again", what, path,
+				    (unsigned long long)size);
+	}
+	memcpy(&r->version, head + 8, 4);
+	if (r->version != version) {
+		vg_binr_close(r);
+		return vg_error_set(err, -EPROTO, "%s '%s' has format version "
+				    "%u; this vigil reads version %u only "
+				    "(write it again with this vigil)", what,
+				    path, r->version, version);
+	}
+	memcpy(&r->data_end, head + SIZE_FIELD, 8);
+	if (size < r->data_end || r->data_end < VG_BIN_HEADER + 4) {
+		vg_binr_close(r);
+		return vg_error_set(err, -EINVAL, "%s '%s' is truncated (%llu of "
+				    "%llu bytes); write it again", what, path,
+				    (unsigned long long)size,
+				    (unsigned long long)r->data_end);
+	}
+	if (size > r->data_end) {
+		vg_binr_close(r);
+		return vg_error_set(err, -EINVAL, "%s '%s' is corrupt (%llu "
+				    "bytes, its header says %llu)", what, path,
+				    (unsigned long long)size,
+				    (unsigned long long)r->data_end);
+	}
+	r->data_end -= 4;
+	memset(head + SIZE_FIELD, 0, 8);
+	r->crc = crc_update((uint32_t)crc32(0, Z_NULL, 0), head, VG_BIN_HEADER);
+	r->loaded = VG_BIN_HEADER;
+	r->cap = BUF_SIZE;
+	r->buf = malloc(r->cap);
+	if (!r->buf) {
+		vg_binr_close(r);
+		return vg_error_set(err, -ENOMEM, "out of memory reading '%s'", path);
+	}
+	return 0;
+}
+
+uint64_t vg_binr_left(const struct vg_binr *r)
+{
+	return r->data_end - r->loaded + (r->len - r->pos);
+}
+
+/* Load up to want bytes (never past data_end) into dst, CRC'd. */
+static bool binr_load(struct vg_binr *r, uint8_t *dst, size_t want, size_t *got)
+{
+	uint64_t left = r->data_end - r->loaded;
+	size_t n = want < left ? want : (size_t)left;
+	int e;
+
+	*got = 0;
+	if (n == 0)
+		return true;
+	e = read_full(r->fd, dst, n, r->loaded);
+	if (e) {
+		if (!r->error)
+			r->error = e == -ENODATA ? -EINVAL : -EIO;
+		return false;
+	}
+	r->crc = crc_update(r->crc, dst, n);
+	r->loaded += n;
+	*got = n;
+	return true;
+}
+
+bool vg_binr_get(struct vg_binr *r, void *p, size_t n)
+{
+	uint8_t *d = p;
+	size_t avail = r->len - r->pos, got;
+
+	if (r->error)
+		return false;
+	if (n <= avail) {
+		memcpy(d, r->buf + r->pos, n);
+		r->pos += n;
+		return true;
+	}
+	if (n > vg_binr_left(r)) {
+		r->error = -EINVAL;   /* ends early: structure and size disagree */
+		return false;
+	}
+	memcpy(d, r->buf + r->pos, avail);
+	d += avail;
+	n -= avail;
+	r->pos = r->len = 0;
+	if (n >= r->cap / 2) {
+		if (!binr_load(r, d, n, &got))
+			return false;
+		return true;
+	}
+	if (!binr_load(r, r->buf, r->cap, &got))
+		return false;
+	r->len = got;
+	memcpy(d, r->buf, n);
+	r->pos = n;
+	return true;
+}
+
+bool vg_binr_u8(struct vg_binr *r, uint8_t *v) { return vg_binr_get(r, v, 1); }
+bool vg_binr_u16(struct vg_binr *r, uint16_t *v) { return vg_binr_get(r, v, 2); }
+bool vg_binr_u32(struct vg_binr *r, uint32_t *v) { return vg_binr_get(r, v, 4); }
+bool vg_binr_u64(struct vg_binr *r, uint64_t *v) { return vg_binr_get(r, v, 8); }
+
+bool vg_binr_uleb(struct vg_binr *r, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned shift = 0;; shift += 7) {
+		uint8_t b;
+
+		if (r->pos < r->len) {
+			b = r->buf[r->pos++];
+		} else if (!vg_binr_get(r, &b, 1)) {
+			return false;
+		}
+		if (shift == 63 && (b & 0x7e)) {
+			r->error = -EINVAL;   /* more than 64 bits */
+			return false;
+		}
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			break;
+		if (shift == 63) {
+			r->error = -EINVAL;
+			return false;
+		}
+	}
+	*v = x;
+	return true;
+}
+
+int vg_binr_corrupt(struct vg_binr *r, struct vg_error *err, const char *why)
+{
+	int rc;
+
+	if (r->error == -EIO)
+		rc = vg_error_set(err, -EIO, "cannot read %s '%s': input/output "
+				  "error", r->what, r->path);
+	else
+		rc = vg_error_set(err, -EINVAL, "%s '%s' is corrupt (%s); write "
+				  "it again", r->what, r->path, why);
+	vg_binr_close(r);
+	return rc;
+}
+
+int vg_binr_finish(struct vg_binr *r, struct vg_error *err)
+{
+	uint32_t stored;
+
+	if (r->error)
+		return vg_binr_corrupt(r, err, "its contents do not match their "
+				       "own counts");
+	if (vg_binr_left(r) != 0)
+		return vg_binr_corrupt(r, err, "bytes left after the last entry");
+	if (read_full(r->fd, &stored, 4, r->data_end) != 0) {
+		r->error = -EIO;
+		return vg_binr_corrupt(r, err, "");
+	}
+	if (stored != r->crc)
+		return vg_binr_corrupt(r, err, "checksum mismatch");
+	vg_binr_close(r);
+	return 0;
+}
+
+/* ---- scan sets ---- */
+
+static bool type_valid(uint32_t t)
+{
+	return t <= VG_SCAN_BYTES;
+}
+
+static bool has_variants(enum vg_scan_type t)
+{
+	return t == VG_SCAN_STR || t == VG_SCAN_BYTES;
+}
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int vg_scanset_save(const char *path, const struct vg_scanset_meta *meta,
+		    const struct vg_match_set *set, struct vg_error *err)
+{
+	struct vg_binw w;
+	char comm[16] = { 0 };
+	size_t tlen = strnlen(meta->value_text, sizeof(meta->value_text) - 1);
+	uint64_t prev = 0;
+	int rc;
+
+	if (set->type != meta->type)
+		return vg_error_set(err, -EINVAL, "cannot write scan set '%s': "
+				    "the matches are %s but the header says %s",
+				    path, vg_scan_type_name(set->type),
+				    vg_scan_type_name(meta->type));
+	if (set->value_size == 0 || set->value_size > MAX_VALUE_SIZE)
+		return vg_error_set(err, -EINVAL, "cannot write scan set '%s': "
+				    "value size %zu is not between 1 and %u",
+				    path, set->value_size, MAX_VALUE_SIZE);
+	rc = vg_binw_open(&w, path, SET_MAGIC, SET_VERSION, err);
+	if (rc)
+		return rc;
+	memcpy(comm, meta->id.comm, strnlen(meta->id.comm, sizeof(comm)));
+	vg_binw_u32(&w, (uint32_t)meta->id.pid);
+	vg_binw_u64(&w, meta->id.start_time);
+	vg_binw_put(&w, comm, sizeof(comm));
+	vg_binw_u64(&w, meta->created_ns ? meta->created_ns : realtime_ns());
+	vg_binw_u32(&w, meta->generation);
+	vg_binw_u32(&w, (uint32_t)meta->type);
+	vg_binw_u16(&w, (uint16_t)tlen);
+	vg_binw_put(&w, meta->value_text, tlen);
+	vg_binw_u32(&w, (uint32_t)set->value_size);
+	vg_binw_u64(&w, set->n);
+	for (size_t i = 0; i < set->n; i++) {
+		if (i > 0 && set->addr[i] < prev) {
+			vg_binw_abort(&w);
+			return vg_error_set(err, -EINVAL, "cannot write scan set "
+					    "'%s': addresses are not ascending "
+					    "at match %zu", path, i);
+		}
+		vg_binw_uleb(&w, set->addr[i] - prev);
+		prev = set->addr[i];
+	}
+	if (set->n)
+		vg_binw_put(&w, set->value, set->n * set->value_size);
+	if (has_variants(set->type) && set->n) {
+		if (set->variant) {
+			vg_binw_put(&w, set->variant, set->n);
+		} else {
+			for (size_t i = 0; i < set->n; i++)
+				vg_binw_u8(&w, 0);
+		}
+	}
+	return vg_binw_commit(&w, "scan set", err);
+}
+
+static int load_matches(struct vg_binr *r, struct vg_match_set *set,
+			uint64_t n, struct vg_error *err)
+{
+	size_t vs = set->value_size;
+	uint64_t *addr = NULL;
+	uint8_t *value = NULL, *variant = NULL;
+	uint64_t a = 0;
+	int rc = 0;
+
+	/* Each match takes at least 1 address byte + its value (+ variant):
+	 * a count the remaining bytes cannot hold is refused before any
+	 * allocation it would ask for. */
+	if (n > vg_binr_left(r) / (1 + vs + (has_variants(set->type) ? 1 : 0)))
+		return vg_binr_corrupt(r, err, "match count larger than the file");
+	if (n == 0)
+		return 0;
+	addr = malloc(n * sizeof(*addr));
+	value = malloc(n * vs);
+	variant = has_variants(set->type) ? malloc(n) : NULL;
+	if (!addr || !value || (has_variants(set->type) && !variant)) {
+		vg_binr_close(r);
+		rc = vg_error_set(err, -ENOMEM, "out of memory loading %llu "
+				  "matches", (unsigned long long)n);
+		goto out;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t d;
+
+		if (!vg_binr_uleb(r, &d))
+			break;
+		if (__builtin_add_overflow(a, d, &a)) {
+			rc = vg_binr_corrupt(r, err, "addresses out of order");
+			goto out;
+		}
+		addr[i] = a;
+	}
+	if (!vg_binr_get(r, value, n * vs) ||
+	    (variant && !vg_binr_get(r, variant, n))) {
+		rc = vg_binr_corrupt(r, err, "its contents do not match their "
+				     "own counts");
+		goto out;
+	}
+	/* vg_match_set_push keeps the set's own growth policy; the cost is
+	 * a few ns per match. */
+	for (uint64_t i = 0; i < n; i++) {
+		if (variant && variant[i] > 1) {
+			rc = vg_binr_corrupt(r, err, "unknown string variant");
+			goto out;
+		}
+		if (vg_match_set_push(set, addr[i], value + i * vs,
+				      variant ? variant[i] : 0) < 0) {
+			vg_binr_close(r);
+			rc = vg_error_set(err, -ENOMEM, "out of memory loading "
+					  "%llu matches", (unsigned long long)n);
+			goto out;
+		}
+	}
+out:
+	free(addr);
+	free(value);
+	free(variant);
+	return rc;
+}
+
+int vg_scanset_load(const char *path, struct vg_scanset_meta *meta,
+		    struct vg_match_set *set, struct vg_error *err)
+{
+	struct vg_binr r;
+	uint32_t pid, type, vs, gen;
+	uint16_t tlen;
+	char comm[16];
+	uint64_t n;
+	int rc;
+
+	memset(meta, 0, sizeof(*meta));
+	vg_match_set_init(set, VG_SCAN_U8, 1);
+	rc = vg_binr_open(&r, path, SET_MAGIC, SET_VERSION, "scan set", err);
+	if (rc)
+		return rc;
+	if (!vg_binr_u32(&r, &pid) || !vg_binr_u64(&r, &meta->id.start_time) ||
+	    !vg_binr_get(&r, comm, sizeof(comm)) ||
+	    !vg_binr_u64(&r, &meta->created_ns) || !vg_binr_u32(&r, &gen) ||
+	    !vg_binr_u32(&r, &type) || !vg_binr_u16(&r, &tlen))
+		return vg_binr_corrupt(&r, err, "header cut short");
+	if (!type_valid(type))
+		return vg_binr_corrupt(&r, err, "unknown value type");
+	if (tlen >= sizeof(meta->value_text) ||
+	    !vg_binr_get(&r, meta->value_text, tlen) || !vg_binr_u32(&r, &vs) ||
+	    !vg_binr_u64(&r, &n))
+		return vg_binr_corrupt(&r, err, "header cut short");
+	meta->value_text[tlen] = '\0';
+	meta->id.pid = (pid_t)pid;
+	memcpy(meta->id.comm, comm, sizeof(comm));
+	meta->id.comm[16] = '\0';
+	meta->generation = gen;
+	meta->type = (enum vg_scan_type)type;
+	if (vs == 0 || vs > MAX_VALUE_SIZE ||
+	    (vg_scan_type_width(meta->type) &&
+	     vs != vg_scan_type_width(meta->type)))
+		return vg_binr_corrupt(&r, err, "value size does not fit the type");
+	vg_match_set_clear(set);
+	vg_match_set_init(set, meta->type, vs);
+	rc = load_matches(&r, set, n, err);
+	if (rc == 0)
+		rc = vg_binr_finish(&r, err);
+	if (rc) {
+		vg_match_set_clear(set);
+		vg_match_set_init(set, meta->type, vs);
+	}
+	return rc;
+}
