@@ -673,7 +673,7 @@ int vg_ptr_scan(pid_t pid, const struct vg_maps *maps,
 	struct level lv[VG_PTR_MAX_DEPTH + 1] = { 0 };
 	struct node addr_node = { .loc = opts->target, .paths = 1 };
 	struct collect c = { 0 };
-	struct enumerate e = { .lv = lv, .imgs = imgs, .max = opts->max_chains };
+	struct enumerate e = { .lv = lv, .imgs = imgs };
 	double t0 = now();
 	unsigned levels = 1;
 	int r;
@@ -711,9 +711,10 @@ int vg_ptr_scan(pid_t pid, const struct vg_maps *maps,
 	free(c.ptrs);
 	c.ptrs = NULL;
 	st->interrupted = opts->stop && *opts->stop;
-	e.out = calloc(opts->max_chains < st->chains_found ? opts->max_chains
-							    : (size_t)st->chains_found + 1,
-		       sizeof(*e.out));
+	/* Every path counted is enumerated: room for all, or for max. */
+	e.max = opts->max_chains < st->chains_found ? opts->max_chains
+						    : (size_t)st->chains_found;
+	e.out = calloc(e.max ? e.max : 1, sizeof(*e.out));
 	if (!e.out) {
 		r = vg_error_set(err, -ENOMEM, "out of memory for %" PRIu64 " pointer chains",
 				 st->chains_found);
