@@ -507,7 +507,10 @@ static int handle_record(const struct perf_event_header *h, void *arg)
 		}
 		if (d->c && d->c->task)
 			d->c->task(h, &task, d->c->arg);
+		return 0;
 	}
+	if (d->c && d->c->other)
+		d->c->other(h, d->c->arg);
 	return 0;
 }
 

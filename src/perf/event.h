@@ -84,11 +84,14 @@ struct vg_perf_hit {
 	bool before_start;
 };
 
-/* The consumer: samples, and FORK/EXIT for its own bookkeeping. */
+/* The consumer: samples, and FORK/EXIT for its own bookkeeping.  other
+ * (may be NULL) gets every record the set does not handle itself (MMAP2,
+ * COMM, ...), raw, with the pid filter left to the consumer. */
 struct vg_perf_consumer {
 	void (*sample)(const struct vg_perf_hit *hit, void *arg);
 	void (*task)(const struct perf_event_header *h, const struct vg_perf_task *t, void *arg);
 	void *arg;
+	void (*other)(const struct perf_event_header *h, void *arg);
 };
 
 struct vg_perf_set;

@@ -133,6 +133,58 @@ bool vg_perf_parse_task(const struct perf_event_header *h, struct vg_perf_task *
 	return c.ok;
 }
 
+/* A NUL-terminated string that starts at c and ends inside the record. */
+static const char *take_string(struct cursor *c)
+{
+	const char *s = (const char *)c->p;
+	const void *nul = c->ok && c->p < c->end ? memchr(c->p, '\0', (size_t)(c->end - c->p)) : NULL;
+
+	if (!nul) {
+		c->ok = false;
+		return NULL;
+	}
+	return s;
+}
+
+bool vg_perf_parse_mmap2(const struct perf_event_header *h, struct vg_perf_mmap *out)
+{
+	struct cursor c = { (const unsigned char *)(h + 1), (const unsigned char *)h + h->size, true };
+	uint64_t a;
+
+	if (h->type != PERF_RECORD_MMAP2)
+		return false;
+	a = take_u64(&c);
+	out->pid = (uint32_t)a;
+	out->tid = (uint32_t)(a >> 32);
+	out->addr = take_u64(&c);
+	out->len = take_u64(&c);
+	out->pgoff = take_u64(&c);
+	/* maj, min, ino, ino_generation (or build-id): 24 bytes. */
+	(void)take_u64(&c);
+	(void)take_u64(&c);
+	(void)take_u64(&c);
+	a = take_u64(&c);
+	out->prot = (uint32_t)a;
+	out->flags = (uint32_t)(a >> 32);
+	out->filename = take_string(&c);
+	return c.ok;
+}
+
+bool vg_perf_parse_comm(const struct perf_event_header *h, struct vg_perf_comm *out)
+{
+	struct cursor c = { (const unsigned char *)(h + 1), (const unsigned char *)h + h->size, true };
+	uint64_t a;
+
+	if (h->type != PERF_RECORD_COMM)
+		return false;
+	a = take_u64(&c);
+	out->pid = (uint32_t)a;
+	out->tid = (uint32_t)(a >> 32);
+	out->comm = take_string(&c);
+	out->exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+	return c.ok;
+}
+
 bool vg_perf_parse_lost(const struct perf_event_header *h, uint64_t *lost)
 {
 	struct cursor c = { (const unsigned char *)(h + 1), (const unsigned char *)h + h->size, true };

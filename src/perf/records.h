@@ -62,6 +62,25 @@ struct vg_perf_task {
 };
 bool vg_perf_parse_task(const struct perf_event_header *h, struct vg_perf_task *out);
 
+/* PERF_RECORD_MMAP2 (attr.mmap + mmap2): a mapping the process made, for
+ * exec mappings only unless attr.mmap_data.  filename is borrowed from the
+ * record and NUL-terminated within it. */
+struct vg_perf_mmap {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t prot, flags;
+	const char *filename;
+};
+bool vg_perf_parse_mmap2(const struct perf_event_header *h, struct vg_perf_mmap *out);
+
+/* PERF_RECORD_COMM (attr.comm): a thread's new name (prctl, exec). */
+struct vg_perf_comm {
+	uint32_t pid, tid;
+	const char *comm;            /* borrowed, NUL-terminated within the record */
+	bool exec;                   /* PERF_RECORD_MISC_COMM_EXEC */
+};
+bool vg_perf_parse_comm(const struct perf_event_header *h, struct vg_perf_comm *out);
+
 /* PERF_RECORD_LOST: how many records the kernel dropped for lack of room. */
 bool vg_perf_parse_lost(const struct perf_event_header *h, uint64_t *lost);
 

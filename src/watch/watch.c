@@ -488,7 +488,7 @@ static void on_sample(const struct vg_perf_hit *hit, void *arg);
 
 int vg_watch_arm(struct vg_watch_session *s, struct vg_error *err)
 {
-	struct vg_perf_consumer c = { on_sample, NULL, s };
+	struct vg_perf_consumer c = { on_sample, NULL, s, NULL };
 	int r;
 
 	s->emulated = getenv("VIGIL_WATCH_EMULATE_TRAPS") && *getenv("VIGIL_WATCH_EMULATE_TRAPS");
@@ -1001,7 +1001,7 @@ int vg_watch_run(struct vg_watch_session *s, int stop_fd,
 		 void (*progress)(const struct vg_watch_session *s, void *arg), void *arg,
 		 struct vg_error *err)
 {
-	struct vg_perf_consumer c = { on_sample, NULL, s };
+	struct vg_perf_consumer c = { on_sample, NULL, s, NULL };
 	uint64_t deadline = s->opt.duration_ms ? s->start_ns + s->opt.duration_ms * 1000000ull : 0;
 	uint64_t next_progress = s->start_ns + 1000000000ull;
 	int pidfd = open_pidfd(s->t->pid);

@@ -341,7 +341,7 @@ static void open_set(struct fixture *f, pid_t pid, size_t pages, uint64_t regs_m
 	memset(f, 0, sizeof(*f));
 	f->y.want_ip = (uint64_t)(uintptr_t)&vgt_probe_me;
 	f->y.regs_mask = regs_mask;
-	f->c = (struct vg_perf_consumer){ on_sample, on_task, &f->y };
+	f->c = (struct vg_perf_consumer){ on_sample, on_task, &f->y, NULL };
 	assert_int_equal(vg_target_open(pid, &f->t, &f->err), 0);
 	assert_int_equal(vg_perf_set_new(f->t, pages, &f->s, &f->err), 0);
 	assert_int_equal(vg_perf_set_add(f->s, &a, &f->err), 0);
