@@ -19,10 +19,14 @@
  * between samples; it also wants memory reads outside the stack copy to go
  * somewhere.  Here a warm unwind never leaves the copy and never allocates.
  *
- * Rules given as DWARF expressions (PLT stubs, glibc's signal trampoline)
- * are not evaluated: for the CFA or the return address they stop the walk
- * (VG_UNWIND_UNSUPPORTED); for another register they make it unknown,
- * which only matters if a caller's CFA rule needs it. */
+ * Rules given as DWARF expressions (the CFA of PLT stubs, every rule of
+ * glibc's signal trampoline __restore_rt) are copied into the row and run
+ * by a small stack machine: constants, registers (DW_OP_breg*, with 16 =
+ * the frame's IP), arithmetic, comparisons and 8-byte DW_OP_deref from the
+ * stack copy.  Any other operation is unsupported: for the CFA or the
+ * return address it stops the walk (VG_UNWIND_UNSUPPORTED); for another
+ * register it makes it unknown, which only matters if a caller's CFA rule
+ * needs it. */
 #include "profile/unwind.h"
 
 #include <errno.h>
@@ -57,12 +61,17 @@ enum rule_kind {
 	R_OFFSET,        /* saved in memory at CFA + off */
 	R_VAL_OFFSET,    /* the value CFA + off */
 	R_REGISTER,      /* the callee's register `reg` */
-	R_EXPRESSION,    /* a DWARF expression: not evaluated */
+	R_EXPRESSION,    /* saved at the address a DWARF expression gives */
+	R_VAL_EXPRESSION, /* the value a DWARF expression gives */
+	R_UNSUPPORTED,   /* a rule libdw could not give, or too large */
 };
 
+/* R_REGISTER: reg.  R_OFFSET, R_VAL_OFFSET: off.  R_EXPRESSION,
+ * R_VAL_EXPRESSION: nops operations at row->exprs[off]. */
 struct rule {
 	uint8_t kind;
 	uint8_t reg;
+	uint8_t nops;
 	int32_t off;
 };
 
@@ -70,7 +79,8 @@ enum row_state {
 	ROW_EMPTY = 0,
 	ROW_OK,
 	ROW_NO_CFI,          /* no FDE covers the address: cached too */
-	ROW_CFA_EXPRESSION,  /* CFA is a DWARF expression */
+	ROW_CFA_EXPRESSION,  /* CFA: cfa_nops operations at exprs[cfa_off] */
+	ROW_CFA_UNSUPPORTED, /* no CFA rule libdw could give */
 };
 
 /* One compiled CFI row.  key/image_id identify the lookup that made it. */
@@ -80,9 +90,15 @@ struct row {
 	uint8_t state;
 	uint8_t cfa_reg;
 	bool signal;         /* the caller's IP is exact (signal frame) */
+	uint8_t cfa_nops;
 	int32_t cfa_off;
 	struct rule rules[NDW];
+	Dwarf_Op *exprs;     /* owned copies of the row's expressions, or NULL */
+	size_t n_exprs;
 };
+
+#define MAX_EXPR_OPS 64
+#define EVAL_DEPTH 16
 
 /* The CFI of one image of the current set, opened on first use. */
 struct image_cfi {
@@ -207,6 +223,8 @@ struct vg_unwinder *vg_unwinder_free(struct vg_unwinder *u)
 	for (size_t i = 0; i < u->n_cfi; i++)
 		cfi_close(&u->cfi[i]);
 	free(u->cfi);
+	for (size_t i = 0; u->cache && i < CACHE_SLOTS; i++)
+		free(u->cache[i].exprs);
 	free(u->cache);
 	free(u);
 	return NULL;
@@ -281,19 +299,39 @@ static struct image_cfi *cfi_of(struct vg_unwinder *u, const struct vg_image *im
 	return NULL;
 }
 
-static int compile_rule(Dwarf_Frame *frame, int regno, struct rule *out)
+/* Appends a copy of ops to row->exprs; the index of the first, or -1. */
+static int32_t keep_expr(struct row *row, const Dwarf_Op *ops, size_t nops)
 {
+	Dwarf_Op *grown;
+	size_t at = row->n_exprs;
+
+	if (nops == 0 || nops > MAX_EXPR_OPS)
+		return -1;
+	grown = realloc(row->exprs, (at + nops) * sizeof *grown);
+	if (!grown)
+		return -1;
+	memcpy(grown + at, ops, nops * sizeof *ops);
+	row->exprs = grown;
+	row->n_exprs = at + nops;
+	return (int32_t)at;
+}
+
+static void compile_rule(struct row *row, Dwarf_Frame *frame, int regno)
+{
+	struct rule *out = &row->rules[regno];
 	Dwarf_Op mem[3], *ops = NULL;
 	size_t nops = 0;
+	int32_t at;
+	bool value;
 
 	memset(out, 0, sizeof *out);
 	if (dwarf_frame_register(frame, regno, mem, &ops, &nops) != 0) {
-		out->kind = R_EXPRESSION;   /* unreadable: treat as unknown */
-		return 0;
+		out->kind = R_UNSUPPORTED;
+		return;
 	}
 	if (nops == 0) {
 		out->kind = ops ? R_UNDEFINED : R_SAME;
-		return 0;
+		return;
 	}
 	/* libdw's own shapes (frame_register.c): offset(N) is
 	 * [call_frame_cfa, plus_uconst N] (N == 0: the first alone), with
@@ -306,32 +344,40 @@ static int compile_rule(Dwarf_Frame *frame, int regno, struct rule *out)
 			off = (int64_t)ops[k].number;   /* signed, stored unsigned */
 			k++;
 		}
-		if (off < INT32_MIN || off > INT32_MAX)
-			goto expression;
-		if (k == nops) {
+		if (off >= INT32_MIN && off <= INT32_MAX && k == nops) {
 			out->kind = R_OFFSET;
 			out->off = (int32_t)off;
-			return 0;
+			return;
 		}
-		if (k + 1 == nops && ops[k].atom == DW_OP_stack_value) {
+		if (off >= INT32_MIN && off <= INT32_MAX && k + 1 == nops &&
+		    ops[k].atom == DW_OP_stack_value) {
 			out->kind = R_VAL_OFFSET;
 			out->off = (int32_t)off;
-			return 0;
+			return;
 		}
 	}
 	if (nops == 1 && ops[0].atom == DW_OP_regx && ops[0].number < NDW) {
 		out->kind = R_REGISTER;
 		out->reg = (uint8_t)ops[0].number;
-		return 0;
+		return;
 	}
 	if (nops == 1 && ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg16) {
 		out->kind = R_REGISTER;
 		out->reg = (uint8_t)(ops[0].atom - DW_OP_reg0);
-		return 0;
+		return;
 	}
-expression:
-	out->kind = R_EXPRESSION;
-	return 0;
+	/* DW_CFA_expression / val_expression: libdw has already put the
+	 * implicit DW_OP_call_frame_cfa first, and stack_value last for a
+	 * value. */
+	value = ops[nops - 1].atom == DW_OP_stack_value;
+	at = keep_expr(row, ops, value ? nops - 1 : nops);
+	if (at < 0) {
+		out->kind = R_UNSUPPORTED;
+		return;
+	}
+	out->kind = value ? R_VAL_EXPRESSION : R_EXPRESSION;
+	out->nops = (uint8_t)(value ? nops - 1 : nops);
+	out->off = at;
 }
 
 static void compile_row(Dwarf_Frame *frame, struct row *row)
@@ -341,21 +387,29 @@ static void compile_row(Dwarf_Frame *frame, struct row *row)
 	int64_t off;
 	unsigned reg;
 	bool signal = false;
+	int32_t at;
 
-	row->state = ROW_CFA_EXPRESSION;
+	row->state = ROW_CFA_UNSUPPORTED;
 	if (dwarf_frame_info(frame, NULL, NULL, &signal) >= 0)
 		row->signal = signal;
 	for (int i = 0; i < NDW; i++)
-		compile_rule(frame, i, &row->rules[i]);
-	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops != 1 || !ops)
+		compile_rule(row, frame, i);
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops == 0 || !ops)
 		return;
-	if (ops[0].atom == DW_OP_bregx) {
+	if (nops == 1 && ops[0].atom == DW_OP_bregx) {
 		reg = (unsigned)ops[0].number;
 		off = (int64_t)ops[0].number2;
-	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+	} else if (nops == 1 && ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
 		reg = ops[0].atom - DW_OP_breg0;
 		off = (int64_t)ops[0].number;
 	} else {
+		/* DW_CFA_def_cfa_expression: a PLT stub's, a signal frame's. */
+		at = keep_expr(row, ops, nops);
+		if (at < 0)
+			return;
+		row->cfa_off = at;
+		row->cfa_nops = (uint8_t)nops;
+		row->state = ROW_CFA_EXPRESSION;
 		return;
 	}
 	if (reg >= NDW || off < INT32_MIN || off > INT32_MAX)
@@ -386,6 +440,7 @@ static const struct row *row_at(struct vg_unwinder *u, struct image_cfi *c,
 	u->stats.rows_decoded++;
 	if (!c->tried)
 		cfi_open(u, c);
+	free(row->exprs);
 	memset(row, 0, sizeof *row);
 	row->key = key;
 	row->image_id = c->id;
@@ -407,6 +462,116 @@ static bool load8(const uint8_t *stack, size_t len, uint64_t sp0, uint64_t addr,
 	return true;
 }
 
+/* Runs one CFI expression over frame f: true with *out (the top of the
+ * stack) when every operation is supported and every register and memory
+ * word it needs is known; else false with *why.  cfa is pushed by
+ * DW_OP_call_frame_cfa (libdw puts one first in a register rule; a CFA
+ * rule has none). */
+static bool eval(const Dwarf_Op *ops, size_t nops, uint64_t cfa, bool have_cfa,
+		 const struct frame *f, const uint8_t *stack, size_t len,
+		 uint64_t sp0, uint64_t *out, enum vg_unwind_stop *why)
+{
+	uint64_t st[EVAL_DEPTH];
+	size_t top = 0;
+
+	for (size_t i = 0; i < nops; i++) {
+		const Dwarf_Op *op = &ops[i];
+		uint8_t a = op->atom;
+		uint64_t x, y;
+
+		/* Operations that push. */
+		if (a == DW_OP_call_frame_cfa || (a >= DW_OP_lit0 && a <= DW_OP_lit31) ||
+		    (a >= DW_OP_breg0 && a <= DW_OP_breg31) || a == DW_OP_bregx ||
+		    a == DW_OP_const1u || a == DW_OP_const1s || a == DW_OP_const2u ||
+		    a == DW_OP_const2s || a == DW_OP_const4u || a == DW_OP_const4s ||
+		    a == DW_OP_const8u || a == DW_OP_const8s || a == DW_OP_constu ||
+		    a == DW_OP_consts || a == DW_OP_dup) {
+			unsigned reg;
+
+			*why = VG_UNWIND_UNSUPPORTED;
+			if (top == EVAL_DEPTH)
+				return false;
+			if (a == DW_OP_call_frame_cfa) {
+				if (!have_cfa)
+					return false;
+				x = cfa;
+			} else if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+				x = a - DW_OP_lit0;
+			} else if (a == DW_OP_dup) {
+				if (!top)
+					return false;
+				x = st[top - 1];
+			} else if (a == DW_OP_bregx || (a >= DW_OP_breg0 && a <= DW_OP_breg31)) {
+				reg = a == DW_OP_bregx ? (unsigned)op->number : (unsigned)(a - DW_OP_breg0);
+				if (reg >= NDW)
+					return false;
+				if (!(f->known & 1u << reg)) {
+					*why = VG_UNWIND_NO_REGISTER;
+					return false;
+				}
+				x = f->r[reg] + (a == DW_OP_bregx ? op->number2 : op->number);
+			} else {
+				x = op->number;   /* libdw sign-extends the s forms */
+			}
+			st[top++] = x;
+			continue;
+		}
+		*why = VG_UNWIND_UNSUPPORTED;
+		if (!top)
+			return false;
+		x = st[top - 1];
+		switch (a) {
+		case DW_OP_deref:
+			if (!load8(stack, len, sp0, x, &st[top - 1])) {
+				*why = VG_UNWIND_STACK_END;
+				return false;
+			}
+			continue;
+		case DW_OP_plus_uconst:
+			st[top - 1] = x + op->number;
+			continue;
+		case DW_OP_neg:
+			st[top - 1] = -x;
+			continue;
+		case DW_OP_not:
+			st[top - 1] = ~x;
+			continue;
+		default:
+			break;
+		}
+		/* Binary operations: y = second, x = top. */
+		if (top < 2)
+			return false;
+		y = st[top - 2];
+		switch (a) {
+		case DW_OP_plus: y += x; break;
+		case DW_OP_minus: y -= x; break;
+		case DW_OP_mul: y *= x; break;
+		case DW_OP_and: y &= x; break;
+		case DW_OP_or: y |= x; break;
+		case DW_OP_xor: y ^= x; break;
+		case DW_OP_shl: y = x < 64 ? y << x : 0; break;
+		case DW_OP_shr: y = x < 64 ? y >> x : 0; break;
+		case DW_OP_shra: y = x < 64 ? (uint64_t)((int64_t)y >> x) : 0; break;
+		case DW_OP_ge: y = (int64_t)y >= (int64_t)x; break;
+		case DW_OP_gt: y = (int64_t)y > (int64_t)x; break;
+		case DW_OP_le: y = (int64_t)y <= (int64_t)x; break;
+		case DW_OP_lt: y = (int64_t)y < (int64_t)x; break;
+		case DW_OP_eq: y = y == x; break;
+		case DW_OP_ne: y = y != x; break;
+		default:
+			return false;   /* DW_OP_skip, bra, pick, piece... */
+		}
+		st[top - 2] = y;
+		top--;
+	}
+	*why = VG_UNWIND_UNSUPPORTED;
+	if (!top)
+		return false;
+	*out = st[top - 1];
+	return true;
+}
+
 /* One step from f (whose IP is in the row's image) to its caller. */
 static int step(const struct row *row, struct frame *f, const uint8_t *stack,
 		size_t len, uint64_t sp0, enum vg_unwind_stop *why)
@@ -418,8 +583,8 @@ static int step(const struct row *row, struct frame *f, const uint8_t *stack,
 		*why = VG_UNWIND_NO_CFI;
 		return -1;
 	}
-	if (row->state == ROW_CFA_EXPRESSION ||
-	    row->rules[DW_RA].kind == R_EXPRESSION) {
+	if (row->state == ROW_CFA_UNSUPPORTED ||
+	    row->rules[DW_RA].kind == R_UNSUPPORTED) {
 		*why = VG_UNWIND_UNSUPPORTED;
 		return -1;
 	}
@@ -427,11 +592,16 @@ static int step(const struct row *row, struct frame *f, const uint8_t *stack,
 		*why = VG_UNWIND_OUTERMOST;
 		return -1;
 	}
-	if (!(f->known & 1u << row->cfa_reg)) {
+	if (row->state == ROW_CFA_EXPRESSION) {
+		if (!eval(row->exprs + row->cfa_off, row->cfa_nops, 0, false, f,
+			  stack, len, sp0, &cfa, why))
+			return -1;
+	} else if (!(f->known & 1u << row->cfa_reg)) {
 		*why = VG_UNWIND_NO_REGISTER;
 		return -1;
+	} else {
+		cfa = f->r[row->cfa_reg] + (uint64_t)(int64_t)row->cfa_off;
 	}
-	cfa = f->r[row->cfa_reg] + (uint64_t)(int64_t)row->cfa_off;
 	for (int i = 0; i < NDW; i++) {
 		const struct rule *rl = &row->rules[i];
 		uint64_t v = 0;
@@ -456,6 +626,18 @@ static int step(const struct row *row, struct frame *f, const uint8_t *stack,
 		case R_REGISTER:
 			ok = f->known & 1u << rl->reg;
 			v = f->r[rl->reg];
+			break;
+		case R_EXPRESSION:
+		case R_VAL_EXPRESSION:
+			ok = eval(row->exprs + rl->off, rl->nops, cfa, true, f,
+				  stack, len, sp0, &v, why);
+			if (ok && rl->kind == R_EXPRESSION &&
+			    !load8(stack, len, sp0, v, &v)) {
+				ok = false;
+				*why = VG_UNWIND_STACK_END;
+			}
+			if (!ok && i == DW_RA)
+				return -1;
 			break;
 		default:
 			break;
@@ -484,7 +666,7 @@ static int step(const struct row *row, struct frame *f, const uint8_t *stack,
 
 int vg_unwind_dwarf(struct vg_unwinder *u, const struct vg_regs *regs,
 		    const uint8_t *stack, size_t stack_len, uint64_t *ips,
-		    size_t max, size_t *n, enum vg_unwind_stop *why)
+		    bool *exact, size_t max, size_t *n, enum vg_unwind_stop *why)
 {
 	struct frame f = { .known = 0 };
 	bool exact_ip = true;   /* frame 0, or the caller of a signal frame */
@@ -516,6 +698,8 @@ int vg_unwind_dwarf(struct vg_unwinder *u, const struct vg_regs *regs,
 			*why = VG_UNWIND_MAX_FRAMES;
 			return 0;
 		}
+		if (exact)
+			exact[*n] = exact_ip;
 		ips[(*n)++] = ip;
 		img = vg_images_find(u->images, ip);
 		c = img ? cfi_of(u, img) : NULL;
@@ -525,8 +709,14 @@ int vg_unwind_dwarf(struct vg_unwinder *u, const struct vg_regs *regs,
 		}
 		/* A return address follows the call, which may be the last
 		 * instruction of the function (a noreturn call) and then
-		 * belongs to the next function's row: look up the call. */
+		 * belongs to the next function's row: look up the call.
+		 * glibc starts the FDE of __restore_rt one nop early so that
+		 * this lookup finds it too. */
 		row = row_at(u, c, ip - img->bias - (exact_ip ? 0 : 1));
+		/* The handler "returned" into the trampoline: its address
+		 * is not after a call. */
+		if (row->signal && exact)
+			exact[*n - 1] = true;
 		if (step(row, &f, stack, stack_len, sp0, why) < 0)
 			return 0;
 		exact_ip = row->signal;

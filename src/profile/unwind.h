@@ -5,7 +5,9 @@
  * (PERF_SAMPLE_STACK_USER).  vg_unwind_dwarf walks it with the images' CFI
  * (.eh_frame, else the file's own .debug_frame), recovering the caller's
  * rsp, rbp, rbx and r12-r15 at each step, so it goes through code built
- * without frame pointers (Debian's libc).  vg_unwind_fp follows the rbp
+ * without frame pointers (Debian's libc), PLT stubs and signal frames
+ * (their rules are DWARF expressions, evaluated here; the caller of a
+ * signal frame is looked up at its exact IP, not at IP - 1).  vg_unwind_fp follows the rbp
  * chain inside the same copy, which is what --unwind fp and the kernel
  * callchain do, and is wrong through such code.
  *
@@ -21,6 +23,7 @@
 #ifndef VG_UNWIND_H
 #define VG_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -36,9 +39,10 @@ enum vg_unwind_stop {
 	                           * beyond the stack copy */
 	VG_UNWIND_NO_CFI,         /* "no_cfi": no CFI row covers the IP, or the
 	                           * image has no .eh_frame/.debug_frame */
-	VG_UNWIND_UNSUPPORTED,    /* "unsupported_rule": a DWARF expression
-	                           * for the CFA or the return address (PLT
-	                           * stubs, signal trampolines) */
+	VG_UNWIND_UNSUPPORTED,    /* "unsupported_rule": the CFA or return
+	                           * address rule is an expression using an
+	                           * operation outside the supported set
+	                           * (branches, pieces, non-general registers) */
 	VG_UNWIND_NO_IMAGE,       /* "no_image": IP in no ELF image (JIT code,
 	                           * [vdso], a stale image set) */
 	VG_UNWIND_NO_REGISTER,    /* "missing_register": a rule needs a
@@ -70,14 +74,18 @@ int vg_unwinder_set_images(struct vg_unwinder *u, const struct vg_images *images
  * CFA rules use (rbp in frame-pointer functions: sample all general
  * registers); stack holds stack_len bytes copied at regs SP.  Fills ips
  * innermost first: ips[0] is the sampled IP, the others are return
- * addresses (a symbolizer should look up ips[i] - 1 for i > 0, the call
- * instruction).  *n = number filled (0 only when max is 0 or IP/SP are
+ * addresses, to be symbolized at ips[i] - 1 (the call instruction; the
+ * byte after a call may begin the next function) -- except where
+ * exact[i] is true: ips[0], a signal trampoline that a handler returns to
+ * (glibc's __restore_rt: ips[i] - 1 is the nop before it, outside its
+ * symbol), and the IP a signal interrupted.  exact may be NULL; else it
+ * has max entries.  *n = number filled (0 only when max is 0 or IP/SP are
  * not sampled), *why = why the walk stopped.  Returns 0; a stop is not an
- * error.  Never allocates once each row is cached, except when an image
- * is first seen (its CFI is opened) or a row is first decoded. */
+ * error.  Allocates only when an image is first seen (its CFI is opened)
+ * or a row is first decoded (see the cache above). */
 int vg_unwind_dwarf(struct vg_unwinder *u, const struct vg_regs *regs,
 		    const uint8_t *stack, size_t stack_len, uint64_t *ips,
-		    size_t max, size_t *n, enum vg_unwind_stop *why);
+		    bool *exact, size_t max, size_t *n, enum vg_unwind_stop *why);
 
 /* Frame-pointer walk inside the stack copy: ips[0] = IP, then the return
  * address at [rbp + 8] and the next rbp at [rbp] while rbp lies in the

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,7 +112,41 @@ WITH_FP static void child_main(void)
 	free(v);
 }
 
-/* ---- one sample of it, shared by the tests ---- */
+/* The second child spins inside a signal handler that interrupted
+ * wait_for_signal: the walk must cross glibc's __restore_rt, whose CFI is
+ * all DWARF expressions over the signal frame the kernel pushed, and go
+ * on at the interrupted IP itself. */
+WITH_FP static void spin_handler(int sig)
+{
+	(void)sig;
+	if (write(child_fd, "s", 1) != 1)
+		_exit(3);
+	while (keep_spinning)
+		__asm__ volatile("" ::: "memory");
+}
+
+static volatile int waiting;   /* the parent reads it in the child */
+
+WITH_FP static void wait_for_signal(void)
+{
+	waiting = 1;
+	for (;;)
+		__asm__ volatile("" ::: "memory");
+}
+
+WITH_FP static void signal_child_main(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = spin_handler;
+	if (sigaction(SIGUSR1, &sa, NULL) != 0 || write(child_fd, "r", 1) != 1)
+		_exit(2);
+	wait_for_signal();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* ---- one sample of each, shared by the tests ---- */
 
 struct sample {
 	struct vg_regs regs;
@@ -129,40 +164,47 @@ struct fixture {
 	struct sample s;
 };
 
-static struct fixture fx;
+static struct fixture fx;    /* in qsort */
+static struct fixture fxs;   /* in a signal handler */
+
+struct drain {
+	struct vg_perf_format fmt;
+	struct sample *s;
+};
 
 static int keep_last(const struct perf_event_header *h, void *arg)
 {
-	const struct vg_perf_format *fmt = arg;
+	struct drain *d = arg;
+	struct sample *out = d->s;
 	struct vg_perf_sample ps;
 	size_t k = 0;
 
-	if (h->type != PERF_RECORD_SAMPLE || !vg_perf_parse_sample(h, fmt, &ps))
+	if (h->type != PERF_RECORD_SAMPLE || !vg_perf_parse_sample(h, &d->fmt, &ps))
 		return 0;
 	if (ps.regs_abi != PERF_SAMPLE_REGS_ABI_64 || !ps.stack_size)
 		return 0;
-	fx.s.regs = ps.regs;
-	fx.s.stack_len = ps.stack_size < STACK_BYTES ? ps.stack_size : STACK_BYTES;
-	memcpy(fx.s.stack, ps.stack, fx.s.stack_len);
-	fx.s.n_kernel_fp = 0;
+	out->regs = ps.regs;
+	out->stack_len = ps.stack_size < STACK_BYTES ? ps.stack_size : STACK_BYTES;
+	memcpy(out->stack, ps.stack, out->stack_len);
+	out->n_kernel_fp = 0;
 	for (uint64_t i = 0; i < ps.nr_callchain; i++) {
 		uint64_t ip = ps.callchain[i];
 
 		if (ip >= PERF_CONTEXT_MAX)
 			continue;   /* PERF_CONTEXT_USER marker */
 		if (k < MAX_FRAMES)
-			fx.s.kernel_fp[k++] = ip;
+			out->kernel_fp[k++] = ip;
 	}
-	fx.s.n_kernel_fp = k;
-	fx.s.have = true;
+	out->n_kernel_fp = k;
+	out->have = true;
 	return 0;
 }
 
 /* Samples the spinning child for ~100 ms and keeps the last sample. */
-static void take_sample(pid_t pid)
+static void take_sample(pid_t pid, struct sample *out)
 {
 	struct perf_event_attr a;
-	struct vg_perf_format fmt;
+	struct drain d = { .s = out };
 	struct vg_ring *ring = NULL;
 	struct vg_error err = { 0 };
 	int fd;
@@ -190,59 +232,101 @@ static void take_sample(pid_t pid)
 	}
 	if (vg_ring_map(fd, 64, &ring, &err) < 0)
 		fail_msg("%s", err.msg);
-	fmt.sample_type = a.sample_type;
-	fmt.regs_user_mask = a.sample_regs_user;
+	d.fmt.sample_type = a.sample_type;
+	d.fmt.regs_user_mask = a.sample_regs_user;
 	for (int i = 0; i < 100; i++) {
 		struct timespec ts = { 0, 1000000 };
 
 		nanosleep(&ts, NULL);
-		vg_ring_drain(ring, keep_last, &fmt);
+		vg_ring_drain(ring, keep_last, &d);
 	}
 	vg_ring_unmap(ring);
 	close(fd);
 }
 
-static int setup(void **state)
+/* The signal must interrupt the child's loop, not its write(2) of "r":
+ * wait until the child's `waiting` (same address: a fork) says so. */
+static void wait_until_waiting(pid_t pid)
+{
+	for (int i = 0; i < 5000; i++) {
+		int v = 0;
+		struct iovec local = { &v, sizeof v };
+		struct iovec remote = { (void *)&waiting, sizeof v };
+
+		assert_int_equal(process_vm_readv(pid, &local, 1, &remote, 1, 0),
+				 (ssize_t)sizeof v);
+		if (v)
+			return;
+		usleep(1000);
+	}
+	fail_msg("child %d never reached its wait loop", (int)pid);
+}
+
+/* Forks a child running body, waits for its word on the pipe (after
+ * poke, if any, sent once the child said "r"eady), samples it and opens
+ * a symbolizer on it. */
+static void start(struct fixture *f, void (*body)(void), int poke)
 {
 	struct vg_error err = { 0 };
 	char c;
 	int fd;
 
-	(void)state;
-	memset(&fx, 0, sizeof fx);
-	fx.pid = tu_fork_pipe(&fd);
-	assert_true(fx.pid >= 0);
-	if (fx.pid == 0) {
+	memset(f, 0, sizeof *f);
+	f->pid = tu_fork_pipe(&fd);
+	assert_true(f->pid >= 0);
+	if (f->pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		child_fd = fd;
-		child_main();
+		body();
 		_exit(0);
 	}
-	assert_int_equal(read(fd, &c, 1), 1);   /* spinning in the comparator */
+	assert_int_equal(read(fd, &c, 1), 1);
+	if (poke) {
+		assert_int_equal(c, 'r');
+		wait_until_waiting(f->pid);
+		assert_int_equal(kill(f->pid, poke), 0);
+		assert_int_equal(read(fd, &c, 1), 1);
+	}
+	assert_int_equal(c, 's');   /* spinning where the test wants it */
 	close(fd);
-	take_sample(fx.pid);
-	assert_int_equal(vg_target_open(fx.pid, &fx.t, &err), 0);
-	if (vg_symbolizer_open_target(fx.t, VG_SYM_NO_DEBUGINFOD | VG_SYM_NO_KERNEL,
-				      &fx.sym, &err) < 0)
+	take_sample(f->pid, &f->s);
+	assert_int_equal(vg_target_open(f->pid, &f->t, &err), 0);
+	if (vg_symbolizer_open_target(f->t, VG_SYM_NO_DEBUGINFOD | VG_SYM_NO_KERNEL,
+				      &f->sym, &err) < 0)
 		fail_msg("%s", err.msg);
+}
+
+static void stop(struct fixture *f)
+{
+	int st;
+
+	vg_symbolizer_free(f->sym);
+	vg_target_free(f->t);
+	if (f->pid > 0) {
+		kill(f->pid, SIGKILL);
+		waitpid(f->pid, &st, 0);
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	start(&fx, child_main, 0);
+	start(&fxs, signal_child_main, SIGUSR1);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	int st;
-
 	(void)state;
-	vg_symbolizer_free(fx.sym);
-	vg_target_free(fx.t);
-	kill(fx.pid, SIGKILL);
-	waitpid(fx.pid, &st, 0);
+	stop(&fx);
+	stop(&fxs);
 	return 0;
 }
 
-static void need_sample(void)
+static void need_sample(const struct fixture *f)
 {
-	if (!fx.s.have) {
+	if (!f->s.have) {
 		print_message("no user sample of the child (perf events refused)\n");
 		skip();
 	}
@@ -250,12 +334,13 @@ static void need_sample(void)
 
 /* The function at ips[i] (the call instruction for a return address):
  * the ELF symbol, or the outermost DWARF function when there is none. */
-static const char *name_of(const uint64_t *ips, size_t i, char *buf, size_t size)
+static const char *name_at(const struct fixture *f, uint64_t addr, char *buf,
+			   size_t size)
 {
 	struct vg_sym_result r;
 	struct vg_error err = { 0 };
 
-	assert_int_equal(vg_sym_lookup(fx.sym, ips[i] - (i ? 1 : 0), &r, &err), 0);
+	assert_int_equal(vg_sym_lookup(f->sym, addr, &r, &err), 0);
 	if (r.has_symbol && r.symbol)
 		snprintf(buf, size, "%s", r.symbol);
 	else if (r.n_frames && r.frames[r.n_frames - 1].function)
@@ -263,6 +348,11 @@ static const char *name_of(const uint64_t *ips, size_t i, char *buf, size_t size
 	else
 		snprintf(buf, size, "??");
 	return buf;
+}
+
+static const char *name_of(const uint64_t *ips, size_t i, char *buf, size_t size)
+{
+	return name_at(&fx, ips[i] - (i ? 1 : 0), buf, size);
 }
 
 static void print_chain(const char *label, const uint64_t *ips, size_t n,
@@ -296,12 +386,12 @@ static size_t find_frame(const uint64_t *ips, size_t n, size_t from, const char 
 	return n;
 }
 
-static struct vg_unwinder *new_unwinder(void)
+static struct vg_unwinder *new_unwinder(const struct fixture *f)
 {
 	struct vg_unwinder *u = NULL;
 	struct vg_error err = { 0 };
 
-	assert_int_equal(vg_unwinder_new(fx.pid, vg_symbolizer_images(fx.sym), &u, &err), 0);
+	assert_int_equal(vg_unwinder_new(f->pid, vg_symbolizer_images(f->sym), &u, &err), 0);
 	assert_non_null(u);
 	return u;
 }
@@ -309,17 +399,22 @@ static struct vg_unwinder *new_unwinder(void)
 static void test_dwarf_through_libc(void **state)
 {
 	uint64_t ips[MAX_FRAMES];
+	bool exact[MAX_FRAMES];
 	size_t n = 0, at;
 	enum vg_unwind_stop why;
 	struct vg_unwinder *u;
 	char buf[128];
 
 	(void)state;
-	need_sample();
-	u = new_unwinder();
+	need_sample(&fx);
+	u = new_unwinder(&fx);
 	assert_int_equal(vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len,
-					 ips, MAX_FRAMES, &n, &why), 0);
+					 ips, exact, MAX_FRAMES, &n, &why), 0);
 	print_chain("dwarf", ips, n, why);
+	/* No signal frame: only the sampled IP is exact. */
+	assert_true(exact[0]);
+	for (size_t i = 1; i < n; i++)
+		assert_false(exact[i]);
 	assert_int_equal(ips[0], fx.s.regs.regs[PERF_IP]);
 	assert_string_equal(name_of(ips, 0, buf, sizeof buf), "spin_compare");
 	/* libc's merge sort, recursing once per halving of the 64 elements
@@ -348,7 +443,7 @@ static void test_fp_is_wrong_through_libc(void **state)
 	char buf[128];
 
 	(void)state;
-	need_sample();
+	need_sample(&fx);
 	vg_unwind_fp(&fx.s.regs, fx.s.stack, fx.s.stack_len, ips, MAX_FRAMES, &n, &why);
 	print_chain("fp", ips, n, why);
 	/* The same walk as the kernel's, over the copy instead of memory. */
@@ -364,6 +459,46 @@ static void test_fp_is_wrong_through_libc(void **state)
 	assert_int_equal(find_frame(ips, n, 0, "child_main"), n);
 	assert_int_equal(find_frame(fx.s.kernel_fp, fx.s.n_kernel_fp, 0, "sort_caller"),
 			 fx.s.n_kernel_fp);
+}
+
+static void test_dwarf_through_signal_frame(void **state)
+{
+	uint64_t ips[MAX_FRAMES];
+	bool exact[MAX_FRAMES];
+	size_t n = 0;
+	enum vg_unwind_stop why;
+	struct vg_unwinder *u;
+	char buf[128];
+	const char *want[] = { "spin_handler", "__restore_rt", "wait_for_signal",
+			       "signal_child_main", "start" };
+
+	(void)state;
+	need_sample(&fxs);
+	u = new_unwinder(&fxs);
+	assert_int_equal(vg_unwind_dwarf(u, &fxs.s.regs, fxs.s.stack, fxs.s.stack_len,
+					 ips, exact, MAX_FRAMES, &n, &why), 0);
+	print_message("dwarf through a signal frame: %zu frames, stop %s\n", n,
+		      vg_unwind_stop_name(why));
+	for (size_t i = 0; i < n; i++)
+		print_message("  #%zu 0x%llx%s %s\n", i, (unsigned long long)ips[i],
+			      exact[i] ? " (exact)" : "",
+			      name_at(&fxs, ips[i] - !exact[i], buf, sizeof buf));
+	assert_true(n > 5);
+	/* The handler returns into __restore_rt (its first byte, not
+	 * after a call), and the frame below it is the interrupted IP:
+	 * both are symbolized as they are. */
+	assert_true(exact[0]);
+	assert_false(exact[3]);
+	assert_true(exact[1]);
+	assert_true(exact[2]);
+	for (size_t i = 0; i < 5; i++)
+		assert_string_equal(name_at(&fxs, ips[i] - !exact[i], buf, sizeof buf),
+				    want[i]);
+	for (size_t i = 3; i < n; i++)
+		assert_false(exact[i]);
+	assert_int_equal(why, VG_UNWIND_OUTERMOST);
+	assert_string_equal(name_at(&fxs, ips[n - 1] - 1, buf, sizeof buf), "_start");
+	vg_unwinder_free(u);
 }
 
 static size_t distinct(const uint64_t *v, size_t n)
@@ -389,9 +524,9 @@ static void test_dwarf_cache(void **state)
 	struct vg_unwinder *u;
 
 	(void)state;
-	need_sample();
-	u = new_unwinder();
-	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, a, MAX_FRAMES, &na, &wa);
+	need_sample(&fx);
+	u = new_unwinder(&fx);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, a, NULL, MAX_FRAMES, &na, &wa);
 	vg_unwinder_stats(u, &st1);
 	/* One row per frame, the last included (its row says the return
 	 * address is undefined); the recursion's repeated return addresses
@@ -400,7 +535,7 @@ static void test_dwarf_cache(void **state)
 	assert_true(st1.rows_decoded < na);
 	assert_int_equal(st1.rows_decoded + st1.rows_cached, na);
 	assert_true(st1.images_opened >= 2);   /* the test, libc */
-	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, b, MAX_FRAMES, &nb, &wb);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, b, NULL, MAX_FRAMES, &nb, &wb);
 	vg_unwinder_stats(u, &st2);
 	assert_int_equal(nb, na);
 	assert_memory_equal(a, b, na * sizeof a[0]);
@@ -411,12 +546,12 @@ static void test_dwarf_cache(void **state)
 
 	/* The same set again keeps everything; an empty set drops it. */
 	assert_int_equal(vg_unwinder_set_images(u, vg_symbolizer_images(fx.sym), NULL), 0);
-	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, b, MAX_FRAMES, &nb, &wb);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, b, NULL, MAX_FRAMES, &nb, &wb);
 	vg_unwinder_stats(u, &st1);
 	assert_int_equal(nb, na);
 	assert_int_equal(st1.rows_decoded, st2.rows_decoded);
 	assert_int_equal(vg_unwinder_set_images(u, NULL, NULL), 0);
-	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, b, MAX_FRAMES, &nb, &wb);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, b, NULL, MAX_FRAMES, &nb, &wb);
 	assert_int_equal(nb, 1);
 	assert_int_equal(b[0], fx.s.regs.regs[PERF_IP]);
 	assert_int_equal(wb, VG_UNWIND_NO_IMAGE);
@@ -432,48 +567,48 @@ static void test_dwarf_stops(void **state)
 	struct vg_unwinder *u;
 
 	(void)state;
-	need_sample();
-	u = new_unwinder();
-	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, full, MAX_FRAMES,
+	need_sample(&fx);
+	u = new_unwinder(&fx);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, full, NULL, MAX_FRAMES,
 			&nfull, &why);
 	assert_true(nfull > 4);
 
 	/* The array full. */
-	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, ips, 3, &n, &why);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, ips, NULL, 3, &n, &why);
 	assert_int_equal(n, 3);
 	assert_int_equal(why, VG_UNWIND_MAX_FRAMES);
 	assert_memory_equal(ips, full, 3 * sizeof ips[0]);
-	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, ips, 0, &n, &why);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, ips, NULL, 0, &n, &why);
 	assert_int_equal(n, 0);
 	assert_int_equal(why, VG_UNWIND_MAX_FRAMES);
 
 	/* A copy of 8 bytes: the comparator's return address lies past it
 	 * (it has a frame: [rsp] is a local or the saved rbp). */
-	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, 8, ips, MAX_FRAMES, &n, &why);
+	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, 8, ips, NULL, MAX_FRAMES, &n, &why);
 	assert_int_equal(n, 1);
 	assert_int_equal(why, VG_UNWIND_STACK_END);
 	/* No stack at all. */
-	vg_unwind_dwarf(u, &fx.s.regs, NULL, 0, ips, MAX_FRAMES, &n, &why);
+	vg_unwind_dwarf(u, &fx.s.regs, NULL, 0, ips, NULL, MAX_FRAMES, &n, &why);
 	assert_int_equal(n, 1);
 	assert_int_equal(why, VG_UNWIND_STACK_END);
 
 	/* No SP: nothing. */
 	regs = fx.s.regs;
 	regs.mask &= ~(1ull << PERF_SP);
-	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, MAX_FRAMES, &n, &why);
+	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, NULL, MAX_FRAMES, &n, &why);
 	assert_int_equal(n, 0);
 	assert_int_equal(why, VG_UNWIND_NO_REGISTER);
 	/* No rbp: the comparator's CFA is rbp + 16 (it has a frame). */
 	regs = fx.s.regs;
 	regs.mask &= ~(1ull << PERF_BP);
-	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, MAX_FRAMES, &n, &why);
+	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, NULL, MAX_FRAMES, &n, &why);
 	assert_int_equal(n, 1);
 	assert_int_equal(why, VG_UNWIND_NO_REGISTER);
 
 	/* An IP in no image. */
 	regs = fx.s.regs;
 	regs.regs[PERF_IP] = 0x10;
-	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, MAX_FRAMES, &n, &why);
+	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, NULL, MAX_FRAMES, &n, &why);
 	assert_int_equal(n, 1);
 	assert_int_equal(ips[0], 0x10);
 	assert_int_equal(why, VG_UNWIND_NO_IMAGE);
@@ -577,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_stop_names),
 		cmocka_unit_test(test_dwarf_through_libc),
 		cmocka_unit_test(test_fp_is_wrong_through_libc),
+		cmocka_unit_test(test_dwarf_through_signal_frame),
 		cmocka_unit_test(test_dwarf_cache),
 		cmocka_unit_test(test_dwarf_stops),
 	};
