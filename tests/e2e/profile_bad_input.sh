@@ -1,0 +1,86 @@
+#!/bin/bash
+# profile_bad_input: what `vigil profile` refuses, each with its exit code
+# (2 bad input, 3 permission, 4 dead PID), one stderr line
+# "vigil: error: ..." naming what is wrong, nothing on stdout, and with
+# --json an error document with the same exit code: a dead PID, a PID that
+# is not a number, --freq 0 / abc, --format flame, --unwind lbr, --event
+# bogus, --duration -5; as user nobody against a root target: exit 3.
+source "$(dirname "$0")/lib.sh"
+
+truth=$T/truth
+start_target tgt_profile "$truth" split
+wait_truth "$truth" ready
+pid=$(truth_get "$truth" pid)
+
+sleep 0 &
+dead=$!
+wait "$dead" || true
+[[ ! -e /proc/$dead ]] || harness_error "pid $dead still exists"
+
+# refuse NAME RC REGEX ARGS...  - vigil profile ARGS exits RC with one
+# error line matching REGEX (grep -E) and no stdout, then the same with
+# --json: an error document with exit_code RC.
+refuse() {
+	local name=$1 rc=$2 re=$3 t0 t1
+	shift 3
+	t0=$(date +%s%N)
+	vg "$name" profile "$@"
+	t1=$(date +%s%N)
+	assert_rc "$rc"
+	assert_one_error_line
+	grep -Eiq -- "$re" "$T/$name.err" || { show_last; fail "$LAST_CMD: the error does not match /$re/"; }
+	[[ ! -s $T/$name.out ]] || { show_last; fail "$LAST_CMD: output on stdout despite the error"; }
+	(((t1 - t0) / 1000000 < 2000)) || { show_last; fail "$LAST_CMD: took $(((t1 - t0) / 1000000)) ms to refuse (did it profile first?)"; }
+	vg "${name}_json" profile "$@" --json
+	assert_rc "$rc"
+	vg_py "$T/${name}_json.out" "$rc" "$LAST_CMD" <<'PY' || { show_last; fail "$LAST_CMD: bad error document"; }
+import sys
+from vgcheck import *
+check_error_doc(load_json(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+done()
+PY
+	echo "ok: $name: exit $rc, $(head -c 160 "$T/$name.err")"
+}
+
+refuse dead 4 "$dead" "$dead" --duration 500
+refuse not_a_pid 2 "12ab" 12ab --duration 500
+refuse freq_zero 2 "freq" "$pid" --freq 0 --duration 500
+refuse freq_text 2 "freq" "$pid" --freq abc --duration 500
+refuse format 2 "format|flame" "$pid" --format flame --duration 500
+refuse unwind 2 "unwind|lbr" "$pid" --unwind lbr --duration 500
+refuse event 2 "event|bogus" "$pid" --event bogus --duration 500
+refuse duration 2 "duration|-5" "$pid" --duration -5
+
+# Permission: as nobody against this root-owned target.
+if [[ $(id -u) != 0 ]]; then
+	echo "skip: permission case: needs root to start a target another user cannot observe"
+elif ! command -v setpriv >/dev/null; then
+	echo "skip: permission case: setpriv (util-linux) not installed"
+else
+	chmod 755 "$T"
+	cp "$VIGIL" "$T/vigil"
+	chmod 755 "$T/vigil"
+	asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+	asnobody true 2>"$T/setpriv.err" || skip "setpriv cannot switch to uid 65534: $(cat "$T/setpriv.err")"
+	for j in "" --json; do
+		set +e
+		# shellcheck disable=SC2086
+		asnobody "$T/vigil" profile "$pid" --duration 500 $j >"$T/perm.out" 2>"$T/perm.err"
+		RC=$?
+		set -e
+		LAST=perm LAST_CMD="(as nobody) vigil profile $pid --duration 500 $j"
+		assert_rc 3
+		if [[ -z $j ]]; then
+			assert_one_error_line
+		else
+			vg_py "$T/perm.out" <<'PY' || { show_last; fail "$LAST_CMD: bad error document"; }
+import sys
+from vgcheck import *
+check_error_doc(load_json(sys.argv[1]), 3)
+done()
+PY
+		fi
+	done
+	echo "ok: as nobody: exit 3, $(head -c 160 "$T/perm.err")"
+fi
+echo "ok"
