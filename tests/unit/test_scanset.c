@@ -331,6 +331,7 @@ struct probe {
 struct child_addrs {
 	uint64_t probe;           /* a 64 KiB region, struct probe at its start */
 	uint64_t doomed;          /* a 64 KiB region unmapped on command */
+	uint64_t shrunk;          /* a 64 KiB region that loses its end */
 	uint64_t big;             /* 4 MiB + 2 pages: values across boundaries */
 	uint64_t file;            /* 3 pages mapped over a 1-page file */
 	size_t big_len;
@@ -349,21 +350,23 @@ static void child_main(int out, int in)
 {
 	struct child_addrs ca = { .big_len = BIG_LEN };
 	struct probe *p;
-	uint8_t *doomed, *big, *file;
+	uint8_t *doomed, *shrunk, *big, *file;
 	char path[128], c;
 	int fd;
 
 	/* PROT_NONE pages between the regions, or the kernel would merge
 	 * the anonymous mappings into one. */
-	uint8_t *res = mmap(NULL, 2 * 65536 + BIG_LEN + 4 * 4096, PROT_NONE,
+	uint8_t *res = mmap(NULL, 3 * 65536 + BIG_LEN + 5 * 4096, PROT_NONE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (res == MAP_FAILED)
 		_exit(1);
 	p = (struct probe *)(res + 4096);
 	doomed = res + 4096 + 65536 + 4096;
-	big = doomed + 65536 + 4096;
+	shrunk = doomed + 65536 + 4096;
+	big = shrunk + 65536 + 4096;
 	if (mprotect(p, 65536, PROT_READ | PROT_WRITE) < 0 ||
+	    mprotect(shrunk, 65536, PROT_READ | PROT_WRITE) < 0 ||
 	    mprotect(doomed, 65536, PROT_READ | PROT_WRITE) < 0 ||
 	    mprotect(big, BIG_LEN, PROT_READ | PROT_WRITE) < 0)
 		_exit(1);
@@ -387,6 +390,7 @@ static void child_main(int out, int in)
 	put_u32(big + AT_CHUNK, 0x11111111u);
 	ca.probe = (uintptr_t)p;
 	ca.doomed = (uintptr_t)doomed;
+	ca.shrunk = (uintptr_t)shrunk;
 	ca.big = (uintptr_t)big;
 	ca.file = (uintptr_t)file;
 	if (write(out, &ca, sizeof(ca)) != sizeof(ca))
@@ -397,6 +401,10 @@ static void child_main(int out, int in)
 			put_u32(big + AT_PAGE, 0x22222222u);
 			put_u32(big + AT_CHUNK, 0x22222222u);
 			munmap(doomed, 65536);
+			munmap(shrunk + 49152, 16384);
+			/* Now page 0 of the file mapping faults too. */
+			if (ftruncate(fd, 0) < 0)
+				_exit(1);
 		}
 		if (write(out, "k", 1) != 1)
 			_exit(1);
@@ -463,6 +471,7 @@ static struct vg_maps *child_regions(struct vg_maps *all,
 
 		if (r->start == ca->probe || r->start == ca->doomed ||
 		    r->start == ca->big || r->start == ca->file ||
+		    r->start == ca->shrunk ||
 		    r->kind == VG_REGION_STACK)
 			m->regions[m->n++] = *r;
 	}
@@ -520,8 +529,8 @@ static void test_snapshot_compare(void **state)
 	big = c.ca.big;
 	assert_int_equal(vg_maps_read(c.pid, &all, &err), 0);
 	some = child_regions(all, &c.ca);
-	assert_int_equal(some->n, 5);
-	stack = &some->regions[4];
+	assert_int_equal(some->n, 6);
+	stack = &some->regions[5];
 	assert_int_equal(stack->kind, VG_REGION_STACK);
 	assert_int_equal(vg_proc_stat_read(c.pid, &ps), 0);
 	id.pid = c.pid;
@@ -532,7 +541,7 @@ static void test_snapshot_compare(void **state)
 	assert_int_equal(vg_snapshot_save(c.pid, some, &sel, &id, path, NULL,
 					  &sst, &err), 0);
 	assert_true(vg_snapshot_is(path));
-	assert_int_equal(sst.regions, 5);
+	assert_int_equal(sst.regions, 6);
 	assert_int_equal(sst.regions_skipped, 0);
 	/* The two pages of the file mapping past its end. */
 	assert_int_equal(sst.bytes_skipped, 2 * 4096);
@@ -570,12 +579,14 @@ static void test_snapshot_compare(void **state)
 	assert_true(out.n < 2000);
 	assert_int_equal(count_in(&out, stack->start, stack->end),
 			 out.n - 1 - 4);
-	/* The unmapped region is skipped, whole. */
-	assert_int_equal(st.regions_skipped, 1);
-	assert_int_equal(st.bytes_skipped, 65536 + 2 * 4096);
-	assert_int_equal(st.regions_scanned, 4);
+	/* The unmapped and the shrunk region are skipped, whole; so is the
+	 * file mapping, now unreadable to its first page. */
+	assert_int_equal(count_in(&out, c.ca.file, c.ca.file + 3 * 4096), 0);
+	assert_int_equal(st.regions_skipped, 3);
+	assert_int_equal(st.bytes_skipped, 2 * 65536 + 3 * 4096);
+	assert_int_equal(st.regions_scanned, 3);
 	assert_int_equal(st.matches, out.n);
-	assert_int_equal(st.bytes_total, 2 * 65536 + BIG_LEN + 3 * 4096 +
+	assert_int_equal(st.bytes_total, 3 * 65536 + BIG_LEN + 3 * 4096 +
 			 stack->end - stack->start);
 	vg_match_set_clear(&out);
 
