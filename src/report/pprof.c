@@ -152,16 +152,18 @@ static int build_header(struct builder *b)
 	p->default_sample_type = p->sample_type[p->n_sample_type - 1]->type;
 	p->time_nanos = (int64_t)m->start_time_ns;
 	p->duration_nanos = (int64_t)m->duration_ns;
-	if (!(p->comment = zalloc(b, 4, sizeof(*p->comment))))
+	if (!(p->comment = zalloc(b, 5, sizeof(*p->comment))))
 		return -ENOMEM;
 	if (add_comment(b, "vigil %s", m->tool_version ? m->tool_version : VG_VERSION) < 0)
 		return -ENOMEM;
 	if (m->pid && add_comment(b, "pid %" PRId32 " (%s)", m->pid,
 				  m->comm ? m->comm : "?") < 0)
 		return -ENOMEM;
-	if (m->event && add_comment(b, "event %s, period %" PRIu64 ", frequency %"
-				    PRIu64 " Hz", m->event, m->period,
-				    m->frequency_hz) < 0)
+	if (m->event && m->frequency_hz &&
+	    add_comment(b, "event %s at %" PRIu64 " Hz", m->event, m->frequency_hz) < 0)
+		return -ENOMEM;
+	if (m->event && !m->frequency_hz &&
+	    add_comment(b, "event %s, period %" PRIu64, m->event, m->period) < 0)
 		return -ENOMEM;
 	if ((m->lost || m->throttled) &&
 	    add_comment(b, "counts are a lower bound: %" PRIu64 " samples lost, "
@@ -276,10 +278,11 @@ static int build_locations(struct builder *b)
 
 		if (f->depth)
 			continue;
-		if (!(loc = zalloc(b, 1, sizeof(*loc))) ||
-		    !(loc->line = zalloc(b, f->group_size, sizeof(pb_line *))))
+		if (!(loc = zalloc(b, 1, sizeof(*loc))))
 			return -ENOMEM;
 		perftools__profiles__location__init(loc);
+		if (!(loc->line = zalloc(b, f->group_size, sizeof(pb_line *))))
+			return -ENOMEM;
 		loc->id = b->p.n_location + 1;
 		loc->address = f->address;
 		loc->mapping_id = f->image != VG_STACKS_NONE ? f->image + 1
