@@ -970,6 +970,8 @@ static int run_pointers(struct vg_cli *cli, const struct scan_args *a, const str
 		cJSON_AddNumberToObject(doc, "chains_total", (double)st.chains_found);
 		cJSON_AddNumberToObject(doc, "chains_listed", (double)listed);
 		cJSON_AddBoolToObject(doc, "truncated", st.truncated);
+		cJSON_AddBoolToObject(doc, "frontier_capped", st.frontier_capped);
+		cJSON_AddNumberToObject(doc, "regions_too_large", (double)st.regions_too_large);
 		cJSON_AddBoolToObject(doc, "interrupted", st.interrupted);
 		cJSON_AddNumberToObject(doc, "seconds", st.seconds);
 		arr = cJSON_AddArrayToObject(doc, "chains");
@@ -1008,9 +1010,13 @@ static int run_pointers(struct vg_cli *cli, const struct scan_args *a, const str
 		printf("# pid %d: pointer chains to 0x%" PRIx64 " (depth <= %u, offsets <= %" PRIu64 "): %" PRIu64 " pointers in %.1f MiB, %.3f s\n",
 		       (int)cli->target->pid, o.target, o.depth, o.max_offset, st.pointers,
 		       (double)st.bytes_scanned / 1048576.0, st.seconds);
-		printf("%" PRIu64 " chain%s%s%s\n", st.chains_found, st.chains_found == 1 ? "" : "s",
+		printf("%" PRIu64 " chain%s%s%s%s\n", st.chains_found, st.chains_found == 1 ? "" : "s",
 		       st.truncated ? " (stopped at --max-chains)" : "",
+		       st.frontier_capped ? " (a lower bound: a level had too many candidates and was cut)" : "",
 		       st.interrupted ? " (interrupted: the search is incomplete)" : "");
+		if (st.regions_too_large)
+			printf("# %" PRIu64 " sparse regions too large to search were skipped\n",
+			       st.regions_too_large);
 		for (size_t i = 0; i < listed; i++) {
 			uint64_t slot;
 

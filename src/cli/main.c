@@ -15,6 +15,8 @@ static const struct vg_cmd commands[] = {
 	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage, true },
 	{ "sym", cmd_sym, "addresses to function, inline frames and file:line (process or ELF file)", cmd_sym_usage, true },
 	{ "watch", cmd_watch, "who writes a location: hardware watchpoints, writer line and value", cmd_watch_usage, true },
+	{ "scan", cmd_scan, "where a value lives: scan, narrow, snapshot, pointer chains", cmd_scan_usage, true },
+	{ "profile", cmd_profile, "where a process spends its time: sampled stacks, flame graphs, pprof", cmd_profile_usage, false },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -294,6 +294,7 @@ static void sync_unwinder_images(struct vg_profile *p)
 static size_t dwarf_frames(struct vg_profile *p, const struct vg_perf_sample *s, size_t n)
 {
 	uint64_t ips[MAX_FRAMES];
+	bool exact[MAX_FRAMES];
 	size_t got = 0;
 	enum vg_unwind_stop why = VG_UNWIND_OUTERMOST;
 
@@ -302,12 +303,12 @@ static size_t dwarf_frames(struct vg_profile *p, const struct vg_perf_sample *s,
 		return n;
 	}
 	sync_unwinder_images(p);
-	vg_unwind_dwarf(p->unwinder, &s->regs, s->stack, (size_t)s->stack_size, ips,
+	vg_unwind_dwarf(p->unwinder, &s->regs, s->stack, (size_t)s->stack_size, ips, exact,
 			MAX_FRAMES - n, &got, &why);
 	if ((unsigned)why < sizeof(p->st.unwind_stop) / sizeof(p->st.unwind_stop[0]))
 		p->st.unwind_stop[why]++;
 	for (size_t i = 0; i < got; i++) {
-		p->addrs[n] = i == 0 ? ips[i] : ips[i] - 1;
+		p->addrs[n] = exact[i] ? ips[i] : ips[i] - 1;
 		p->kern[n] = false;
 		n++;
 	}
@@ -569,3 +570,4 @@ bool vg_profile_kernel_shown(const struct vg_profile *p, const char **why)
 
 const char *vg_profile_event(const struct vg_profile *p) { return p->event_name; }
 uint64_t vg_profile_freq(const struct vg_profile *p) { return p->o.freq; }
+enum vg_unwind_mode vg_profile_unwind(const struct vg_profile *p) { return p->o.unwind; }

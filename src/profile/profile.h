@@ -105,5 +105,6 @@ bool vg_profile_kernel_shown(const struct vg_profile *p, const char **why);
  * for (cpu-clock/task-clock at freq: 1e9 / freq; 0 for counting events). */
 const char *vg_profile_event(const struct vg_profile *p);
 uint64_t vg_profile_freq(const struct vg_profile *p);
+enum vg_unwind_mode vg_profile_unwind(const struct vg_profile *p);
 
 #endif
