@@ -12,8 +12,14 @@
  * dwarf is the default.  The test's own functions keep frame pointers
  * (no-omit-frame-pointer), so the failure is libc's alone.
  *
- * Then the stop reasons, on the same sample cut short or with registers
- * missing, and on hand-made stacks for the frame-pointer walk. */
+ * A second child spins in a SIGUSR1 handler: the CFI walk must cross
+ * glibc's __restore_rt (every rule a DWARF expression) back into the
+ * interrupted loop, and mark the trampoline and the interrupted IP as
+ * exact (not return addresses).
+ *
+ * Then the row cache (repeated and refreshed image sets), the stop
+ * reasons on the same sample cut short or with registers missing, and the
+ * frame-pointer walk on hand-made stacks. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
