@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +306,20 @@ static int build_locations(struct builder *b)
 	return 0;
 }
 
+/* Walking up from a leaf, whether node is the last (outermost) frame of
+ * its address: its depth-0 frame, or a path that did not include the
+ * address's outer frames (stacks.h asks for all of them; a caller that
+ * cut a chain still gets one Location, with the whole chain as Lines). */
+static bool ends_location(const struct vg_stacks *s, const struct vg_stack_node *node)
+{
+	const struct vg_stack_frame *f = vg_stacks_frame(s, node->frame);
+	const struct vg_stack_node *up = vg_stacks_node(s, node->parent);
+
+	return f->depth == 0 || up->frame == VG_STACKS_NONE ||
+	       vg_stacks_frame(s, up->frame)->group != f->group ||
+	       vg_stacks_frame(s, up->frame)->depth + 1 != f->depth;
+}
+
 static int build_samples(struct builder *b)
 {
 	const struct vg_stacks *s = b->s;
@@ -341,7 +356,7 @@ static int build_samples(struct builder *b)
 			continue;
 		for (id = (uint32_t)i; (node = vg_stacks_node(s, id))->frame != VG_STACKS_NONE;
 		     id = node->parent)
-			n_locs += vg_stacks_frame(s, node->frame)->depth == 0;
+			n_locs += ends_location(s, node);
 		if (!(sample = zalloc(b, 1, sizeof(*sample))))
 			return -ENOMEM;
 		perftools__profiles__sample__init(sample);
@@ -353,11 +368,9 @@ static int build_samples(struct builder *b)
 		 * its depth-0 frame. */
 		for (id = (uint32_t)i; (node = vg_stacks_node(s, id))->frame != VG_STACKS_NONE;
 		     id = node->parent) {
-			const struct vg_stack_frame *f = vg_stacks_frame(s, node->frame);
-
-			if (f->depth == 0)
+			if (ends_location(s, node))
 				sample->location_id[sample->n_location_id++] =
-					b->loc_of_group[node->frame];
+					b->loc_of_group[vg_stacks_frame(s, node->frame)->group];
 		}
 		sample->value[sample->n_value++] = (int64_t)leaf->self;
 		if (m->sample_ns)
