@@ -92,6 +92,8 @@ struct row {
 	bool signal;         /* the caller's IP is exact (signal frame) */
 	uint8_t cfa_nops;
 	int32_t cfa_off;
+	uint32_t same;       /* registers whose rule is R_SAME */
+	uint32_t work;       /* registers whose rule computes a value */
 	struct rule rules[NDW];
 	Dwarf_Op *exprs;     /* owned copies of the row's expressions, or NULL */
 	size_t n_exprs;
@@ -392,8 +394,14 @@ static void compile_row(Dwarf_Frame *frame, struct row *row)
 	row->state = ROW_CFA_UNSUPPORTED;
 	if (dwarf_frame_info(frame, NULL, NULL, &signal) >= 0)
 		row->signal = signal;
-	for (int i = 0; i < NDW; i++)
+	for (int i = 0; i < NDW; i++) {
 		compile_rule(row, frame, i);
+		if (row->rules[i].kind == R_SAME)
+			row->same |= 1u << i;
+		else if (row->rules[i].kind != R_UNDEFINED &&
+			 row->rules[i].kind != R_UNSUPPORTED)
+			row->work |= 1u << i;
+	}
 	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 || nops == 0 || !ops)
 		return;
 	if (nops == 1 && ops[0].atom == DW_OP_bregx) {
@@ -602,16 +610,17 @@ static int step(const struct row *row, struct frame *f, const uint8_t *stack,
 	} else {
 		cfa = f->r[row->cfa_reg] + (uint64_t)(int64_t)row->cfa_off;
 	}
-	for (int i = 0; i < NDW; i++) {
+	/* Most rules say "unchanged" (or "undefined"): copy the frame and
+	 * compute only the few saved or moved registers. */
+	memcpy(caller.r, f->r, sizeof caller.r);
+	caller.known = f->known & row->same;
+	for (uint32_t todo = row->work; todo; todo &= todo - 1) {
+		int i = __builtin_ctz(todo);
 		const struct rule *rl = &row->rules[i];
 		uint64_t v = 0;
 		bool ok = false;
 
 		switch (rl->kind) {
-		case R_SAME:
-			ok = f->known & 1u << i;
-			v = f->r[i];
-			break;
 		case R_OFFSET:
 			ok = load8(stack, len, sp0, cfa + (uint64_t)(int64_t)rl->off, &v);
 			if (!ok && i == DW_RA) {
