@@ -47,12 +47,12 @@ for a, sym, name in [(counter, "g_counter", "g_counter"), (decoys[0], "g_decoy",
     eq(f"{w}: {a:#x} static_offset", hex(t.syms[name]["static"] + off), m.get("static_offset"))
     eq(f"{w}: {a:#x} value", str(t.counter_base), m.get("value"))
     eq(f"{w}: {a:#x} region.path", t.exe, m["region"].get("path"))
-    check(m.get("perms", "").startswith("rw"), f"{w}: {a:#x} perms {m.get(\"perms\")!r}")
+    check(m.get("perms", "").startswith("rw"), "%s: %#x perms %r" % (w, a, m.get("perms")))
 eq(w + ": scan.generation", 0, d["scan"].get("generation"))
 with open(sys.argv[2] + ".watch", "w") as f:
     for a in [counter] + decoys:
         if a in bm:
-            f.write(f"{a:#x} {bm[a][\"watch\"]}\n")
+            f.write("%#x %s\n" % (a, bm[a]["watch"]))
 '
 # Every watch spec is an ADDR form that resolves to its match.
 while read -r a spec; do
@@ -75,8 +75,8 @@ sc = d["scan"]
 eq(w + ": scan.op", "increased", sc.get("op"))
 eq(w + ": scan.type", "i32", sc.get("type"))
 eq(w + ": scan.value (the first scan VALUE)", str(t.counter_base), sc.get("value"))
-check(str(sc.get("from", "")).endswith("/s0.set"), w + f": scan.from {sc.get(\"from\")!r}")
-check(str(sc.get("saved_to", "")).endswith("/s1.set"), w + f": scan.saved_to {sc.get(\"saved_to\")!r}")
+check(str(sc.get("from", "")).endswith("/s0.set"), w + ": scan.from %r" % sc.get("from"))
+check(str(sc.get("saved_to", "")).endswith("/s1.set"), w + ": scan.saved_to %r" % sc.get("saved_to"))
 eq(w + ": scan.generation", 1, sc.get("generation"))
 eq(w + ": matches_unreadable", 0, d.get("matches_unreadable"))
 m = by_addr(d).get(counter)
@@ -84,7 +84,7 @@ if m:
     eq(w + ": value now", str(t.counter_base + 1), m.get("value"))
     eq(w + ": symbol", "g_counter", m.get("symbol"))
 '
-for test in "--changed" "--eq $new" "--increased-by 1" "--range $base..$((base + 5))" "--range $new..$new"; do
+for test in "--changed" "--eq $new" "--increased-by 1" "--range $new..$((base + 5))" "--range $new..$new"; do
 	# shellcheck disable=SC2086
 	vg op scan "$pid" --from "$T/s0.set" $test --json
 	assert_rc 0

@@ -27,8 +27,8 @@ if not check(isinstance(chains, list), w + ": chains must be a list"):
     done()
 eq(w + ": chains_listed", len(chains), d.get("chains_listed"))
 check(isinstance(d.get("chains_total"), int) and d["chains_total"] >= len(chains),
-      w + f": chains_total {d.get(\"chains_total\")!r} < chains listed {len(chains)}")
-check(isinstance(d.get("pointers"), int) and d["pointers"] > 0, w + f": pointers {d.get(\"pointers\")!r}")
+      w + ": chains_total %r < chains listed %d" % (d.get("chains_total"), len(chains)))
+check(isinstance(d.get("pointers"), int) and d["pointers"] > 0, w + ": pointers %r" % d.get("pointers"))
 check(d.get("truncated") in (True, False), w + ": truncated must be a boolean")
 exe = os.path.basename(t.exe)
 root_static = t.syms["g_root"]["static"]
@@ -39,18 +39,20 @@ for c in chains:
     if a is None or not isinstance(offs, list) or not offs:
         check(False, w + f": malformed chain {c!r}")
         continue
-    eq(w + f": depth of {c.get(\"expression\")}", len(offs), c.get("depth"))
+    eq(w + ": depth of %s" % c.get("expression"), len(offs), c.get("depth"))
     for o in offs:
         a = struct.unpack("<Q", read_mem(pid, a, 8))[0] + o
-    eq_addr(w + f": chain {c.get(\"expression\")} followed in /proc/{pid}/mem", t.chain_target, a)
-mine = [c for c in chains if c.get("base_symbol") == "g_root"]
+    eq_addr(w + ": chain %s followed in /proc/%d/mem" % (c.get("expression"), pid), t.chain_target, a)
+# From g_root at depth <= 2 only *(*(g_root)+24)+40 leads there (B is 16 KiB
+# past A); deeper chains from it may pass through other heap objects.
+mine = [c for c in chains if c.get("base_symbol") == "g_root" and c.get("depth", 0) <= 2]
 exec(code)
 done()
 PY
 }
 
 expect_root_chain='
-if check(len(mine) == 1, w + f": expected one chain from g_root, got {len(mine)}: {[c.get(\"expression\") for c in chains][:10]}"):
+if check(len(mine) == 1, w + ": expected one chain from g_root, got %d: %r" % (len(mine), [c.get("expression") for c in chains][:10])):
     c = mine[0]
     eq(w + ": offsets", [24, 40], c.get("offsets"))
     eq(w + ": expression", "*(*(g_root)+24)+40", c.get("expression"))
@@ -65,7 +67,7 @@ sc = d['scan']
 eq(w + ': scan.depth (default)', 3, sc.get('depth'))
 eq(w + ': scan.max_offset (default)', 4096, sc.get('max_offset'))
 eq(w + ': scan.target', hex(t.chain_target), sc.get('target'))
-print(f'note: {len(chains)} chains listed, {d.get(\"chains_total\")} found, {d.get(\"pointers\")} pointers')"
+print('note: %d chains listed, %s found, %s pointers' % (len(chains), d.get('chains_total'), d.get('pointers')))"
 echo "ok: the chain g_root +24 +40, every chain listed leads to ADDR"
 
 vg ptr40 scan "$pid" --pointers-to "$target" --depth 2 --max-offset 40 --json

@@ -35,9 +35,9 @@ vg snap scan "$pid" --snapshot "$T/all.snap" --json
 assert_rc 0
 [[ -s $T/all.snap ]] || fail "$LAST_CMD: no snapshot written"
 check_json snap snapshot '
-check(str(d["scan"].get("saved_to", "")).endswith("/all.snap"), w + f": scan.saved_to {d[\"scan\"].get(\"saved_to\")!r}")
+check(str(d["scan"].get("saved_to", "")).endswith("/all.snap"), w + ": scan.saved_to %r" % d["scan"].get("saved_to"))
 eq(w + ": scan.regions", "writable", d["scan"].get("regions"))
-check(d.get("bytes", 0) >= 8 << 20, w + f": bytes {d.get(\"bytes\")!r}: less than the 8 MiB heap block")
+check(d.get("bytes", 0) >= 8 << 20, w + ": bytes %r: less than the 8 MiB heap block" % d.get("bytes"))
 eq(w + ": regions_skipped", 0, d.get("regions_skipped"))'
 vg snapimg scan "$pid" --snapshot "$T/img.snap" --regions tgt_scan --json
 assert_rc 0

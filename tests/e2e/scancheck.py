@@ -47,6 +47,14 @@ def check_scan(doc, pid, mode, w, complete=True):
     sc = doc.get("scan")
     if check(isinstance(sc, dict), f"{w}: no scan object"):
         eq(f"{w}: scan.mode", mode, sc.get("mode"))
+    if mode == "snapshot":
+        for k in ("regions_captured", "bytes", "bytes_compressed", "regions_skipped", "bytes_skipped"):
+            v = doc.get(k)
+            check(isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+                  f"{w}: {k} must be a non-negative integer, got {v!r}")
+        eq(f"{w}: interrupted", False, doc.get("interrupted"))
+        check(doc.get("regions_captured", 0) > 0, f"{w}: no region captured")
+        return
     for k in ("matches_total", "matches_listed", "bytes_scanned", "regions_scanned",
               "regions_skipped", "bytes_skipped", "matches_unreadable"):
         v = doc.get(k)

@@ -11,7 +11,8 @@
  *      must drop);
  *  (c) g_stats (.data), four u32 fields of which only .ticks changes: +STEP
  *      on each SIGUSR2;
- *  (d) g_root -> heap A, *(A + 24) -> heap B, CHAIN_VALUE at B + 40;
+ *  (d) g_root -> heap A, *(A + 24) -> heap B, CHAIN_VALUE at B + 40 (B
+ *      more than 16 KiB past A: no shorter chain from g_root);
  *  (e) NUNMAP separate anonymous rw regions of 256 KiB (holes between
  *      them), each holding UNMAP_VALUE at offset 100, and one more
  *      region that stays (the "keep" region, UNMAP_VALUE at offset 100);
@@ -198,8 +199,10 @@ int main(int argc, char **argv)
 	plant_value();
 	volatile uint32_t stack_copy = VALUE;
 
-	unsigned char *a = calloc(1, 64), *b = calloc(1, 128);
-	if (!a || !b)
+	/* A spacer keeps B + 40 more than 4096 bytes past A: no depth-1 chain
+	 * *(g_root)+OFF reaches it within the default --max-offset. */
+	unsigned char *a = calloc(1, 64), *spacer = calloc(1, 16 << 10), *b = calloc(1, 128);
+	if (!a || !spacer || !b || b < a + 4096)
 		die("calloc");
 	*(unsigned char **)(a + 24) = b;
 	uint32_t cv = CHAIN_VALUE;
