@@ -684,6 +684,26 @@ static void test_snapshot_damaged(void **state)
 	assert_int_equal(out.n, 0);
 	vg_match_set_clear(&out);
 
+	/* Interrupted before the first chunk: a valid file in which nothing
+	 * was captured, so nothing compares. */
+	{
+		volatile sig_atomic_t stop = 1;
+
+		assert_int_equal(vg_snapshot_save(c.pid, some, &sel, &id, bad,
+						  &stop, &sst, &err), 0);
+		assert_true(sst.interrupted);
+		assert_int_equal(sst.bytes, 0);
+		assert_int_equal(sst.regions, 0);
+		assert_int_equal(sst.regions_skipped, some->n);
+		assert_int_equal(vg_snapshot_compare(bad, c.pid, all, VG_SCAN_U32,
+						     true, &n, &id2, &out, &st,
+						     &err), 0);
+		assert_int_equal(out.n, 0);
+		assert_int_equal(st.regions_skipped, some->n);
+		assert_int_equal(st.bytes_skipped, st.bytes_total);
+		vg_match_set_clear(&out);
+	}
+
 	/* A scan set is not a snapshot, and the other way round. */
 	assert_false(vg_snapshot_is("/dev/null"));
 	assert_false(vg_snapshot_is(g_dir));
