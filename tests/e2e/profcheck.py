@@ -190,10 +190,13 @@ def check_profile_doc(doc, pid, what, alive=True, stop_reason=None, event="cpu-c
     else:
         check(obs.get("stop_reason") in STOP_REASONS,
               f"{what}: observation.stop_reason {obs.get('stop_reason')!r} not one of {STOP_REASONS}")
-    for k in ("samples", "lost", "throttled", "duration_ms"):
+    for k in ("samples", "lost", "throttled"):
         v = obs.get(k)
         check(isinstance(v, int) and not isinstance(v, bool) and v >= 0,
               f"{what}: observation.{k} must be an integer >= 0, got {v!r}")
+    v = obs.get("duration_ms")
+    check(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0,
+          f"{what}: observation.duration_ms must be a number >= 0, got {v!r}")
     check(isinstance(obs.get("counts_are_lower_bound"), bool),
           f"{what}: observation.counts_are_lower_bound must be a boolean")
     check(isinstance(obs.get("lower_bound_reasons"), list),
@@ -249,6 +252,18 @@ def check_profile_body(doc, what):
 def json_self(doc):
     """{function: self samples} from functions[]."""
     return {f.get("function"): f.get("self") or 0 for f in doc.get("functions") or []}
+
+
+def leaf_images(stacks, function):
+    """{image: samples} of the stacks whose leaf is function (functions[]
+    has no image: the frames carry it)."""
+    d = {}
+    for s in stacks:
+        fr = s.get("frames") or []
+        if fr and fr[-1].get("function") == function:
+            img = fr[-1].get("image")
+            d[img] = d.get(img, 0) + (s.get("count") or 0)
+    return d
 
 
 def leaf_self(stacks):

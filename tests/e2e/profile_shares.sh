@@ -95,10 +95,10 @@ check_sample_count(n, ticks("json"), 999, "json observation.samples")
 shares_ok("json functions[].self_share", {k: v.get("self_share") for k, v in by.items()
                                           if isinstance(v.get("self_share"), (int, float))})
 shares_ok("json stacks[] leaves", shares(leaf_self(stacks)))
+exe = os.path.realpath(f"/proc/{pid}/exe")
 for fn in ("hot_a", "hot_b"):
-    f = by.get(fn) or {}
-    check(isinstance(f.get("image"), str) and f.get("image", "").endswith("tgt_profile"),
-          f"json: {fn}'s image must be tgt_profile, got {f.get('image')!r}")
+    eq(f"json: images of the stacks whose leaf is {fn} (samples per image)",
+       [exe], list(leaf_images(stacks, fn)))
 ths = doc.get("threads") or []
 eq("json: threads[].tid (one thread)", [pid], [t.get("tid") for t in ths])
 check(2700 <= (obs.get("duration_ms") or 0) <= 4000,

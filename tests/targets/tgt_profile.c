@@ -13,7 +13,8 @@
  *           "state loaded") and loops main -> vgprof_hot;
  *   qsort   main -> sort_loop -> qsort (libc, no frame pointers) ->
  *           cmp_slow, which does 64 steps of extra work per comparison;
- *   exit    main -> burn_until for MS ms of wall time, then exits 0.
+ *   exit    main -> burn_until until SIGUSR1, then for MS ms more of wall
+ *           time, then exits 0 (the test signals once vigil samples).
  * On SIGUSR2 (split, inline, qsort) it rewrites the truth with a line
  * "work UNITS WALL_NS CPU_NS": units done so far, CLOCK_MONOTONIC and
  * CLOCK_PROCESS_CPUTIME_ID, for bench/profile.sh's slowdown measurement.
@@ -36,6 +37,7 @@
 
 static volatile uint64_t g_acc;
 static volatile sig_atomic_t g_report;
+static volatile sig_atomic_t g_go;
 static uint64_t g_units;
 static const char *g_truth;
 static const char *g_mode;
@@ -80,6 +82,12 @@ static void on_usr2(int sig)
 {
 	(void)sig;
 	g_report = 1;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	g_go = 1;
 }
 
 static void account(unsigned units)
@@ -202,7 +210,10 @@ int main(int argc, char **argv)
 	if (strcmp(g_mode, "exit") == 0) {
 		if (argc < 4)
 			return 99;
+		signal(SIGUSR1, on_usr1);
 		write_truth("ready");
+		while (!g_go)
+			burn_until(1);
 		burn_until(strtol(argv[3], NULL, 10));
 		return 0;
 	}
