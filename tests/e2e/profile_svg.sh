@@ -3,8 +3,10 @@
 # writes a self-contained flame graph: well-formed XML (xmllint --noout),
 # the functions hot_a and hot_b named in it, no external resource (no
 # href/src to http(s) or file), and it renders: headless Chromium's
-# screenshot of it (1200x800) must not be blank: at least 2 % of its pixels
-# have FlameGraph's warm colors (red >= 190, blue <= 90, red > green).  The
+# screenshot of it (1200x800) must not be blank: at least 5 % of its pixels
+# have FlameGraph's warm colors (red >= 190, blue <= 90, red > green; the
+# six-frame-deep graph covers about 10 %).  The frames' <title>s say
+# "NAME — FILE (N samples, P%)": hot_a 70 +- 10 %, hot_b 30 +- 10 %.  The
 # PNG and the SVG are kept next to the meson logs (path printed).  Skips
 # only when chromium is not installed (scripts/install-deps.sh).
 source "$(dirname "$0")/lib.sh"
@@ -26,6 +28,19 @@ for fn in hot_a hot_b; do
 	grep -q "$fn" "$T/flame.svg" || fail "$fn not in the flame graph"
 done
 ! grep -Eiq '(href|src)="(https?:|file:|//)' "$T/flame.svg" || fail "the SVG refers to an external resource: $(grep -Eio '(href|src)="(https?:|file:|//)[^"]*' "$T/flame.svg" | head -3)"
+
+vg_py "$T/flame.svg" <<'PY' || fail "the flame graph's frame titles: see above"
+import re, sys
+from vgcheck import *
+svg = open(sys.argv[1], encoding="utf-8").read()
+for fn, want in (("hot_a", 70.0), ("hot_b", 30.0)):
+    got = [float(p) for p in re.findall(r"<title>" + fn + r" [^<]*\(\d+ samples?, ([0-9.]+)%\)</title>", svg)]
+    check(len(got) == 1 and abs(got[0] - want) <= 10,
+          f"svg: the <title> of {fn} must say {want} +- 10 % (one frame), got {got!r}")
+    if got:
+        print(f"svg: {fn} {got[0]} %")
+done()
+PY
 
 keep=$(dirname "$VIGIL")/meson-logs
 [[ -d $keep && -w $keep ]] || keep=$T
@@ -90,7 +105,7 @@ for y in range(h):
     prev = line
 frac = warm / (w * h)
 print(f"screenshot {w}x{h}: {100 * frac:.1f} % warm pixels, {len(colors)}{'+' if len(colors) == 64 else ''} colors")
-check(frac >= 0.02, f"the rendered flame graph is (nearly) blank: {100 * frac:.2f} % warm pixels, colors {sorted(colors)[:8]!r}")
+check(frac >= 0.05, f"the rendered flame graph is (nearly) blank: {100 * frac:.2f} % warm pixels, colors {sorted(colors)[:8]!r}")
 check(len(colors) >= 8, f"the screenshot has only {len(colors)} colors")
 done()
 PY
