@@ -373,6 +373,8 @@ struct comparer {
 	enum vg_scan_type type;
 	const struct vg_narrow *n;
 	size_t width, step;
+	/* The op is false wherever new == old bitwise. */
+	bool needs_change;
 	struct vg_match_set *out;
 	/* The last width-1 bytes of the previous page, for values that
 	 * straddle it and the next one. */
@@ -380,6 +382,15 @@ struct comparer {
 	uint64_t tail_end;
 	uint8_t tail_old[8], tail_new[8];
 };
+
+static inline bool same_bytes(const uint8_t *a, const uint8_t *b, size_t w)
+{
+	uint64_t x = 0, y = 0;
+
+	memcpy(&x, a, w);
+	memcpy(&y, b, w);
+	return x == y;
+}
 
 static int compare_page(struct comparer *c, uint64_t addr, const uint8_t *o,
 			const uint8_t *nw, size_t len)
@@ -402,8 +413,17 @@ static int compare_page(struct comparer *c, uint64_t addr, const uint8_t *o,
 				return -ENOMEM;
 		}
 	}
-	/* Bitwise "changed" cannot hold anywhere in an identical page. */
-	if (!(c->n->op == VG_NARROW_CHANGED && memcmp(o, nw, len) == 0)) {
+	if (c->needs_change) {
+		/* Nothing can hold where the bytes did not change: skip equal
+		 * pages at memcmp speed and test only the values that differ
+		 * (vg_narrow_test per offset costs ~20x more). */
+		if (memcmp(o, nw, len) != 0)
+			for (size_t off = 0; off + w <= len; off += c->step)
+				if (!same_bytes(o + off, nw + off, w) &&
+				    vg_narrow_test(c->type, c->n, o + off, nw + off) &&
+				    vg_match_set_push(c->out, addr + off, nw + off, 0) < 0)
+					return -ENOMEM;
+	} else {
 		for (size_t off = 0; off + w <= len; off += c->step)
 			if (vg_narrow_test(c->type, c->n, o + off, nw + off) &&
 			    vg_match_set_push(c->out, addr + off, nw + off, 0) < 0)
@@ -546,6 +566,10 @@ int vg_snapshot_compare(const char *path, pid_t pid,
 	memset(id, 0, sizeof(*id));
 	c.width = vg_scan_type_width(type);
 	c.step = aligned ? c.width : 1;
+	/* For floats too: equal bits are neither greater nor smaller. */
+	c.needs_change = n && (n->op == VG_NARROW_CHANGED ||
+			       n->op == VG_NARROW_INCREASED ||
+			       n->op == VG_NARROW_DECREASED);
 	vg_match_set_init(out, type, c.width ? c.width : 1);
 	if (pid != 0 && c.width == 0)
 		return vg_error_set(err, -EINVAL, "a snapshot compares numbers "

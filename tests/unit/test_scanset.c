@@ -605,6 +605,19 @@ static void test_snapshot_compare(void **state)
 			 65536 / 4 - 1);
 	vg_match_set_clear(&out);
 
+	/* 41 -> 42: increased, not decreased. */
+	narrow_op(&n, VG_NARROW_INCREASED);
+	assert_int_equal(vg_snapshot_compare(path, c.pid, after, VG_SCAN_U32,
+					     true, &n, &id2, &out, &st, &err), 0);
+	assert_int_equal(count_in(&out, c.ca.probe, c.ca.probe + 65536), 1);
+	assert_true(has_addr(&out, field));
+	vg_match_set_clear(&out);
+	narrow_op(&n, VG_NARROW_DECREASED);
+	assert_int_equal(vg_snapshot_compare(path, c.pid, after, VG_SCAN_U32,
+					     true, &n, &id2, &out, &st, &err), 0);
+	assert_int_equal(count_in(&out, c.ca.probe, c.ca.probe + 65536), 0);
+	vg_match_set_clear(&out);
+
 	/* Unaligned: every u32 window touching a changed byte changed, across
 	 * the page boundary and across the 4 MiB chunk boundary. */
 	narrow_op(&n, VG_NARROW_CHANGED);
