@@ -790,7 +790,7 @@ static int run_narrow_snapshot(struct vg_cli *cli, const struct scan_args *a,
 		goto out;
 	/* The identity first: comparing another process's memory would
 	 * report every byte as changed. */
-	if (vg_snapshot_compare(a->from, 0, NULL, t, a->aligned, &n, &id, NULL, NULL, &err) < 0) {
+	if (vg_snapshot_compare(a->from, 0, NULL, t, a->aligned, &n, &id, &set, &st, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
 	}

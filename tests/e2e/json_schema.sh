@@ -1,7 +1,8 @@
 #!/bin/bash
 # json_schema: every kind of JSON document vigil prints validates against
 # its schema in docs/json-schema/ (maps.json, read.json, error.json,
-# symbolize.json, live_watch.json, version.json; common.json holds the
+# symbolize.json, live_watch.json, live_scan.json, live_profile.json,
+# version.json; common.json holds the
 # shared parts).  The schemas close
 # their objects (additionalProperties: false), so a key the code adds
 # without documenting it fails here: the documentation stays true.
@@ -336,6 +337,26 @@ run err_watch_len error 2 watch "$pid" vg_magic --len 3 --json
 run err_watch_dead error 4 watch "$dead" vg_magic --json
 run err_watch_no_addr error 2 watch "$pid" --json
 
+# scan: every mode on the PIE target; vg_magic's first 4 bytes as a u32.
+magic_hex=$(truth_sym "$T/pie.truth" vg_magic bytes)
+magic_u32=$((0x${magic_hex:6:2}${magic_hex:4:2}${magic_hex:2:2}${magic_hex:0:2}))
+run scan_first live_scan 0 scan "$pid" "$magic_u32" --type u32 --save "$T/magic.set" --json
+run scan_narrow live_scan 0 scan "$pid" --from "$T/magic.set" --unchanged --json
+run scan_str live_scan 0 scan "$pid" vigil --type str --regions all --max-list 3 --json
+run scan_snapshot live_scan 0 scan "$pid" --snapshot "$T/pie.snap" --json
+run scan_snapshot_compare live_scan 0 scan "$pid" --from "$T/pie.snap" --type u32 --aligned --changed --json
+run scan_pointers live_scan 0 scan "$pid" --pointers-to vg_magic --depth 2 --json
+run err_scan_range error 2 scan "$pid" 300 --type u8 --json
+run err_scan_no_type error 2 scan "$pid" 300 --json
+run err_scan_dead error 4 scan "$dead" 1 --type i32 --json
+run err_scan_other_pid error 2 scan "$nonpie" --from "$T/magic.set" --changed --json
+
+# profile: the idle target (a report with few or no samples is still whole).
+run profile_idle live_profile 0 profile "$pid" --duration 200 --json
+run profile_fp live_profile 0 profile "$thrpid" --duration 200 --unwind fp --format json
+run err_profile_dead error 4 profile "$dead" --duration 100 --json
+run err_profile_unwind error 2 profile "$pid" --unwind lbr --json
+
 # Version.
 run version version 0 --json --version
 run version_short version 0 --json -V
@@ -355,7 +376,7 @@ except ImportError:
 
 sdir, cases = sys.argv[1], sys.argv[2]
 T = os.environ["T"]
-NAMES = ("common", "maps", "read", "symbolize", "live_watch", "error", "version")
+NAMES = ("common", "maps", "read", "symbolize", "live_watch", "live_scan", "live_profile", "error", "version")
 schemas = {}
 for n in NAMES:
     schemas[n] = load_json(f"{sdir}/{n}.json")
