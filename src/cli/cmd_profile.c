@@ -56,6 +56,8 @@ const char cmd_profile_usage[] =
 	"                    json: docs/json-schema/live_profile.json\n"
 	"  -o FILE           write the result to FILE instead of standard output\n"
 	"  --top N           table: functions listed per section (default 25)\n"
+	"  --stack-bytes N   dwarf: user stack bytes copied per sample (default 8192;\n"
+	"                    deeper stacks end with stack_end in unwind_stops)\n"
 	"  --json            same as --format json\n"
 	"  -h, --help        this help\n"
 	"\n"
@@ -94,7 +96,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 		{ "output", required_argument, NULL, 'o' },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "json", no_argument, NULL, OPT_JSON },
-		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },  /* tuning aid */
+		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
