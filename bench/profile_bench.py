@@ -177,6 +177,7 @@ def run_tool(tool, a):
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=ef, preexec_fn=sigint_default)
         t_start = time.monotonic()
+        tc_start = proc_cpu(pid)
         if tool["kind"] == "vigil":
             while "# profiling pid" not in open(err).read():
                 if p.poll() is not None:
@@ -194,18 +195,24 @@ def run_tool(tool, a):
         time.sleep(a.secs)
         c1, w1 = proc_cpu(p.pid), work_mark(pid, truth)
         during = rate(w0, w1)
+        tc_stop = proc_cpu(pid)
         t_int = time.monotonic()
         p.send_signal(signal.SIGINT)
         rc, ru = wait_rusage(p, 120)
         t_exit = time.monotonic() - t_int
-        if rc != 0:
+        # perf record re-raises the SIGINT once perf.data is written.
+        if rc != 0 and not (tool["kind"] == "perf" and rc == -signal.SIGINT):
             die(f"{' '.join(cmd)} exited {rc} after SIGINT: {open(err).read()[:400]}")
         r = {"tool": tool["label"], "key": tool["key"], "base": base, "during": during,
              "slowdown_wall": during["per_wall_s"] / base["per_wall_s"] if base["per_wall_s"] else 0,
              "slowdown_cpu": during["per_cpu_s"] / base["per_cpu_s"] if base["per_cpu_s"] else 0,
              "cpu_pct": 100.0 * (c1 - c0) / during["wall_s"],
              "cpu_total_s": ru.ru_utime + ru.ru_stime, "maxrss_mib": ru.ru_maxrss / 1024,
-             "setup_s": setup_s, "stop_exit_s": t_exit}
+             "setup_s": setup_s, "stop_exit_s": t_exit,
+             # The target's CPU from the tool's start to the SIGINT: what a
+             # cpu-clock profiler at FREQ can sample at most (its setup
+             # included: samples lost to a slow start count against it).
+             "target_cpu_s": tc_stop - tc_start}
         if tool["kind"] == "vigil":
             e = open(err).read()
             m = re.search(r"^# (\d+) samples in ([0-9.]+) s \((\w+)\), (\d+) lost, (\d+) throttled", e, re.M)
@@ -232,6 +239,8 @@ def run_tool(tool, a):
                      data_bytes=os.path.getsize(out), report_s=t_rep, report_cpu_s=cpu_rep,
                      collapse_s=t_col, stop_report_s=t_exit + t_rep,
                      hot_a=folded_share(folded, "hot_a"))
+        r["captured_pct"] = (100.0 * r["samples"] / (r["target_cpu_s"] * float(a.freq))
+                             if r["target_cpu_s"] > 0 else 0.0)
         return r
     finally:
         tgt.kill()
@@ -263,18 +272,22 @@ def main():
         print(f"  {t['label']} ...", file=sys.stderr, flush=True)
         res.append(run_tool(t, a))
     json.dump(res, open(a.results, "w"), indent=1)
+    print_tables(res, a.secs, f)
 
+
+def print_tables(res, secs, f):
+    a = argparse.Namespace(secs=secs)
     print()
     print(f"Target tgt_profile split at {f} Hz, {a.secs:g} s window per tool (after setup + 1 s).")
     print("speed = target work rate with the tool / without it (same target, the "
           f"{a.secs:g} s before the tool): per wall second, and per second of the target's own CPU.")
     print()
-    print("| tool | samples | lost | hot_a % | speed (wall) | speed (CPU) | profiler CPU % | "
+    print("| tool | samples | captured % | lost | hot_a % | speed (wall) | speed (CPU) | profiler CPU % | "
           "profiler CPU s (all) | peak RSS MiB | data | setup s | SIGINT -> exit s | + report s | "
           "script+collapse s |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in res:
-        print(f"| {r['tool']} | {r['samples']:,} | {r['lost']:,} | {r['hot_a']:.1f} | "
+        print(f"| {r['tool']} | {r['samples']:,} | {r.get('captured_pct', 0):.1f} | {r['lost']:,} | {r['hot_a']:.1f} | "
               f"{r['slowdown_wall']:.3f} | {r['slowdown_cpu']:.3f} | {r['cpu_pct']:.1f} | "
               f"{r['cpu_total_s'] + r['report_cpu_s']:.2f} | {r['maxrss_mib']:.1f} | "
               f"{r['data_bytes'] / 1024:,.0f} KiB | {r['setup_s']:.2f} | {r['stop_exit_s']:.3f} | "
@@ -282,14 +295,15 @@ def main():
     print()
     print("vigil / perf (same unwinding; stop -> report: vigil's exit vs perf record's exit + perf report --stdio):")
     print()
-    print("| unwind | speed (wall) | speed (CPU) | profiler CPU % | samples | data size | stop -> report |")
+    print("| unwind | speed (wall) | speed (CPU) | profiler CPU s (all) | captured % | data size | stop -> report |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     by = {r["key"]: r for r in res}
     for u in ("fp", "dwarf"):
         v, p = by[f"vigil_{u}"], by[f"perf_{u}"]
         q = lambda x, y: f"{x / y:.2f}x" if y else "-"
         print(f"| {u} | {q(v['slowdown_wall'], p['slowdown_wall'])} | {q(v['slowdown_cpu'], p['slowdown_cpu'])} | "
-              f"{q(v['cpu_pct'], p['cpu_pct'])} | {q(v['samples'], p['samples'])} | "
+              f"{q(v['cpu_total_s'] + v['report_cpu_s'], p['cpu_total_s'] + p['report_cpu_s'])} | "
+              f"{q(v.get('captured_pct', 0), p.get('captured_pct', 0))} | "
               f"{q(v['data_bytes'], p['data_bytes'])} | {q(v['stop_report_s'], p['stop_report_s'])} |")
     bad = [r["tool"] for r in res if not 55 <= r["hot_a"] <= 85]
     if bad:
