@@ -59,8 +59,8 @@ def die(msg):
     print("scan.sh: " + msg, file=sys.stderr)
     sys.exit(1)
 
-def run(cmd, out=subprocess.DEVNULL):
-    """wall seconds, peak RSS KiB, stdout text (if captured)"""
+def run(cmd, out=subprocess.DEVNULL, merge=False):
+    """wall seconds, peak RSS KiB, stdout (+ stderr if merge) text"""
     rss = os.path.join(tmp, "rss")
     t0 = time.perf_counter()
     p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss] + cmd, stdout=out,
@@ -68,7 +68,7 @@ def run(cmd, out=subprocess.DEVNULL):
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         die(f"{shlex.join(cmd)} failed (exit {p.returncode}): {p.stderr[-2000:]}")
-    return wall, int(open(rss).read().split()[-1]), p.stdout
+    return wall, int(open(rss).read().split()[-1]), (p.stdout or "") + (p.stderr if merge else "")
 
 def vjson(args):
     w, r, o = run([vigil, "scan", str(pid)] + args + ["--json"], subprocess.PIPE)
@@ -94,7 +94,7 @@ sm_cmd = None
 if scanmem:
     sm_cmd = [scanmem, "-p", str(pid), "-c",
               f"option scan_data_type int32;option region_scan_level 3;reset;{value};exit"]
-    _, _, o = run(sm_cmd, subprocess.PIPE)
+    _, _, o = run(sm_cmd, subprocess.PIPE, merge=True)
     m = re.findall(r"we currently have (\d+) matches", o)
     if not m:
         die("scanmem printed no match count: " + o[-500:])
@@ -117,6 +117,7 @@ snap = os.path.join(tmp, "mem.snap")
 # bytes actually scanned, from vigil's own report
 _, _, d = vjson([value, "--type", "i32"])
 scanned = d["bytes_scanned"]
+self_gbs, self_s = d["gb_per_s"], d["seconds"]
 vs = timed("vigil scan i32", [vigil, "scan", str(pid), value, "--type", "i32"], bytes_=scanned)
 va = timed("vigil scan i32 --aligned", [vigil, "scan", str(pid), value, "--type", "i32", "--aligned"], bytes_=scanned)
 if sm_cmd:
@@ -149,6 +150,8 @@ gbs = lambda r: r["bytes"] / r["median"] / 1e9
 if sm_cmd:
     print(f"vigil first scan vs scanmem:          {sm['median'] / vs['median']:.1f}x faster, "
           f"{sm['rss'] / vs['rss']:.1f}x less memory ({vs['rss'] / 1024:.1f} vs {sm['rss'] / 1024:.1f} MiB)")
+print(f"vigil's own report (scan loop only): {self_s:.3f} s, {self_gbs:.2f} GB/s = {self_gbs / pvr_gbs:.0%} of the raw copy rate; "
+      f"the rest of the wall time is startup (maps, images)")
 print(f"vigil first scan vs process_vm_readv: {gbs(vs) / pvr_gbs:.0%} of the raw copy rate ({gbs(vs):.2f} vs {pvr_gbs:.2f} GB/s); --aligned {gbs(va) / pvr_gbs:.0%}")
 print(f"narrowing {int(m_any)} matches:            {nr['median']:.3f} s = {int(m_any) / nr['median'] / 1e6:.2f} M matches/s; "
       f"scan set {os.path.getsize(sset) / 2**20:.1f} MiB ({os.path.getsize(sset) / int(m_any):.2f} bytes/match)")
