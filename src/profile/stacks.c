@@ -31,6 +31,14 @@ struct id_hash {
 	size_t used;
 };
 
+/* The path of a thread's previous sample: consecutive samples of a
+ * thread mostly share a long prefix (the same loop under the same
+ * callers), which is then followed without one hash lookup per frame. */
+struct last_path {
+	uint32_t *frames, *nodes;
+	size_t n, cap_frames, cap_nodes;
+};
+
 struct vg_stacks;
 typedef bool (*id_eq_fn)(const struct vg_stacks *s, uint32_t id, const void *key);
 
@@ -45,7 +53,13 @@ struct vg_stacks {
 	size_t n_nodes, cap_nodes;
 	struct vg_stack_thread *threads;
 	size_t n_threads, cap_threads;
+	struct last_path *last;      /* per thread, for the next sample */
+	size_t cap_last;
 	uint64_t total;
+	/* Totals are summed from self counts when read (nodes come after
+	 * their parent, so one backward sweep does it): adding a sample then
+	 * touches only the leaf, not every node up to the root. */
+	bool totals_stale;
 
 	struct id_hash string_ids;   /* string bytes -> string id */
 	struct id_hash image_ids;    /* (path, start) -> image id */
@@ -98,7 +112,7 @@ static uint32_t id_hash_find(const struct vg_stacks *s, const struct id_hash *h,
 {
 	if (!h->cap)
 		return VG_STACKS_NONE;
-	for (size_t i = hash & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+	for (size_t i = mix64(hash) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
 		const struct id_slot *slot = &h->slots[i];
 
 		if (!slot->id_plus1)
@@ -110,7 +124,7 @@ static uint32_t id_hash_find(const struct vg_stacks *s, const struct id_hash *h,
 
 static void id_hash_put(struct id_hash *h, uint64_t hash, uint32_t id)
 {
-	size_t i = hash & (h->cap - 1);
+	size_t i = mix64(hash) & (h->cap - 1);
 
 	while (h->slots[i].id_plus1)
 		i = (i + 1) & (h->cap - 1);
@@ -118,7 +132,9 @@ static void id_hash_put(struct id_hash *h, uint64_t hash, uint32_t id)
 	h->used++;
 }
 
-/* Insert an id known to be absent; the table stays at most half full. */
+/* Insert an id known to be absent; the table stays at most half full.
+ * Slots are placed by mix64(hash), so a caller may pass a raw key as the
+ * hash when the key fits in 64 bits (see child()). */
 static int id_hash_insert(struct id_hash *h, uint64_t hash, uint32_t id)
 {
 	if (2 * (h->used + 1) > h->cap) {
@@ -168,6 +184,11 @@ void vg_stacks_free(struct vg_stacks *s)
 	free(s->frames);
 	free(s->nodes);
 	free(s->threads);
+	for (size_t i = 0; i < s->n_threads && s->last; i++) {
+		free(s->last[i].frames);
+		free(s->last[i].nodes);
+	}
+	free(s->last);
 	id_hash_release(&s->string_ids);
 	id_hash_release(&s->image_ids);
 	id_hash_release(&s->address_ids);
@@ -409,10 +430,12 @@ static int thread_index(struct vg_stacks *s, int32_t tid, uint32_t *index)
 		return 0;
 	}
 	if (VG_GROW(s->threads, s->cap_threads, s->n_threads + 1) < 0 ||
+	    VG_GROW(s->last, s->cap_last, s->n_threads + 1) < 0 ||
 	    new_node(s, VG_STACKS_NONE, VG_STACKS_NONE, &root) < 0 ||
 	    id_hash_insert(&s->thread_ids, h, (uint32_t)s->n_threads) < 0)
 		return -ENOMEM;
 	s->threads[s->n_threads] = (struct vg_stack_thread){tid, 0, root};
+	s->last[s->n_threads] = (struct last_path){0};
 	*index = (uint32_t)s->n_threads++;
 	return 0;
 }
@@ -430,23 +453,19 @@ int vg_stacks_set_thread_name(struct vg_stacks *s, int32_t tid,
 	return 0;
 }
 
-struct child_key {
-	uint32_t parent, frame;
-};
-
-static bool child_eq(const struct vg_stacks *s, uint32_t id, const void *key)
+/* (parent, frame) fits in the 64 bits a slot keeps, so the key itself is
+ * the "hash": a lookup never reads the node it finds, one cache miss
+ * fewer per frame of every sample. */
+static bool same_key(const struct vg_stacks *s, uint32_t id, const void *key)
 {
-	const struct child_key *k = key;
-
-	return s->nodes[id].parent == k->parent && s->nodes[id].frame == k->frame;
+	return true;
 }
 
 static int child(struct vg_stacks *s, uint32_t parent, uint32_t frame,
 		 uint32_t *id)
 {
-	struct child_key key = {parent, frame};
-	uint64_t h = hash2(parent, frame);
-	uint32_t found = id_hash_find(s, &s->child_ids, h, child_eq, &key);
+	uint64_t key = (uint64_t)parent << 32 | frame;
+	uint32_t found = id_hash_find(s, &s->child_ids, key, same_key, NULL);
 
 	if (found != VG_STACKS_NONE) {
 		*id = found;
@@ -454,7 +473,7 @@ static int child(struct vg_stacks *s, uint32_t parent, uint32_t frame,
 	}
 	if (new_node(s, parent, frame, id) < 0)
 		return -ENOMEM;
-	if (id_hash_insert(&s->child_ids, h, *id) < 0) {
+	if (id_hash_insert(&s->child_ids, key, *id) < 0) {
 		/* The node stays linked but unreachable by lookup: harmless,
 		 * its counts stay 0 and the whole add fails anyway. */
 		return -ENOMEM;
@@ -465,28 +484,41 @@ static int child(struct vg_stacks *s, uint32_t parent, uint32_t frame,
 int vg_stacks_add(struct vg_stacks *s, int32_t tid, const uint32_t *ids,
 		  size_t n, uint64_t count, struct vg_error *err)
 {
+	struct last_path *last;
 	uint32_t index, node;
+	size_t i;
 
 	if (n == 0)
 		return vg_error_set(err, -EINVAL, "a sample of thread %" PRId32
 				    " has an empty stack", tid);
-	for (size_t i = 0; i < n; i++)
+	for (i = 0; i < n; i++)
 		if (ids[i] >= s->n_frames)
 			return vg_error_set(err, -EINVAL, "a sample of thread %" PRId32
 					    " names frame %" PRIu32 " of %zu",
 					    tid, ids[i], s->n_frames);
 	if (thread_index(s, tid, &index) < 0)
 		goto nomem;
+	last = &s->last[index];
+	if (VG_GROW(last->frames, last->cap_frames, n) < 0 ||
+	    VG_GROW(last->nodes, last->cap_nodes, n) < 0)
+		goto nomem;
 	node = s->threads[index].root;
-	/* Find or create the whole path first, then count, so a failed add
-	 * leaves every count as it was. */
-	for (size_t i = 0; i < n; i++)
+	/* The prefix shared with the thread's previous sample is known; the
+	 * rest is found or created.  The whole path exists before anything
+	 * is counted, so a failed add leaves every count as it was. */
+	for (i = 0; i < n && i < last->n && last->frames[i] == ids[i]; i++)
+		node = last->nodes[i];
+	last->n = i;
+	for (; i < n; i++) {
 		if (child(s, node, ids[i], &node) < 0)
 			goto nomem;
+		last->frames[i] = ids[i];
+		last->nodes[i] = node;
+		last->n = i + 1;
+	}
 	s->nodes[node].self += count;
-	for (; node != VG_STACKS_NONE; node = s->nodes[node].parent)
-		s->nodes[node].total += count;
 	s->total += count;
+	s->totals_stale = true;
 	return 0;
 nomem:
 	return vg_error_set(err, -ENOMEM, "cannot record a sample: out of memory");
@@ -611,6 +643,22 @@ nomem:
 
 /* ---- read access ------------------------------------------------------ */
 
+/* Writers read through a const pointer; the sums are a cache of the self
+ * counts, so filling them in is not a change anyone can observe. */
+static void ensure_totals(const struct vg_stacks *cs)
+{
+	struct vg_stacks *s = (struct vg_stacks *)cs;
+
+	if (!s->totals_stale)
+		return;
+	for (size_t i = 0; i < s->n_nodes; i++)
+		s->nodes[i].total = s->nodes[i].self;
+	for (size_t i = s->n_nodes; i-- > 0;)
+		if (s->nodes[i].parent != VG_STACKS_NONE)
+			s->nodes[s->nodes[i].parent].total += s->nodes[i].total;
+	s->totals_stale = false;
+}
+
 uint64_t vg_stacks_total(const struct vg_stacks *s) { return s->total; }
 size_t vg_stacks_n_strings(const struct vg_stacks *s) { return s->n_strings; }
 size_t vg_stacks_n_images(const struct vg_stacks *s) { return s->n_images; }
@@ -635,6 +683,7 @@ const struct vg_stack_frame *vg_stacks_frame(const struct vg_stacks *s, uint32_t
 
 const struct vg_stack_node *vg_stacks_node(const struct vg_stacks *s, uint32_t id)
 {
+	ensure_totals(s);
 	return id < s->n_nodes ? &s->nodes[id] : NULL;
 }
 
@@ -643,13 +692,9 @@ const struct vg_stack_thread *vg_stacks_thread(const struct vg_stacks *s, size_t
 	return i < s->n_threads ? &s->threads[i] : NULL;
 }
 
-/* qsort has no context argument; sorting runs on one thread at a time
- * (stacks.h: writers run after the profiler stopped). */
-static const struct vg_stacks *sort_ctx;
-
-static int by_frame_name(const void *a, const void *b)
+static int by_frame_name(const void *a, const void *b, void *ctx)
 {
-	const struct vg_stacks *s = sort_ctx;
+	const struct vg_stacks *s = ctx;
 	uint32_t fa = s->nodes[*(const uint32_t *)a].frame;
 	uint32_t fb = s->nodes[*(const uint32_t *)b].frame;
 	int c = strcmp(s->strings[s->frames[fa].name], s->strings[s->frames[fb].name]);
@@ -676,8 +721,7 @@ int vg_stacks_children(const struct vg_stacks *s, uint32_t node,
 	for (uint32_t c = s->nodes[node].first_child; c != VG_STACKS_NONE;
 	     c = s->nodes[c].next_sibling)
 		ids[count++] = c;
-	sort_ctx = s;
-	qsort(ids, count, sizeof(*ids), by_frame_name);
+	qsort_r(ids, count, sizeof(*ids), by_frame_name, (void *)s);
 	*out = ids;
 	*n = count;
 	return 0;
@@ -685,15 +729,21 @@ int vg_stacks_children(const struct vg_stacks *s, uint32_t node,
 
 /* ---- per-function totals ---------------------------------------------- */
 
-static int by_share(const void *pa, const void *pb)
+struct visit {
+	uint32_t node;
+	bool leave;
+};
+
+static int by_share(const void *pa, const void *pb, void *ctx)
 {
 	const struct vg_stack_function *a = pa, *b = pb;
+	const struct vg_stacks *s = ctx;
 
 	if (a->self != b->self)
 		return a->self < b->self ? 1 : -1;
 	if (a->total != b->total)
 		return a->total < b->total ? 1 : -1;
-	return strcmp(sort_ctx->strings[a->name], sort_ctx->strings[b->name]);
+	return strcmp(s->strings[a->name], s->strings[b->name]);
 }
 
 int vg_stacks_functions(const struct vg_stacks *s,
@@ -704,10 +754,12 @@ int vg_stacks_functions(const struct vg_stacks *s,
 	 * occurrences of that function on the current path, so a recursive
 	 * function's total counts each sample once (the outermost call). */
 	uint32_t *slot = calloc(s->n_strings, sizeof(*slot));
-	uint32_t *on_stack = NULL, *visit = NULL;
+	uint32_t *on_stack = NULL;
+	struct visit *visit = NULL;
 	struct vg_stack_function *fns = NULL;
 	size_t n_fns = 0, cap_fns = 0;
 
+	ensure_totals(s);
 	*out = NULL;
 	*n = 0;
 	if (!slot)
@@ -729,21 +781,21 @@ int vg_stacks_functions(const struct vg_stacks *s,
 	}
 	if (n_fns && !(on_stack = calloc(n_fns, sizeof(*on_stack))))
 		goto nomem;
-	/* Iterative depth-first walk: visit holds node ids, with the high bit
-	 * set for the "leave" step that pops the node's function. */
+	/* Iterative depth-first walk; a "leave" step after a node's subtree
+	 * pops its function. */
 	if (s->n_nodes && !(visit = malloc(2 * s->n_nodes * sizeof(*visit))))
 		goto nomem;
 	for (size_t t = 0; t < s->n_threads; t++) {
 		size_t top = 0;
 
-		visit[top++] = s->threads[t].root;
+		visit[top++] = (struct visit){s->threads[t].root, false};
 		while (top) {
-			uint32_t v = visit[--top], id = v & 0x7fffffff;
-			const struct vg_stack_node *node = &s->nodes[id];
+			struct visit step = visit[--top];
+			const struct vg_stack_node *node = &s->nodes[step.node];
 			size_t fn = node->frame == VG_STACKS_NONE ? SIZE_MAX
 				    : slot[s->frames[node->frame].name] - 1;
 
-			if (v & 0x80000000u) {
+			if (step.leave) {
 				on_stack[fn]--;
 				continue;
 			}
@@ -751,16 +803,15 @@ int vg_stacks_functions(const struct vg_stacks *s,
 				if (!on_stack[fn]++)
 					fns[fn].total += node->total;
 				fns[fn].self += node->self;
-				visit[top++] = id | 0x80000000u;
+				visit[top++] = (struct visit){step.node, true};
 			}
 			for (uint32_t c = node->first_child; c != VG_STACKS_NONE;
 			     c = s->nodes[c].next_sibling)
-				visit[top++] = c;
+				visit[top++] = (struct visit){c, false};
 		}
 	}
-	sort_ctx = s;
 	if (n_fns)
-		qsort(fns, n_fns, sizeof(*fns), by_share);
+		qsort_r(fns, n_fns, sizeof(*fns), by_share, (void *)s);
 	free(slot);
 	free(on_stack);
 	free(visit);
