@@ -7,8 +7,10 @@
 # them with a bug that corrupts g_config.port), then observes it with vigil
 # without stopping it: its memory map, a global struct, a counter that moves
 # between two reads, a read by link-time (static) address, the JSON form of
-# the map, addresses turned into functions and lines, and finally who writes
-# g_config.port (vigil watch: the culprit's source line).  Where hardware
+# the map, addresses turned into functions and lines, where the port number
+# lives (vigil scan), who writes g_config.port (vigil watch: the culprit's
+# source line), and where the CPU goes (vigil profile: a table, and a flame
+# graph written to demo/flamegraph.svg).  Where hardware
 # breakpoints never fire (some VMs; vigil watch exits 3 and says so), the
 # watch is rerun with the trap emulated by a uprobe right after the buggy
 # store (VIGIL_WATCH_EMULATE_TRAPS, src/watch/watch.h), labelled as such.
@@ -70,6 +72,9 @@ grep -qx ready "$tmp/server.out" || { echo "demo: demo_server not ready after 5 
 
 static_of() { awk -v s="$1" '$1 == s { print $3 }' "$tmp/server.out"; }   # -> @0x....
 port_at_start=$("$vigil" read "$pid" g_config+32 --as i32 2>/dev/null | awk '$2 == "i32" { print $3 }' || true)
+# Step 7 narrows this first scan, taken while the port is still intact.
+scan_first=(scan "$pid" 8080 --type i32 --aligned --save "$tmp/port.set")
+"$vigil" "${scan_first[@]}" >"$tmp/scan_first.out" 2>&1 || true
 cfg_static=$(static_of g_config)
 maxc_static=$(static_of g_config.max_clients)
 
@@ -128,7 +133,16 @@ if (( ${#pcs[@]} > 0 )); then
     run sym "$pid" "${pcs[@]}"
 fi
 
-heading "7. Who writes g_config.port?  A watch on the memory"
+heading "7. Where does a value live?  A scan of the memory"
+note "the server listens on 8080, its log said at start; where in memory is that number?"
+note "just after the server started, this scan read every writable region (4-byte aligned,"
+note "without stopping it) and saved the matches:"
+printf '%s$ vigil %s%s\n' "$bold" "${scan_first[*]}" "$off"
+cat "$tmp/scan_first.out"
+note "clients now fail to connect; narrow the saved matches to those that changed since:"
+run scan "$pid" --from "$tmp/port.set" --changed
+
+heading "8. Who writes g_config.port?  A watch on the memory"
 note "port was initialized to 8080 and no code is meant to change it; read it now:"
 run read "$pid" g_config+32 --as i32
 [[ -z $port_at_start ]] || note "(vigil read it as $port_at_start just after the server started)"
@@ -159,7 +173,7 @@ if (( rc == 3 )) && grep -q 'do not fire' "$tmp/watch.err"; then
         echo "demo: no label demo_after_stray_store in $server, cannot emulate" >&2
         failures=$((failures + 1))
     else
-        heading "7b. The same watch, EMULATED (uprobes; not a hardware watch)"
+        heading "8b. The same watch, EMULATED (uprobes; not a hardware watch)"
         note "emulation: a uprobe on the instruction right after the buggy store (demo_after_stray_store,"
         note "file offset $fileoff of demo_server) fires exactly when a breakpoint on that store would,"
         note "with the same IP and registers; the rest of vigil watch is the real path.  It covers the"
@@ -188,6 +202,15 @@ while read -r _ _ where _; do
 done < <(grep '^  site ' "$tmp/watch.out" 2>/dev/null || true)
 note "the culprit: set_server_name() writes the name's terminator one past g_config.name[32],"
 note "onto the low byte of port (8080 = 0x1f90 becomes 0x1f00 = 7936): an off-by-one"
+
+heading "9. Where does the time go?  A profile"
+note "every thread sampled 999 times per second of CPU for 3 s, user stacks unwound by CFI"
+note "(through libc's qsort), each frame symbolized with its inline frames:"
+run profile "$pid" --duration 3000 --top 8
+svg=$root/demo/flamegraph.svg
+note "the same as an interactive flame graph (hover, click to zoom, search):"
+run profile "$pid" --duration 3000 --format svg -o "$svg"
+[[ -s $svg ]] && note "open $svg in a browser"
 
 echo
 if (( failures > 0 )); then

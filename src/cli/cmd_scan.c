@@ -557,9 +557,14 @@ static void print_matches_table(struct vg_cli *cli, const struct scan_args *a,
 		fputc(' ', stdout);
 		cli_put_text(stdout, sm->value_text);
 	}
-	printf("%s: %" PRIu64 " regions, %.1f MiB in %.3f s (%.2f GB/s)", sm->aligned ? " (aligned)" : "",
-	       st->regions_scanned, (double)st->bytes_scanned / 1048576.0, st->seconds,
-	       rate_gbps(st->bytes_scanned, st->seconds));
+	if (strcmp(sm->mode, "narrow") == 0)
+		/* Only the saved addresses were read: regions and rates
+		 * would describe nothing. */
+		printf(": the saved addresses re-read in %.3f s", st->seconds);
+	else
+		printf("%s: %" PRIu64 " regions, %.1f MiB in %.3f s (%.2f GB/s)", sm->aligned ? " (aligned)" : "",
+		       st->regions_scanned, (double)st->bytes_scanned / 1048576.0, st->seconds,
+		       rate_gbps(st->bytes_scanned, st->seconds));
 	if (st->regions_skipped || st->bytes_skipped)
 		printf(", %" PRIu64 " regions and %" PRIu64 " bytes unreadable (skipped)",
 		       st->regions_skipped, st->bytes_skipped);
