@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -147,105 +148,223 @@ static bool looks_incompressible(const uint8_t *p, size_t n)
 	return sq * 256 * 2 < 3 * (uint64_t)taken * taken;
 }
 
-struct saver {
-	pid_t pid;
-	size_t page, chunk;
-	uint8_t *data;               /* one chunk, packed in place */
+/* One chunk on its way to the file.  Reading happens on the calling
+ * thread (process_vm_readv runs at memory speed); encoding (zero test,
+ * packing, deflate) on the workers, which is where the time goes for
+ * compressible memory; writing on the calling thread again, in order. */
+struct slot {
+	size_t region;               /* index among the selected regions */
+	uint64_t addr;
+	size_t len;
+	bool skip;                   /* interrupted: not captured */
+	size_t nmissing, nzero;
+	uint8_t *data;               /* the chunk, stored pages packed in place */
 	uint8_t *zout;               /* deflate output */
-	size_t zcap;
 	uint8_t *zero_map, *missing_map;
 	z_stream z;
 	bool z_ok;
-	struct vg_binw w;
-	struct vg_snapshot_stats *st;
+	uint8_t enc;
+	const uint8_t *payload;
+	uint32_t payload_len;
+	enum { SLOT_FREE, SLOT_READ, SLOT_BUSY, SLOT_DONE } state;
 };
 
-static void write_chunk_header(struct saver *s, uint8_t enc, size_t map_bytes,
-			       bool zeros, bool missing, uint32_t payload)
-{
-	vg_binw_u8(&s->w, enc);
-	vg_binw_u8(&s->w, (uint8_t)((zeros ? CF_ZERO_MAP : 0) |
-				    (missing ? CF_MISSING_MAP : 0)));
-	if (zeros)
-		vg_binw_put(&s->w, s->zero_map, map_bytes);
-	if (missing)
-		vg_binw_put(&s->w, s->missing_map, map_bytes);
-	vg_binw_u32(&s->w, payload);
-}
+struct saver {
+	pid_t pid;
+	size_t page, chunk;
+	struct slot *slots;
+	size_t nslots;
+	/* Chunks numbered in file order: submitted (read) < n_read, taken by
+	 * a worker < n_taken.  Chunk i lives in slots[i % nslots]. */
+	size_t n_read, n_taken;
+	bool quit;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t *threads;
+	size_t nthreads;
+	struct vg_binw w;
+};
 
-/* Capture one chunk; *readable gets its readable bytes. */
-static int save_chunk(struct saver *s, uint64_t addr, size_t len, bool skip,
-		      size_t *readable)
+static void encode_slot(struct saver *s, struct slot *sl)
 {
-	size_t npages = len / s->page, map_bytes = (npages + 7) / 8;
-	size_t nmissing = 0, nzero = 0, stored = 0;
+	size_t npages = sl->len / s->page, stored = 0;
 	int rc;
 
-	*readable = 0;
-	if (skip) {
-		/* Interrupted: the rest is recorded as not captured. */
-		memset(s->missing_map, 0xff, map_bytes);
-		write_chunk_header(s, ENC_NONE, map_bytes, false, true, 0);
-		return 0;
-	}
-	rc = read_pages(s->pid, addr, s->data, len, s->page, s->missing_map,
-			&nmissing);
-	if (rc)
-		return rc;
-	memset(s->zero_map, 0, map_bytes);
+	sl->nzero = 0;
+	sl->payload = NULL;
+	sl->payload_len = 0;
+	sl->enc = ENC_NONE;
+	if (sl->skip)
+		return;
+	memset(sl->zero_map, 0, (npages + 7) / 8);
 	for (size_t i = 0; i < npages; i++) {
-		uint8_t *pg = s->data + i * s->page;
+		uint8_t *pg = sl->data + i * s->page;
 
-		if (bit_get(s->missing_map, i))
+		if (bit_get(sl->missing_map, i))
 			continue;
 		if (page_is_zero(pg, s->page)) {
-			bit_set(s->zero_map, i);
-			nzero++;
+			bit_set(sl->zero_map, i);
+			sl->nzero++;
 			continue;
 		}
 		/* Pack the stored pages to the front, in order. */
 		if (stored != i * s->page)
-			memcpy(s->data + stored, pg, s->page);
+			memcpy(sl->data + stored, pg, s->page);
 		stored += s->page;
 	}
-	*readable = len - nmissing * s->page;
-	if (stored == 0) {
-		write_chunk_header(s, ENC_NONE, map_bytes, nzero > 0,
-				   nmissing > 0, 0);
-		return 0;
+	if (stored == 0)
+		return;
+	sl->enc = ENC_RAW;
+	sl->payload = sl->data;
+	sl->payload_len = (uint32_t)stored;
+	if (looks_incompressible(sl->data, stored))
+		return;
+	sl->z.next_in = sl->data;
+	sl->z.avail_in = (uInt)stored;
+	sl->z.next_out = sl->zout;
+	/* Stop as soon as deflate would not save half a page. */
+	sl->z.avail_out = (uInt)(stored - s->page / 2);
+	rc = deflate(&sl->z, Z_FINISH);
+	if (rc == Z_STREAM_END) {
+		sl->enc = ENC_DEFLATE;
+		sl->payload = sl->zout;
+		sl->payload_len = (uint32_t)sl->z.total_out;
 	}
-	if (!looks_incompressible(s->data, stored)) {
-		s->z.next_in = s->data;
-		s->z.avail_in = (uInt)stored;
-		s->z.next_out = s->zout;
-		/* Stop as soon as deflate would not save a page. */
-		s->z.avail_out = (uInt)(stored - s->page / 2);
-		rc = deflate(&s->z, Z_FINISH);
-		if (rc == Z_STREAM_END) {
-			uint32_t zlen = (uint32_t)s->z.total_out;
+	deflateReset(&sl->z);
+}
 
-			deflateReset(&s->z);
-			write_chunk_header(s, ENC_DEFLATE, map_bytes, nzero > 0,
-					   nmissing > 0, zlen);
-			vg_binw_put(&s->w, s->zout, zlen);
-			return 0;
-		}
-		deflateReset(&s->z);
+/* Returns the bytes captured. */
+static size_t write_slot(struct saver *s, struct slot *sl,
+			 struct vg_snapshot_stats *st)
+{
+	size_t npages = sl->len / s->page, map_bytes = (npages + 7) / 8;
+	size_t readable = sl->skip ? 0 : sl->len - sl->nmissing * s->page;
+
+	if (sl->skip)
+		memset(sl->missing_map, 0xff, map_bytes);
+	vg_binw_u8(&s->w, sl->enc);
+	vg_binw_u8(&s->w, (uint8_t)((sl->nzero ? CF_ZERO_MAP : 0) |
+				    (sl->nmissing || sl->skip ? CF_MISSING_MAP : 0)));
+	if (sl->nzero)
+		vg_binw_put(&s->w, sl->zero_map, map_bytes);
+	if (sl->nmissing || sl->skip)
+		vg_binw_put(&s->w, sl->missing_map, map_bytes);
+	vg_binw_u32(&s->w, sl->payload_len);
+	if (sl->payload_len)
+		vg_binw_put(&s->w, sl->payload, sl->payload_len);
+	st->bytes += readable;
+	st->bytes_skipped += sl->len - readable;
+	return readable;
+}
+
+static void *worker_main(void *arg)
+{
+	struct saver *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		struct slot *sl;
+
+		while (!s->quit && s->n_taken == s->n_read)
+			pthread_cond_wait(&s->cond, &s->lock);
+		if (s->quit)
+			break;
+		sl = &s->slots[s->n_taken++ % s->nslots];
+		sl->state = SLOT_BUSY;
+		pthread_mutex_unlock(&s->lock);
+		encode_slot(s, sl);
+		pthread_mutex_lock(&s->lock);
+		sl->state = SLOT_DONE;
+		pthread_cond_broadcast(&s->cond);
 	}
-	write_chunk_header(s, ENC_RAW, map_bytes, nzero > 0, nmissing > 0,
-			   (uint32_t)stored);
-	vg_binw_put(&s->w, s->data, stored);
-	return 0;
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Write chunk i (in order) once encoded, and free its slot. */
+static void drain_one(struct saver *s, size_t i, uint64_t *got,
+		      struct vg_snapshot_stats *st)
+{
+	struct slot *sl = &s->slots[i % s->nslots];
+
+	if (s->nthreads) {
+		pthread_mutex_lock(&s->lock);
+		while (sl->state != SLOT_DONE)
+			pthread_cond_wait(&s->cond, &s->lock);
+		pthread_mutex_unlock(&s->lock);
+	} else {
+		encode_slot(s, sl);
+	}
+	got[sl->region] += write_slot(s, sl, st);
+	sl->state = SLOT_FREE;
 }
 
 static void saver_free(struct saver *s)
 {
-	if (s->z_ok)
-		deflateEnd(&s->z);
-	free(s->data);
-	free(s->zout);
-	free(s->zero_map);
-	free(s->missing_map);
+	if (s->nthreads) {
+		pthread_mutex_lock(&s->lock);
+		s->quit = true;
+		pthread_cond_broadcast(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		for (size_t i = 0; i < s->nthreads; i++)
+			pthread_join(s->threads[i], NULL);
+	}
+	free(s->threads);
+	for (size_t i = 0; s->slots && i < s->nslots; i++) {
+		struct slot *sl = &s->slots[i];
+
+		if (sl->z_ok)
+			deflateEnd(&sl->z);
+		free(sl->data);
+		free(sl->zout);
+		free(sl->zero_map);
+		free(sl->missing_map);
+	}
+	free(s->slots);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+}
+
+/* Workers: one per online CPU up to 8 (the calling thread reads and
+ * writes); none on one CPU.  Two slots per worker keep both sides busy. */
+static int saver_init(struct saver *s, pid_t pid)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t want = cpus > 1 ? (size_t)(cpus < 8 ? cpus : 8) : 0;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->page = (size_t)sysconf(_SC_PAGESIZE);
+	s->chunk = CHUNK_SIZE;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->nslots = want ? 2 * want : 1;
+	s->slots = calloc(s->nslots, sizeof(*s->slots));
+	if (!s->slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nslots; i++) {
+		struct slot *sl = &s->slots[i];
+
+		sl->data = malloc(s->chunk);
+		sl->zout = malloc(s->chunk);
+		sl->zero_map = malloc(s->chunk / s->page / 8 + 1);
+		sl->missing_map = malloc(s->chunk / s->page / 8 + 1);
+		if (!sl->data || !sl->zout || !sl->zero_map || !sl->missing_map ||
+		    deflateInit2(&sl->z, 1, Z_DEFLATED, 15, 8, Z_RLE) != Z_OK)
+			return -ENOMEM;
+		sl->z_ok = true;
+	}
+	s->threads = calloc(want ? want : 1, sizeof(*s->threads));
+	if (!s->threads)
+		return -ENOMEM;
+	for (size_t i = 0; i < want; i++) {
+		if (pthread_create(&s->threads[i], NULL, worker_main, s) != 0)
+			break;   /* fewer workers is still correct */
+		s->nthreads++;
+	}
+	if (s->nthreads == 0)
+		s->nslots = 1;
+	return 0;
 }
 
 static int save_error(int rc, pid_t pid, struct vg_error *err)
@@ -257,7 +376,58 @@ static int save_error(int rc, pid_t pid, struct vg_error *err)
 		return vg_error_set(err, -EPERM, "cannot read the memory of pid "
 				    "%d: permission denied; run as the same "
 				    "user or as root (CAP_SYS_PTRACE)", (int)pid);
+	if (rc == -ENOMEM)
+		return vg_error_set(err, -ENOMEM, "out of memory for the snapshot");
 	return rc;
+}
+
+/* Read every chunk of the selected regions into the pipeline, in file
+ * order, writing the encoded ones as they come out.  got[] (one per
+ * selected region) receives the bytes captured. */
+static int capture(struct saver *s, const struct vg_maps *maps,
+		   const struct vg_scan_select *select,
+		   const volatile sig_atomic_t *stop, uint64_t *got,
+		   struct vg_snapshot_stats *st)
+{
+	size_t written = 0, nsel = 0;
+
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct vg_region *r = &maps->regions[i];
+
+		if (!r->readable || !vg_scan_region_selected(select, r))
+			continue;
+		for (uint64_t a = r->start; a < r->end; a += s->chunk) {
+			size_t k = s->n_read;
+			struct slot *sl = &s->slots[k % s->nslots];
+
+			if (k >= s->nslots)
+				drain_one(s, written++, got, st);
+			sl->region = nsel;
+			sl->addr = a;
+			sl->len = r->end - a < s->chunk ? (size_t)(r->end - a)
+							: s->chunk;
+			if (stop && *stop)
+				st->interrupted = true;
+			sl->skip = st->interrupted;
+			sl->nmissing = 0;
+			if (!sl->skip) {
+				int rc = read_pages(s->pid, a, sl->data, sl->len,
+						    s->page, sl->missing_map,
+						    &sl->nmissing);
+				if (rc)
+					return rc;
+			}
+			pthread_mutex_lock(&s->lock);
+			sl->state = SLOT_READ;
+			s->n_read++;
+			pthread_cond_broadcast(&s->cond);
+			pthread_mutex_unlock(&s->lock);
+		}
+		nsel++;
+	}
+	while (written < s->n_read)
+		drain_one(s, written++, got, st);
+	return 0;
 }
 
 int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
@@ -266,27 +436,19 @@ int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 		     const volatile sig_atomic_t *stop,
 		     struct vg_snapshot_stats *st, struct vg_error *err)
 {
-	struct saver s = { .pid = pid };
+	struct saver s;
 	char comm[16] = { 0 };
 	double t0 = now_s();
 	uint32_t nsel = 0;
-	uint64_t size;
+	uint64_t size, *got;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	s.st = st;
-	s.page = (size_t)sysconf(_SC_PAGESIZE);
-	s.chunk = CHUNK_SIZE;
-	s.data = malloc(s.chunk);
-	s.zout = malloc(s.chunk);
-	s.zero_map = malloc(s.chunk / s.page / 8 + 1);
-	s.missing_map = malloc(s.chunk / s.page / 8 + 1);
-	if (!s.data || !s.zout || !s.zero_map || !s.missing_map ||
-	    deflateInit2(&s.z, 1, Z_DEFLATED, 15, 8, Z_RLE) != Z_OK) {
+	rc = saver_init(&s, pid);
+	if (rc) {
 		saver_free(&s);
-		return vg_error_set(err, -ENOMEM, "out of memory for the snapshot");
+		return save_error(rc, pid, err);
 	}
-	s.z_ok = true;
 	for (size_t i = 0; i < maps->n; i++)
 		if (maps->regions[i].readable &&
 		    vg_scan_region_selected(select, &maps->regions[i]))
@@ -317,36 +479,22 @@ int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 		vg_binw_u16(&s.w, (uint16_t)plen);
 		vg_binw_put(&s.w, r->path, plen);
 	}
-	for (size_t i = 0; i < maps->n && rc == 0; i++) {
-		const struct vg_region *r = &maps->regions[i];
-		uint64_t got = 0;
-
-		if (!r->readable || !vg_scan_region_selected(select, r))
-			continue;
-		for (uint64_t a = r->start; a < r->end && rc == 0; a += s.chunk) {
-			size_t len = r->end - a < s.chunk ? (size_t)(r->end - a)
-							  : s.chunk, readable;
-
-			if (stop && *stop)
-				st->interrupted = true;
-			rc = save_chunk(&s, a, len, st->interrupted, &readable);
-			got += readable;
-			st->bytes_skipped += len - readable;
-		}
-		st->bytes += got;
-		if (got)
+	got = calloc(nsel ? nsel : 1, sizeof(*got));
+	rc = got ? capture(&s, maps, select, stop, got, st) : -ENOMEM;
+	saver_free(&s);
+	for (uint32_t i = 0; rc == 0 && i < nsel; i++) {
+		if (got[i])
 			st->regions++;
 		else
 			st->regions_skipped++;
 	}
+	free(got);
 	if (rc) {
 		vg_binw_abort(&s.w);
-		saver_free(&s);
 		return save_error(rc, pid, err);
 	}
 	size = s.w.size + 4;
 	rc = vg_binw_commit(&s.w, "snapshot", err);
-	saver_free(&s);
 	if (rc == 0)
 		st->bytes_compressed = size;
 	st->seconds = now_s() - t0;
@@ -574,6 +722,9 @@ int vg_snapshot_compare(const char *path, pid_t pid,
 			       n->op == VG_NARROW_INCREASED ||
 			       n->op == VG_NARROW_DECREASED);
 	vg_match_set_init(out, type, c.width ? c.width : 1);
+	if (pid != 0 && !n)
+		return vg_error_set(err, -EINVAL, "comparing a snapshot needs a "
+				    "narrowing operation");
 	if (pid != 0 && c.width == 0)
 		return vg_error_set(err, -EINVAL, "a snapshot compares numbers "
 				    "only, not %s; give a numeric type (i8..u64, "
