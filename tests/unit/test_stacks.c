@@ -300,6 +300,56 @@ static void test_bad_input(void **state)
 	vg_stacks_free(NULL);
 }
 
+/* Consecutive samples of one thread reuse the shared prefix of the
+ * previous path: a longer, shorter, diverging and repeated path each land
+ * on the right nodes, and totals are the sums of self counts below. */
+static void test_shared_prefix(void **state)
+{
+	struct vg_stack_frame_in fr[] = {{"a", NULL, 0}, {"b", NULL, 0}, {"c", NULL, 0},
+					 {"d", NULL, 0}};
+	uint32_t a = intern(0x1000, &fr[0], 1), b = intern(0x1100, &fr[1], 1);
+	uint32_t c = intern(0x1200, &fr[2], 1), d = intern(0x1300, &fr[3], 1);
+	uint32_t abc[] = {a, b, c}, abd[] = {a, b, d}, ab[] = {a, b}, adc[] = {a, d, c};
+	uint32_t *kids;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(vg_stacks_add(s, 1, abc, 3, 1, NULL), 0);
+	assert_int_equal(vg_stacks_add(s, 1, abd, 3, 2, NULL), 0);
+	assert_int_equal(vg_stacks_add(s, 1, ab, 2, 4, NULL), 0);
+	assert_int_equal(vg_stacks_add(s, 1, abc, 3, 8, NULL), 0);
+	assert_int_equal(vg_stacks_add(s, 1, adc, 3, 16, NULL), 0);
+	assert_int_equal(vg_stacks_add(s, 1, abc, 3, 32, NULL), 0);
+	/* root, a, b, c under b, d under b, d under a, c under d */
+	assert_int_equal(vg_stacks_n_nodes(s), 7);
+	assert_int_equal(vg_stacks_total(s), 63);
+	uint32_t root = vg_stacks_thread(s, 0)->root;
+	assert_int_equal(vg_stacks_node(s, root)->total, 63);
+	assert_int_equal(vg_stacks_children(s, root, &kids, &n), 0);
+	uint32_t na = kids[0];
+	free(kids);
+	assert_int_equal(vg_stacks_node(s, na)->total, 63);
+	assert_int_equal(vg_stacks_children(s, na, &kids, &n), 0);
+	assert_int_equal(n, 2); /* b, d */
+	const struct vg_stack_node *nb = vg_stacks_node(s, kids[0]);
+	const struct vg_stack_node *nd = vg_stacks_node(s, kids[1]);
+	assert_int_equal(nb->self, 4);
+	assert_int_equal(nb->total, 1 + 2 + 4 + 8 + 32);
+	assert_int_equal(nd->self, 0);
+	assert_int_equal(nd->total, 16);
+	uint32_t under_b = kids[0];
+	free(kids);
+	assert_int_equal(vg_stacks_children(s, under_b, &kids, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(vg_stacks_node(s, kids[0])->self, 1 + 8 + 32); /* c */
+	assert_int_equal(vg_stacks_node(s, kids[1])->self, 2);          /* d */
+	free(kids);
+	/* adding after a read sums again */
+	assert_int_equal(vg_stacks_add(s, 1, ab, 2, 64, NULL), 0);
+	assert_int_equal(vg_stacks_node(s, root)->total, 127);
+	(void)c;
+}
+
 /* Many distinct addresses and paths: the hash tables grow and every
  * lookup still finds its own entry. */
 static void test_growth(void **state)
@@ -333,6 +383,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_functions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recursion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_prefix, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_growth, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
