@@ -72,6 +72,7 @@ else
 		assert_rc 3
 		if [[ -z $j ]]; then
 			assert_one_error_line
+			cp "$T/perm.err" "$T/perm_text.err"
 		else
 			vg_py "$T/perm.out" <<'PY' || { show_last; fail "$LAST_CMD: bad error document"; }
 import sys
@@ -81,6 +82,6 @@ done()
 PY
 		fi
 	done
-	echo "ok: as nobody: exit 3, $(head -c 160 "$T/perm.err")"
+	echo "ok: as nobody: exit 3, $(head -c 160 "$T/perm_text.err")"
 fi
 echo "ok"
