@@ -500,10 +500,13 @@ int vg_scanset_save(const char *path, const struct vg_scanset_meta *meta,
 				    "the matches are %s but the header says %s",
 				    path, vg_scan_type_name(set->type),
 				    vg_scan_type_name(meta->type));
-	if (set->value_size == 0 || set->value_size > MAX_VALUE_SIZE)
+	if (set->value_size == 0 || set->value_size > MAX_VALUE_SIZE ||
+	    (vg_scan_type_width(set->type) &&
+	     set->value_size != vg_scan_type_width(set->type)))
 		return vg_error_set(err, -EINVAL, "cannot write scan set '%s': "
-				    "value size %zu is not between 1 and %u",
-				    path, set->value_size, MAX_VALUE_SIZE);
+				    "value size %zu does not fit type %s",
+				    path, set->value_size,
+				    vg_scan_type_name(set->type));
 	rc = vg_binw_open(&w, path, SET_MAGIC, SET_VERSION, err);
 	if (rc)
 		return rc;
