@@ -865,6 +865,8 @@ static int run_snapshot(struct vg_cli *cli, const struct scan_args *a, const str
 		cli_print_target_notes(cli->target);
 	}
 	if (r == 0 && st.interrupted) {
+		/* A snapshot missing its last regions would pass for whole. */
+		unlink(a->snapshot);
 		fprintf(stderr, "vigil: interrupted: the snapshot is incomplete and was not kept\n");
 		return VG_EXIT_RUNTIME;
 	}

@@ -50,6 +50,7 @@ struct vg_profile {
 	size_t n_threads;
 	enum vg_profile_stop stop;
 	uint64_t start_ns, end_ns;
+	uint64_t deadline_ns;         /* --duration: samples after it are not counted */
 	int error;                    /* first allocation failure in a callback */
 	/* Per-sample scratch. */
 	uint64_t addrs[MAX_FRAMES];
@@ -321,6 +322,12 @@ static void on_sample(const struct vg_perf_hit *hit, void *arg)
 	const struct vg_perf_sample *s = hit->sample;
 	size_t n = 0, nids = 0;
 
+	/* The first drains symbolize whole libraries and can outlast a short
+	 * --duration: what was sampled after it is not part of the profile. */
+	if (p->deadline_ns && s->time > p->deadline_ns) {
+		p->st.samples_after_stop++;
+		return;
+	}
 	if (!tid_wanted(p, (pid_t)s->tid)) {
 		p->st.samples_other_tid++;
 		return;
@@ -386,7 +393,9 @@ static int open_events(struct vg_profile *p, bool sample_kernel, bool kernel,
 		       struct vg_error *err)
 {
 	struct vg_perf_consumer c = { on_sample, NULL, p, on_other };
-	size_t pages = p->o.unwind == VG_UNWIND_MODE_DWARF ? 512 : 64;
+	/* dwarf: ~8 KiB a sample; 4 MiB per CPU holds ~0.5 s at 999 Hz, room
+	 * for a first drain that symbolizes whole libraries. */
+	size_t pages = p->o.unwind == VG_UNWIND_MODE_DWARF ? 1024 : 128;
 	int r;
 
 	vg_perf_set_free(p->set);
@@ -466,6 +475,7 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 
 	if (!p->set)
 		return vg_error_set(err, -EINVAL, "internal: profile not started");
+	p->deadline_ns = deadline;
 	while (p->stop == VG_PROFILE_RUNNING && !p->error) {
 		struct pollfd extra[2] = { { .fd = stop_fd, .events = POLLIN },
 					   { .fd = pidfd, .events = POLLIN } };
@@ -504,6 +514,10 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 		}
 	}
 	p->end_ns = vg_perf_now();
+	if (p->stop == VG_PROFILE_STOP_DURATION && deadline && p->end_ns > deadline)
+		p->end_ns = deadline;
+	else if (!p->deadline_ns || p->end_ns < p->deadline_ns)
+		p->deadline_ns = p->end_ns;   /* the stop is the end, whatever stopped it */
 	if (pidfd >= 0)
 		close(pidfd);
 	if (p->error)
