@@ -5,7 +5,8 @@
 #   make test     ASan+UBSan build with -Werror, unit + end-to-end tests, a
 #                 short fuzz run; ends with "N passed, N failed, N skipped"
 #   make demo     build, start the bundled demo server and look at it with vigil
-#   make bench    benchmarks against cat, dd (see bench/README.md)
+#   make bench    benchmarks against cat, dd, addr2line, perf, gdb, scanmem
+#                 (see bench/README.md)
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -37,6 +38,8 @@ bench: all
 	VIGIL=$(BUILD)/vigil ./bench/read.sh
 	VIGIL=$(BUILD)/vigil ./bench/sym.sh
 	VIGIL=$(BUILD)/vigil ./bench/watch.sh
+	VIGIL=$(BUILD)/vigil ./bench/scan.sh
+	VIGIL=$(BUILD)/vigil ./bench/profile.sh
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
