@@ -332,27 +332,10 @@ static int unknown_name(struct vg_stacks *s, const struct vg_stack_site *site,
 	return vg_stacks_intern_string(s, buf, id);
 }
 
-int vg_stacks_intern_address(struct vg_stacks *s,
-			     const struct vg_stack_site *site,
-			     const struct vg_stack_frame_in *frames, size_t n,
-			     uint32_t *first, uint32_t *n_ids,
-			     struct vg_error *err)
+/* Write the n_out frames of one address at ids base.. (room reserved). */
+static int fill_group(struct vg_stacks *s, size_t base, const struct vg_stack_site *site,
+		      const struct vg_stack_frame_in *frames, size_t n, size_t n_out)
 {
-	size_t n_out = n ? n : 1, base = s->n_frames;
-	uint16_t max_depth = UINT16_MAX;
-
-	if (vg_stacks_find_address(s, site->address, site->kernel, first, n_ids))
-		return 0;
-	if (site->image != VG_STACKS_NONE && site->image >= s->n_images)
-		return vg_error_set(err, -EINVAL, "frame at 0x%" PRIx64
-				    " names image %" PRIu32 " of %zu",
-				    site->address, site->image, s->n_images);
-	if (n_out > max_depth)
-		n_out = max_depth; /* deeper inline chains do not exist */
-	if (base + n_out >= UINT32_MAX)
-		return vg_error_set(err, -E2BIG, "too many distinct frames");
-	if (VG_GROW(s->frames, s->cap_frames, base + n_out) < 0)
-		goto nomem;
 	for (size_t k = 0; k < n_out; k++) {
 		/* k counts from the outermost frame, which is frames[n-1]. */
 		const struct vg_stack_frame_in *in = n ? &frames[n - 1 - k] : NULL;
@@ -374,8 +357,34 @@ int vg_stacks_intern_address(struct vg_stacks *s,
 		rc = f->has_function ? vg_stacks_intern_string(s, in->function, &f->name)
 				     : unknown_name(s, site, &f->name);
 		if (rc < 0 || vg_stacks_intern_string(s, in ? in->file : NULL, &f->file) < 0)
-			goto nomem;
+			return -ENOMEM;
 	}
+	return 0;
+}
+
+int vg_stacks_intern_address(struct vg_stacks *s,
+			     const struct vg_stack_site *site,
+			     const struct vg_stack_frame_in *frames, size_t n,
+			     uint32_t *first, uint32_t *n_ids,
+			     struct vg_error *err)
+{
+	size_t n_out = n ? n : 1, base = s->n_frames;
+	uint16_t max_depth = UINT16_MAX;
+
+	if (vg_stacks_find_address(s, site->address, site->kernel, first, n_ids))
+		return 0;
+	if (site->image != VG_STACKS_NONE && site->image >= s->n_images)
+		return vg_error_set(err, -EINVAL, "frame at 0x%" PRIx64
+				    " names image %" PRIu32 " of %zu",
+				    site->address, site->image, s->n_images);
+	if (n_out > max_depth)
+		n_out = max_depth; /* deeper inline chains do not exist */
+	if (base + n_out >= UINT32_MAX)
+		return vg_error_set(err, -E2BIG, "too many distinct frames");
+	if (VG_GROW(s->frames, s->cap_frames, base + n_out) < 0)
+		goto nomem;
+	if (fill_group(s, base, site, frames, n, n_out) < 0)
+		goto nomem;
 	if (id_hash_insert(&s->address_ids, address_hash(site->address, site->kernel),
 			   (uint32_t)base) < 0)
 		goto nomem;
@@ -524,6 +533,168 @@ nomem:
 	return vg_error_set(err, -ENOMEM, "cannot record a sample: out of memory");
 }
 
+/* ---- resolving an address again --------------------------------------- */
+
+int vg_stacks_unresolved(const struct vg_stacks *s, uint64_t **out, size_t *n)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < s->n_frames; i++) {
+		const struct vg_stack_frame *f = &s->frames[i];
+
+		if (f->depth || f->retired || f->kernel || f->image != VG_STACKS_NONE)
+			continue;
+		if (VG_GROW(*out, cap, *n + 1) < 0) {
+			free(*out);
+			*out = NULL;
+			*n = 0;
+			return -ENOMEM;
+		}
+		(*out)[(*n)++] = f->address;
+	}
+	return 0;
+}
+
+/* Point the address's hash entry at its new first frame. */
+static void repoint_address(struct vg_stacks *s, uint64_t hash, uint32_t old_id,
+			    uint32_t new_id)
+{
+	struct id_hash *h = &s->address_ids;
+
+	for (size_t i = mix64(hash) & (h->cap - 1); h->slots[i].id_plus1;
+	     i = (i + 1) & (h->cap - 1))
+		if (h->slots[i].id_plus1 == old_id + 1) {
+			h->slots[i].id_plus1 = new_id + 1;
+			return;
+		}
+}
+
+/* Re-add every sample with the frames of group old (size k) replaced by
+ * those of group base (size m).  A maximal run of consecutive ids of the
+ * old group is one occurrence of the address (a recursion repeats the
+ * run, starting again at its first id).  On failure the old nodes are
+ * put back. */
+static int rebuild_paths(struct vg_stacks *s, uint32_t old, uint32_t k,
+			 uint32_t base, uint32_t m)
+{
+	struct vg_stack_node *nodes = s->nodes;
+	size_t n_nodes = s->n_nodes, cap_nodes = s->cap_nodes, cap_path = 0;
+	struct id_hash child_ids = s->child_ids;
+	uint32_t *roots = malloc((s->n_threads ? s->n_threads : 1) * sizeof(*roots));
+	int32_t *tid_of_root = malloc((n_nodes ? n_nodes : 1) * sizeof(*tid_of_root));
+	uint32_t *src = NULL, *path = NULL;
+	uint64_t total = s->total;
+	int rc = -ENOMEM;
+
+	if (!roots || !tid_of_root || !(src = malloc((n_nodes + 1) * sizeof(*src))))
+		goto out;
+	for (size_t t = 0; t < s->n_threads; t++) {
+		roots[t] = s->threads[t].root;
+		tid_of_root[roots[t]] = s->threads[t].tid;
+		s->last[t].n = 0;
+	}
+	s->nodes = NULL;
+	s->n_nodes = s->cap_nodes = 0;
+	s->child_ids = (struct id_hash){0};
+	s->total = 0;
+	for (size_t t = 0; t < s->n_threads; t++)
+		if (new_node(s, VG_STACKS_NONE, VG_STACKS_NONE, &s->threads[t].root) < 0)
+			goto fail;
+	for (size_t id = 0; id < n_nodes; id++) {
+		size_t depth = 0, len = 0;
+		uint32_t node = (uint32_t)id;
+
+		if (!nodes[id].self || nodes[id].frame == VG_STACKS_NONE)
+			continue;
+		for (; nodes[node].parent != VG_STACKS_NONE; node = nodes[node].parent)
+			src[depth++] = nodes[node].frame;  /* leaf first */
+		if (VG_GROW(path, cap_path, depth * (m > k ? m : 1) + m) < 0)
+			goto fail;
+		for (size_t i = depth; i-- > 0;) {
+			uint32_t f = src[i];
+			bool in_old = f >= old && f < old + k;
+			bool continues = i + 1 < depth && src[i + 1] + 1 == f &&
+					 src[i + 1] >= old && src[i + 1] < old + k;
+
+			if (!in_old)
+				path[len++] = f;
+			else if (!continues || f == old)
+				for (uint32_t j = 0; j < m; j++)
+					path[len++] = base + j;
+		}
+		if (vg_stacks_add(s, tid_of_root[node], path, len, nodes[id].self, NULL) < 0)
+			goto fail;
+	}
+	free(nodes);
+	id_hash_release(&child_ids);
+	rc = 0;
+	goto out;
+fail:
+	free(s->nodes);
+	id_hash_release(&s->child_ids);
+	s->nodes = nodes;
+	s->n_nodes = n_nodes;
+	s->cap_nodes = cap_nodes;
+	s->child_ids = child_ids;
+	s->total = total;
+	for (size_t t = 0; t < s->n_threads; t++) {
+		s->threads[t].root = roots[t];
+		s->last[t].n = 0;
+	}
+out:
+	free(roots);
+	free(tid_of_root);
+	free(src);
+	free(path);
+	return rc;
+}
+
+int vg_stacks_reintern_address(struct vg_stacks *s,
+			       const struct vg_stack_site *site,
+			       const struct vg_stack_frame_in *frames, size_t n,
+			       struct vg_error *err)
+{
+	size_t n_out = n ? n : 1, base = s->n_frames;
+	uint32_t old, k;
+
+	if (!vg_stacks_find_address(s, site->address, site->kernel, &old, &k))
+		return vg_error_set(err, -ENOENT, "address 0x%" PRIx64 " was never "
+				    "interned", site->address);
+	if (site->image != VG_STACKS_NONE && site->image >= s->n_images)
+		return vg_error_set(err, -EINVAL, "frame at 0x%" PRIx64
+				    " names image %" PRIu32 " of %zu",
+				    site->address, site->image, s->n_images);
+	if (n_out > UINT16_MAX)
+		n_out = UINT16_MAX;
+	if (base + n_out >= UINT32_MAX)
+		return vg_error_set(err, -E2BIG, "too many distinct frames");
+	/* Written past the table first, so a failure changes nothing. */
+	if (VG_GROW(s->frames, s->cap_frames, base + n_out) < 0 ||
+	    fill_group(s, base, site, frames, n, n_out) < 0)
+		goto nomem;
+	if (n_out == k) {
+		for (uint32_t j = 0; j < k; j++) {
+			s->frames[base + j].group = old;
+			s->frames[old + j] = s->frames[base + j];
+		}
+		return 0;
+	}
+	s->n_frames = base + n_out;
+	if (rebuild_paths(s, old, k, (uint32_t)base, (uint32_t)n_out) < 0) {
+		s->n_frames = base;
+		goto nomem;
+	}
+	for (uint32_t j = 0; j < k; j++)
+		s->frames[old + j].retired = true;
+	repoint_address(s, address_hash(site->address, site->kernel), old, (uint32_t)base);
+	return 0;
+nomem:
+	return vg_error_set(err, -ENOMEM, "cannot record the frames of 0x%" PRIx64
+			    ": out of memory", site->address);
+}
+
 /* ---- the function view ------------------------------------------------ */
 
 static bool function_eq(const struct vg_stacks *s, uint32_t id, const void *key)
@@ -596,9 +767,11 @@ int vg_stacks_by_function(const struct vg_stacks *s, bool merge_threads,
 		goto nomem;
 	if (s->n_frames && !(map = malloc(s->n_frames * sizeof(*map))))
 		goto nomem;
-	for (size_t i = 0; i < s->n_frames; i++)
-		if (function_frame(v, s, (uint32_t)i, &map[i]) < 0)
+	for (size_t i = 0; i < s->n_frames; i++) {
+		map[i] = VG_STACKS_NONE;
+		if (!s->frames[i].retired && function_frame(v, s, (uint32_t)i, &map[i]) < 0)
 			goto nomem;
+	}
 	if (s->n_nodes && !(root_tid = malloc(s->n_nodes * sizeof(*root_tid))))
 		goto nomem;
 	for (size_t t = 0; t < s->n_threads; t++)
@@ -767,6 +940,8 @@ int vg_stacks_functions(const struct vg_stacks *s,
 	for (size_t i = 0; i < s->n_frames; i++) {
 		const struct vg_stack_frame *f = &s->frames[i];
 
+		if (f->retired)
+			continue;
 		if (slot[f->name]) {
 			fns[slot[f->name] - 1].inlined |= f->inlined;
 			continue;

@@ -63,6 +63,8 @@ struct vg_stack_frame {
 	uint32_t group;      /* id of the depth-0 frame of the same address */
 	uint32_t group_size; /* frames of that address (set on the depth-0) */
 	uint32_t image;      /* image id or VG_STACKS_NONE */
+	bool retired;        /* replaced by vg_stacks_reintern_address: no
+			      * path names it, writers skip it */
 	uint64_t address;        /* 0 in the function view */
 	uint64_t static_address; /* address - load bias, 0 unknown */
 };
@@ -145,6 +147,26 @@ int vg_stacks_intern_address(struct vg_stacks *s,
 			     const struct vg_stack_frame_in *frames, size_t n,
 			     uint32_t *first, uint32_t *n_ids,
 			     struct vg_error *err);
+
+/* User-space addresses interned without an image (site.image NONE): a
+ * library mapped after its first sample was symbolized, since the MMAP2
+ * record of a dlopen can be read after samples in it from another CPU's
+ * ring.  *out is malloc'ed (NULL when there are none), the caller frees
+ * it.  0 or -ENOMEM. */
+int vg_stacks_unresolved(const struct vg_stacks *s, uint64_t **out, size_t *n);
+
+/* Replace the frames of an address already interned, typically one of
+ * vg_stacks_unresolved symbolized again after a refresh; arguments as for
+ * vg_stacks_intern_address.  Every path through the address keeps its
+ * counts.  An inline chain of the same length is rewritten in place;
+ * another length re-adds every path (O(nodes)), so call it after
+ * sampling, before writing.  The old frames stay, marked retired.
+ * 0, -ENOENT (address never interned), -EINVAL (bad image), -ENOMEM (the
+ * trie is then unchanged). */
+int vg_stacks_reintern_address(struct vg_stacks *s,
+			       const struct vg_stack_site *site,
+			       const struct vg_stack_frame_in *frames, size_t n,
+			       struct vg_error *err);
 
 /* Name a thread (copied); the thread is created if needed.  -ENOMEM. */
 int vg_stacks_set_thread_name(struct vg_stacks *s, int32_t tid,

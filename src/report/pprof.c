@@ -231,7 +231,7 @@ static int build_mappings(struct builder *b)
 		const struct vg_stack_frame *f = vg_stacks_frame(s, (uint32_t)i);
 		int64_t name;
 
-		if (f->depth)
+		if (f->depth || f->retired)
 			continue;
 		if (f->image != VG_STACKS_NONE) {
 			if (!known[f->image])
@@ -259,8 +259,11 @@ static int build_locations(struct builder *b)
 	const struct vg_stacks *s = b->s;
 	size_t n_frames = vg_stacks_n_frames(s), n_groups = 0;
 
-	for (size_t i = 0; i < n_frames; i++)
-		n_groups += vg_stacks_frame(s, (uint32_t)i)->depth == 0;
+	for (size_t i = 0; i < n_frames; i++) {
+		const struct vg_stack_frame *f = vg_stacks_frame(s, (uint32_t)i);
+
+		n_groups += f->depth == 0 && !f->retired;
+	}
 	b->fn_cap = 16;
 	while (b->fn_cap < 2 * n_frames)
 		b->fn_cap *= 2;
@@ -277,7 +280,7 @@ static int build_locations(struct builder *b)
 		const struct vg_stack_frame *f = vg_stacks_frame(s, (uint32_t)g);
 		pb_location *loc;
 
-		if (f->depth)
+		if (f->depth || f->retired)
 			continue;
 		if (!(loc = zalloc(b, 1, sizeof(*loc))))
 			return -ENOMEM;

@@ -600,6 +600,46 @@ static void test_pprof_cut_chain(void **state)
 	free(file);
 }
 
+/* After an unresolved address is symbolized again with a longer chain,
+ * pprof has no "[unknown]" mapping and no Location for the retired frame. */
+static void test_pprof_reinterned(void **state)
+{
+	struct vg_stack_site lib = {0x7000, 0, VG_STACKS_NONE, false};
+	static const struct vg_stack_frame_in chain[] = {
+		{"inl", "/src/lib.h", 2}, {"lib_fn", "/src/lib.c", 8},
+	};
+	uint32_t x, nx, path[1];
+	char *file;
+	size_t len;
+	uint8_t *buf;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	vg_stacks_free(s);
+	s = vg_stacks_new();
+	assert_int_equal(vg_stacks_intern_address(s, &lib, NULL, 0, &x, &nx, NULL), 0);
+	path[0] = x;
+	assert_int_equal(vg_stacks_add(s, 1, path, 1, 9, NULL), 0);
+	assert_int_equal(vg_stacks_intern_image(s, "/lib/libx.so", NULL, 0x7000, 0x8000, 0,
+						false, &lib.image, NULL), 0);
+	assert_int_equal(vg_stacks_reintern_address(s, &lib, chain, 2, NULL), 0);
+	file = write_temp(".pb.gz", pprof);
+	buf = gunzip(file, &len);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	assert_non_null(p);
+	assert_int_equal(p->n_mapping, 1);
+	assert_string_equal(pb_string(p, p->mapping[0]->filename), "/lib/libx.so");
+	assert_int_equal(p->n_location, 1);
+	assert_int_equal(p->location[0]->n_line, 2);
+	assert_string_equal(pb_function_name(p, p->location[0]->line[0]->function_id), "inl");
+	assert_int_equal(p->n_sample, 1);
+	assert_int_equal(p->sample[0]->value[0], 9);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	unlink(file);
+	free(file);
+}
+
 /* Writers report a failed write instead of returning 0. */
 static void test_write_error(void **state)
 {
@@ -636,6 +676,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_svg_xml, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_cut_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pprof_reinterned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

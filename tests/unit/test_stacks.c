@@ -350,6 +350,78 @@ static void test_shared_prefix(void **state)
 	(void)c;
 }
 
+/* An address first interned without its image (a dlopen'ed library whose
+ * MMAP2 record came after its first samples) is symbolized again: in place
+ * when the chain has the same length, by re-adding every path otherwise;
+ * counts stay where they were, including a recursion through it. */
+static void test_reintern(void **state)
+{
+	struct vg_stack_site lib = {0x7000, 0, VG_STACKS_NONE, false};
+	struct vg_stack_frame_in one = {"lib_fn", "/src/lib.c", 7};
+	struct vg_stack_frame_in two[] = {{"inl", "/src/lib.h", 2}, {"lib_fn", "/src/lib.c", 8}};
+	struct vg_stack_frame_in fw = {"work", NULL, 0};
+	struct vg_stack_function *fns;
+	uint32_t m = intern(0x401000, &f_main, 1), w = intern(0x401100, &fw, 1), x, nx;
+	uint64_t *addrs;
+	size_t n, n_nodes;
+	struct vg_error err = {0};
+
+	(void)state;
+	assert_int_equal(vg_stacks_intern_address(s, &lib, NULL, 0, &x, &nx, NULL), 0);
+	assert_string_equal(vg_stacks_string(s, vg_stacks_frame(s, x)->name), "0x7000");
+	uint32_t p1[] = {m, x}, p2[] = {m, x, x}, p3[] = {m, x, w};
+	assert_int_equal(vg_stacks_add(s, 1, p1, 2, 5, NULL), 0);
+	assert_int_equal(vg_stacks_add(s, 1, p2, 3, 2, NULL), 0);
+	assert_int_equal(vg_stacks_add(s, 2, p3, 3, 3, NULL), 0);
+	n_nodes = vg_stacks_n_nodes(s);
+	assert_int_equal(n_nodes, 2 + 3 + 3);
+
+	assert_int_equal(vg_stacks_unresolved(s, &addrs, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(addrs[0], 0x7000);
+	free(addrs);
+
+	/* Same length: rewritten in place, same ids, same nodes. */
+	lib.image = image;
+	lib.static_address = 0x2000;
+	assert_int_equal(vg_stacks_reintern_address(s, &lib, &one, 1, NULL), 0);
+	assert_int_equal(vg_stacks_n_nodes(s), n_nodes);
+	assert_string_equal(vg_stacks_string(s, vg_stacks_frame(s, x)->name), "lib_fn");
+	assert_int_equal(vg_stacks_frame(s, x)->image, image);
+	assert_int_equal(vg_stacks_frame(s, x)->group, x);
+	assert_int_equal(vg_stacks_frame(s, x)->group_size, 1);
+	assert_int_equal(vg_stacks_unresolved(s, &addrs, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(addrs);
+
+	/* Longer chain: every path re-added with lib_fn -> inl. */
+	assert_int_equal(vg_stacks_reintern_address(s, &lib, two, 2, NULL), 0);
+	assert_true(vg_stacks_frame(s, x)->retired);
+	assert_true(vg_stacks_find_address(s, 0x7000, false, &x, &nx));
+	assert_int_equal(nx, 2);
+	assert_string_equal(vg_stacks_string(s, vg_stacks_frame(s, x)->name), "lib_fn");
+	assert_string_equal(vg_stacks_string(s, vg_stacks_frame(s, x + 1)->name), "inl");
+	/* 2 roots; t1: main, lib_fn, inl, lib_fn, inl; t2: main, lib_fn, inl, work */
+	assert_int_equal(vg_stacks_n_nodes(s), 2 + 5 + 4);
+	assert_int_equal(vg_stacks_total(s), 10);
+	assert_int_equal(vg_stacks_node(s, vg_stacks_thread(s, 0)->root)->total, 7);
+	assert_int_equal(vg_stacks_node(s, vg_stacks_thread(s, 1)->root)->total, 3);
+	assert_int_equal(vg_stacks_functions(s, &fns, &n, NULL), 0);
+	assert_int_equal(n, 4); /* main, work, lib_fn, inl: the retired name is gone */
+	assert_string_equal(vg_stacks_string(s, fns[0].name), "inl");
+	assert_int_equal(fns[0].self, 7);
+	assert_int_equal(fns[0].total, 10);
+	assert_string_equal(vg_stacks_string(s, fns[1].name), "work");
+	assert_int_equal(fns[1].self, 3);
+	assert_int_equal(fns[2].total, 10); /* lib_fn and main */
+	assert_int_equal(fns[3].total, 10);
+	free(fns);
+
+	lib.address = 0x9999;
+	assert_int_equal(vg_stacks_reintern_address(s, &lib, &one, 1, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "0x9999"));
+}
+
 /* Many distinct addresses and paths: the hash tables grow and every
  * lookup still finds its own entry. */
 static void test_growth(void **state)
@@ -384,6 +456,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recursion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_prefix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reintern, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_growth, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
