@@ -51,6 +51,7 @@ struct vg_profile {
 	enum vg_profile_stop stop;
 	uint64_t start_ns, end_ns;
 	uint64_t deadline_ns;         /* --duration: samples after it are not counted */
+	uint64_t last_miss_refresh_ns;
 	int error;                    /* first allocation failure in a callback */
 	/* Per-sample scratch. */
 	uint64_t addrs[MAX_FRAMES];
@@ -211,6 +212,57 @@ static void name_thread(struct vg_profile *p, pid_t tid, const char *comm)
 	fclose(f);
 }
 
+static void sync_unwinder_images(struct vg_profile *p);
+
+/* A user address in no image may be in a library whose MMAP2 record sits
+ * in another CPU's ring, not read yet: refresh the images now (at most
+ * every 50 ms: [vdso] and JIT code miss for good) and look again. */
+static void lookup(struct vg_profile *p, uint64_t addr, bool kernel, struct vg_sym_result *res)
+{
+	uint64_t now;
+
+	vg_sym_lookup(p->sym, addr, res, NULL);
+	if (kernel || res->image)
+		return;
+	now = vg_perf_now();
+	if (now - p->last_miss_refresh_ns < 50000000u)
+		return;
+	p->last_miss_refresh_ns = now;
+	if (vg_symbolizer_refresh(p->sym, NULL) == 0)
+		p->st.refreshes++;
+	sync_unwinder_images(p);
+	vg_sym_lookup(p->sym, addr, res, NULL);
+}
+
+/* The symbolizer's answer as the trie takes it. */
+static size_t frames_in(struct vg_profile *p, const struct vg_sym_result *res, bool kernel,
+			struct vg_stack_frame_in *in, struct vg_stack_site *site)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < res->n_frames && k < MAX_INLINE; i++)
+		in[k++] = (struct vg_stack_frame_in){ res->frames[i].function, res->frames[i].file,
+						      res->frames[i].line };
+	if (k == 0 && res->has_symbol)
+		in[k++] = (struct vg_stack_frame_in){ res->symbol, res->file, res->line };
+	if (kernel) {
+		if (p->kernel_image == VG_STACKS_NONE)
+			vg_stacks_intern_image(p->stacks, "[kernel.kallsyms]", NULL, 0, 0, 0, true,
+					       &p->kernel_image, NULL);
+		site->image = p->kernel_image;
+	} else if (res->image) {
+		char bid[160];
+
+		site->static_address = res->static_address;
+		vg_image_build_id_hex(res->image, bid, sizeof(bid));
+		if (vg_stacks_intern_image(p->stacks, res->image->path, bid[0] ? bid : NULL,
+					   res->image->lo, res->image->hi, 0, false, &site->image,
+					   NULL) < 0)
+			site->image = VG_STACKS_NONE;
+	}
+	return k;
+}
+
 /* The frames of one address, symbolized on its first sighting. */
 static int address_ids(struct vg_profile *p, uint64_t addr, bool kernel, uint32_t *first,
 		       uint32_t *n)
@@ -218,34 +270,44 @@ static int address_ids(struct vg_profile *p, uint64_t addr, bool kernel, uint32_
 	struct vg_sym_result res;
 	struct vg_stack_frame_in in[MAX_INLINE];
 	struct vg_stack_site site = { addr, 0, VG_STACKS_NONE, kernel };
-	size_t k = 0;
+	size_t k;
 
 	if (vg_stacks_find_address(p->stacks, addr, kernel, first, n))
 		return 0;
-	vg_sym_lookup(p->sym, addr, &res, NULL);
+	lookup(p, addr, kernel, &res);
 	p->st.addresses++;
-	for (size_t i = 0; i < res.n_frames && k < MAX_INLINE; i++)
-		in[k++] = (struct vg_stack_frame_in){ res.frames[i].function, res.frames[i].file,
-						      res.frames[i].line };
-	if (k == 0 && res.has_symbol)
-		in[k++] = (struct vg_stack_frame_in){ res.symbol, res.file, res.line };
-	if (kernel) {
-		if (p->kernel_image == VG_STACKS_NONE)
-			vg_stacks_intern_image(p->stacks, "[kernel.kallsyms]", NULL, 0, 0, 0, true,
-					       &p->kernel_image, NULL);
-		site.image = p->kernel_image;
-	} else if (res.image) {
-		char bid[160];
-
-		site.static_address = res.static_address;
-		vg_image_build_id_hex(res.image, bid, sizeof(bid));
-		if (vg_stacks_intern_image(p->stacks, res.image->path, bid[0] ? bid : NULL,
-					   res.image->lo, res.image->hi, 0, false, &site.image,
-					   NULL) < 0)
-			site.image = VG_STACKS_NONE;
-	}
+	k = frames_in(p, &res, kernel, in, &site);
 	return vg_stacks_intern_address(p->stacks, &site, in, k, first, n, NULL);
 }
+
+/* After the stop: addresses still in no image get one more chance (a
+ * library mapped in the last moments, its MMAP2 read after its samples). */
+static void resolve_late(struct vg_profile *p)
+{
+	uint64_t *addrs = NULL;
+	size_t n = 0;
+
+	if (vg_stacks_unresolved(p->stacks, &addrs, &n) < 0 || n == 0) {
+		free(addrs);
+		return;
+	}
+	if (vg_symbolizer_refresh(p->sym, NULL) == 0)
+		p->st.refreshes++;
+	for (size_t i = 0; i < n; i++) {
+		struct vg_sym_result res;
+		struct vg_stack_frame_in in[MAX_INLINE];
+		struct vg_stack_site site = { addrs[i], 0, VG_STACKS_NONE, false };
+		size_t k;
+
+		vg_sym_lookup(p->sym, addrs[i], &res, NULL);
+		if (!res.image)
+			continue;
+		k = frames_in(p, &res, false, in, &site);
+		vg_stacks_reintern_address(p->stacks, &site, in, k, NULL);
+	}
+	free(addrs);
+}
+
 
 /* Kernel and (fp) user addresses from the kernel's callchain, innermost
  * first; the first address of each context is where that side was
@@ -539,6 +601,7 @@ void vg_profile_stop(struct vg_profile *p)
 	t0 = vg_perf_now();
 	vg_perf_set_drain(p->set, &c);
 	p->st.drain_ns += vg_perf_now() - t0;
+	resolve_late(p);
 	p->perf_st = *vg_perf_set_stats(p->set);
 	t = vg_perf_set_threads(p->set, &n);
 	p->threads = malloc(n * sizeof(*t) + 1);
