@@ -286,8 +286,6 @@ static int parse_narrow(struct vg_cli *cli, const struct scan_args *a, enum vg_s
 	int r = 0;
 
 	n->op = a->op;
-	if (vg_narrow_check(t, n, &err) < 0)
-		return cli_fail(cli, &err);
 	if (a->op == VG_NARROW_RANGE) {
 		const char *dots = strstr(a->operand, "..");
 
@@ -300,9 +298,13 @@ static int parse_narrow(struct vg_cli *cli, const struct scan_args *a, enum vg_s
 		    vg_scan_value_parse(t, dots + 2, eps, &n->b, &err) < 0)
 			r = cli_fail(cli, &err);
 		free(lo);
-		return r;
+		if (r)
+			return r;
+	} else if (a->operand && vg_scan_value_parse(t, a->operand, eps, &n->a, &err) < 0) {
+		return cli_fail(cli, &err);
 	}
-	if (a->operand && vg_scan_value_parse(t, a->operand, eps, &n->a, &err) < 0)
+	/* After the operands: the check covers their types too. */
+	if (vg_narrow_check(t, n, &err) < 0)
 		return cli_fail(cli, &err);
 	return 0;
 }

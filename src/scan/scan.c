@@ -879,25 +879,15 @@ static int piece_result(struct worker *w, uint64_t paddr)
 	return 0;
 }
 
-/* The chunk's result: an exact-size copy of the accumulated matches. */
+/* The chunk's result: the accumulated matches change hands (no copy;
+ * the worker starts a new accumulator). */
 static int chunk_result(struct worker *w, struct chunk_res *r)
 {
-	struct chunk_res *a = &w->acc;
-	size_t n = a->n, vs = w->j->value_size;
-
-	if (n == 0)
+	if (w->acc.n == 0)
 		return 0;
-	r->addr = malloc(n * sizeof(*r->addr));
-	r->val = malloc(n * vs);
-	r->var = a->var ? malloc(n) : NULL;
-	if (!r->addr || !r->val || (a->var && !r->var))
-		return -ENOMEM;
-	memcpy(r->addr, a->addr, n * sizeof(*r->addr));
-	memcpy(r->val, a->val, n * vs);
-	if (a->var)
-		memcpy(r->var, a->var, n);
-	r->n = n;
-	a->n = 0;
+	*r = w->acc;
+	memset(&w->acc, 0, sizeof(w->acc));
+	w->acc_cap = 0;
 	return 0;
 }
 
@@ -1108,7 +1098,20 @@ int vg_scan_first(pid_t pid, const struct vg_maps *maps,
 
 	for (uint64_t c = 0; c < j->nchunks; c++)
 		total += j->res[c].n;
-	if (set_reserve(out, total) < 0) {
+	for (uint64_t c = 0; c < j->nchunks; c++) {
+		struct chunk_res *r = &j->res[c];
+
+		/* All the matches in one chunk: its arrays become the set's. */
+		if (r->n && r->n == total) {
+			out->addr = r->addr;
+			out->value = r->val;
+			out->variant = r->var;
+			out->n = out->cap = total;
+			memset(r, 0, sizeof(*r));
+			break;
+		}
+	}
+	if (out->n == 0 && set_reserve(out, total) < 0) {
 		rc = vg_error_set(err, -ENOMEM, "cannot scan pid %d: out of memory for %zu matches",
 				  (int)pid, total);
 		goto out;

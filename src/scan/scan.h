@@ -21,7 +21,9 @@
 #include "target/maps.h"
 #include "util/error.h"
 
-/* Matches, ascending by address, with the value each had when last read. */
+/* Matches, ascending by address, with the value each had when last read.
+ * At most one match per address: where both encodings of a str match at
+ * one address (a one-character ASCII string), the UTF-8 one is kept. */
 struct vg_match_set {
 	enum vg_scan_type type;
 	/* Bytes stored per match: the type width, or for str/bytes the longest
@@ -66,30 +68,59 @@ struct vg_scan_opts {
 				         (str/bytes: ignored) */
 	struct vg_scan_select select;
 	unsigned threads;             /* 0: online CPUs */
-	size_t chunk;                 /* bytes per read; 0: default (4 MiB) */
+	/* Bytes per unit of work; 0: default (4 MiB); rounded up to the page
+	 * size.  Threads take chunks from a shared counter; each chunk is read
+	 * in pieces of at most 256 KiB through one buffer per thread (it stays
+	 * in cache between the kernel's copy and the compare). */
+	size_t chunk;
 	const volatile sig_atomic_t *stop;  /* may be NULL; checked per chunk */
-	vg_scan_progress_fn progress; /* may be NULL */
+	/* may be NULL; the first report comes after the first chunk, then at
+	 * most every interval_ms */
+	vg_scan_progress_fn progress;
 	void *progress_arg;
 	unsigned interval_ms;         /* 0: 200 */
 };
 
 /* First scan of pid over the regions of maps that opts->select picks.
  * out is initialised here.  -ESRCH if the process is gone, -EPERM/-EACCES
- * if not allowed to read it at all, -ENOMEM. */
+ * if not allowed to read it at all, -ENOMEM.
+ *
+ * Numbers match at every byte offset, or only at multiples of the width
+ * with opts->aligned; str/bytes patterns at every offset.  A value may
+ * span two chunks of one region, never two regions.  Pages that cannot be
+ * read (unmapped or made unreadable since maps was read) are skipped one
+ * page at a time and counted in bytes_skipped; a region of which nothing
+ * could be read counts in regions_skipped.  When interrupted (*stop), the
+ * matches of the chunks done are returned, sorted; regions not finished
+ * count neither as scanned nor as skipped.  Memory: threads x (256 KiB +
+ * width) for the buffers, plus the matches. */
 int vg_scan_first(pid_t pid, const struct vg_maps *maps,
 		  const struct vg_scan_opts *opts, struct vg_match_set *out,
 		  struct vg_scan_stats *st, struct vg_error *err);
 
 /* Re-read every match of set and keep those satisfying n (value is the
  * parsed VALUE for str/bytes EQ); the kept ones get their new value.
- * Unreadable addresses are dropped and counted.  Errors as above. */
+ * Unreadable addresses are dropped and counted.  Errors as above; on an
+ * error set is unchanged.
+ *
+ * str/bytes: value (the VALUE of the first scan) gives each match its
+ * length (its pattern's); without it (allowed for CHANGED/UNCHANGED)
+ * value_size bytes are compared.  EQ re-matches the match's own pattern
+ * (mask-aware); -EINVAL without value.  Numbers: vg_narrow_test.
+ *
+ * Nearby matches are read with one remote iovec (up to IOV_MAX per
+ * process_vm_readv); sets of more than 64 Ki matches are split among the
+ * online CPUs.  Cost: about the bytes of the pages holding matches. */
 int vg_scan_narrow(pid_t pid, struct vg_match_set *set,
 		   const struct vg_scan_value *value, const struct vg_narrow *n,
 		   struct vg_scan_stats *st, struct vg_error *err);
 
 /* Re-read the current values of every match without filtering (for
  * display); unreadable ones keep their old value and are reported in
- * readable[i] = false.  readable has set->n entries. */
+ * readable[i] = false.  readable has set->n entries, values_now
+ * set->n * value_size bytes.  str/bytes: value_size bytes are read at each
+ * match (a UTF-8 match shorter than the UTF-16 one reads a few bytes past
+ * its end). */
 int vg_scan_refresh(pid_t pid, const struct vg_match_set *set,
 		    uint8_t *values_now, bool *readable, struct vg_error *err);
 

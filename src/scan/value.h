@@ -54,12 +54,16 @@ struct vg_scan_value {
 };
 
 /* Parse text as a value of type t.  Integers: decimal, 0xHEX, a leading
- * '-' for signed types; out of range is -ERANGE ("300 is out of range for
- * u8 (0..255)").  Floats: strtod syntax, finite only.  str: any non-empty
- * UTF-8 text.  bytes: hex pairs or "??", at least one significant byte.
- * Malformed text is -EINVAL.  epsilon is kept for float types (default
- * chosen by the caller).  out is cleared first; free with
- * vg_scan_value_clear() on success or failure. */
+ * '-' (or '+'), no spaces; out of range is -ERANGE ("300 is out of range
+ * for u8 (0..255)"; "-1" for an unsigned type too; "0xff" for i8, with a
+ * hint to use u8 for the bit pattern).  Floats: strtod syntax, finite
+ * only (nan/inf -EINVAL, overflow -ERANGE); for f32, f and raw hold the
+ * value rounded to float (0.1 is 0.1f, so epsilon 0 finds it).  str: any
+ * non-empty valid UTF-8 text.  bytes: hex pairs or "??", spaces optional,
+ * at least one significant byte.  Malformed text is -EINVAL.  epsilon is
+ * kept for float types (default chosen by the caller; -EINVAL unless
+ * finite and >= 0) and ignored otherwise.  out is cleared first; free
+ * with vg_scan_value_clear() on success or failure. */
 int vg_scan_value_parse(enum vg_scan_type t, const char *text, double epsilon,
 			struct vg_scan_value *out, struct vg_error *err);
 void vg_scan_value_clear(struct vg_scan_value *v);
@@ -74,9 +78,10 @@ enum vg_scan_region_set {
 	VG_SCAN_REGIONS_WRITABLE,  /* default: readable and writable */
 	VG_SCAN_REGIONS_ALL,       /* every readable region */
 	VG_SCAN_REGIONS_HEAP,      /* [heap] and anonymous private rw mappings */
-	VG_SCAN_REGIONS_STACK,     /* [stack] */
-	VG_SCAN_REGIONS_ANON,      /* anonymous mappings */
-	VG_SCAN_REGIONS_IMAGE,     /* mappings of one file, by name or path */
+	VG_SCAN_REGIONS_STACK,     /* [stack] (thread stacks are anonymous) */
+	VG_SCAN_REGIONS_ANON,      /* anonymous mappings (any protection) */
+	VG_SCAN_REGIONS_IMAGE,     /* mappings of one file, by name or path
+				      (not the anonymous .bss after it) */
 };
 struct vg_scan_select {
 	enum vg_scan_region_set set;
@@ -86,7 +91,9 @@ struct vg_scan_select {
  * (matched against the file name or the full path of file mappings). */
 void vg_scan_select_parse(const char *text, struct vg_scan_select *out);
 /* [vvar], [vvar_vclock] and [vsyscall] are never selected (not memory the
- * program stores values in, and reads of them fail or fault). */
+ * program stores values in, and reads of them fail or fault), nor any
+ * region that is not readable.  "Anonymous" includes regions named with
+ * prctl(PR_SET_VMA_ANON_NAME) ("[anon:NAME]"). */
 bool vg_scan_region_selected(const struct vg_scan_select *sel,
 			     const struct vg_region *r);
 
@@ -109,11 +116,16 @@ struct vg_narrow {
 };
 const char *vg_narrow_op_name(enum vg_narrow_op op);  /* "eq", "changed", ... */
 /* Ordering ops (increased, decreased, *_by, range) need a numeric type:
- * -EINVAL with a sentence for str/bytes. */
+ * -EINVAL with a sentence for str/bytes.  Also -EINVAL when an operand the
+ * op uses was parsed for another type, or the range is empty (a > b). */
 int vg_narrow_check(enum vg_scan_type t, const struct vg_narrow *n,
 		    struct vg_error *err);
 /* old/new: vg_scan_type_width(t) bytes (numeric types).  For str/bytes
- * only EQ/CHANGED/UNCHANGED exist and the caller compares patterns. */
+ * only EQ/CHANGED/UNCHANGED exist and the caller compares patterns
+ * (false here).  Floats: NaN satisfies no ordering op, and neither NaN
+ * nor an infinity satisfies EQ or *_BY; for f32 the sum of *_BY is
+ * rounded to float as the program would compute it; RANGE has no
+ * epsilon. */
 bool vg_narrow_test(enum vg_scan_type t, const struct vg_narrow *n,
 		   const void *old_raw, const void *new_raw);
 

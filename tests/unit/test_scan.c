@@ -1120,7 +1120,5 @@ int main(void)
 		cmocka_unit_test(test_narrow_patterns),
 		cmocka_unit_test(test_narrow_many),
 	};
-	if (getenv("H1_FILTER"))
-		cmocka_set_test_filter(getenv("H1_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
