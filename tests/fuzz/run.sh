@@ -14,12 +14,15 @@ cc=${CC_FUZZ:-clang}
 cd "$root"
 mkdir -p "$out"
 # shellcheck disable=SC2046
-libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdebuginfod) -liberty -lZydis -lpthread"
-# watch/syscalls.c includes the table meson generates; make it the same way.
-mkdir -p "$out/gen/watch"
+libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdebuginfod libprotobuf-c) -liberty -lZydis -lpthread -lm"
+# watch/syscalls.c includes the table meson generates, report/pprof.c the
+# protoc-c output of profile.proto: make both the same way.
+mkdir -p "$out/gen/watch" "$out/gen/report"
 # shellcheck disable=SC2086
 sh src/watch/gen-syscalls.sh "$out/gen/watch/syscall_table.h" $cc
-srcs=$(ls src/perf/*.c src/util/*.c src/target/*.c src/elf/*.c src/report/*.c src/sym/*.c src/watch/*.c 2>/dev/null)
+protoc-c --proto_path=src/report --c_out="$out/gen/report" src/report/profile.proto
+srcs="$(ls src/perf/*.c src/util/*.c src/target/*.c src/elf/*.c src/report/*.c src/sym/*.c \
+	src/watch/*.c src/scan/*.c src/profile/*.c 2>/dev/null) $out/gen/report/profile.pb-c.c"
 
 status=0
 found=0
@@ -33,7 +36,7 @@ for h in tests/fuzz/fuzz_*.c; do
 	mkdir -p "$work/corpus"
 	# shellcheck disable=SC2086
 	if ! $cc -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -D_GNU_SOURCE -std=gnu17 -Isrc -I"$out/gen" \
+		-fno-sanitize-recover=all -D_GNU_SOURCE -std=gnu17 -Isrc -I"$out/gen" -I"$out/gen/report" \
 		-DVG_VERSION='"fuzz"' \
 		-o "$work/$base" "$h" $srcs $libs >"$work/build.log" 2>&1; then
 		echo "$base: build failed (see $work/build.log)"
