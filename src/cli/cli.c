@@ -7,6 +7,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "elf/addrspec.h"
 #include "elf/image.h"
@@ -330,4 +333,27 @@ int cli_load_images(struct vg_cli *cli, const char *bin_path, bool force_bin,
 		vg_target_warn(cli->target, "cannot tell whether --bin '%s' is the running executable (no build-id, no comparable bytes)",
 			       bin_path);
 	return 0;
+}
+
+int cli_stop_signals_begin(struct cli_stop_signals *s)
+{
+	sigemptyset(&s->mask);
+	sigaddset(&s->mask, SIGINT);
+	sigaddset(&s->mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &s->mask, &s->old);
+	s->fd = signalfd(-1, &s->mask, SFD_CLOEXEC);
+	if (s->fd < 0)
+		sigprocmask(SIG_SETMASK, &s->old, NULL);
+	return s->fd;
+}
+
+void cli_stop_signals_end(struct cli_stop_signals *s)
+{
+	if (s->fd < 0)
+		return;
+	while (sigtimedwait(&s->mask, NULL, &(struct timespec){ 0, 0 }) > 0)
+		;
+	close(s->fd);
+	s->fd = -1;
+	sigprocmask(SIG_SETMASK, &s->old, NULL);
 }

@@ -4,6 +4,7 @@
 #ifndef VG_CLI_H
 #define VG_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -93,6 +94,18 @@ struct vg_mem;
 int cli_load_images(struct vg_cli *cli, const char *bin_path, bool force_bin,
 		    const struct vg_maps *maps, struct vg_mem *mem, struct vg_images **imgs,
 		    struct vg_image **bin, const char **bin_match);
+
+/* Ctrl-C and SIGTERM end an observation, not vigil: block them and
+ * return a signalfd that reports them (-1 if none could be made: they
+ * then still kill vigil).  end: consume any that came after the stop (a
+ * signal still pending when unblocked would kill vigil after the report),
+ * close the fd and restore the mask. */
+struct cli_stop_signals {
+	sigset_t mask, old;
+	int fd;
+};
+int cli_stop_signals_begin(struct cli_stop_signals *s);
+void cli_stop_signals_end(struct cli_stop_signals *s);
 
 /* Table mode: print the target's warnings and whether it exited or changed
  * while observed (JSON carries the same in its process header). */

@@ -454,9 +454,9 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	struct vg_symbolizer *sym = NULL;
 	struct vg_profile *p = NULL;
 	struct vg_stacks_meta meta;
-	sigset_t mask, old;
+	struct cli_stop_signals stop = { .fd = -1 };
 	FILE *out = stdout;
-	int sfd = -1, r;
+	int r;
 
 	cli->operation = "live_profile";   /* errors and reports say the same */
 	memset(&a, 0, sizeof(a));
@@ -472,11 +472,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	/* Ctrl-C and SIGTERM end the profile, not vigil: the report follows. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, &old);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	cli_stop_signals_begin(&stop);
 	if (vg_profile_start(p, &err) < 0) {
 		vg_target_explain(cli->target, err.code, &err);
 		r = cli_fail(cli, &err);
@@ -493,7 +489,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 			vg_profile_kernel_shown(p, &why) ? "" : "; kernel frames hidden: ",
 			vg_profile_kernel_shown(p, &why) ? "" : why);
 	}
-	if (vg_profile_run(p, sfd, isatty(STDERR_FILENO) ? progress_line : NULL, NULL, &err) < 0) {
+	if (vg_profile_run(p, stop.fd, isatty(STDERR_FILENO) ? progress_line : NULL, NULL, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
 	}
@@ -562,12 +558,7 @@ out:
 	if (out != stdout)
 		fclose(out);
 	vg_profile_free(p);
-	if (sfd >= 0) {
-		while (sigtimedwait(&mask, NULL, &(struct timespec){ 0, 0 }) > 0)
-			;
-		close(sfd);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-	}
+	cli_stop_signals_end(&stop);
 	vg_symbolizer_free(sym);
 	return r;
 }

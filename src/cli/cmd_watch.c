@@ -771,8 +771,8 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	struct vg_watch_request reqs[MAX_WATCHES];
 	char *owned[MAX_WATCHES] = { 0 };
 	const char *method, *bin_match = NULL;
-	sigset_t mask, old;
-	int sfd = -1, r;
+	struct cli_stop_signals stop = { .fd = -1 };
+	int r;
 	size_t n;
 
 	cli->operation = "live_watch";   /* errors and reports say the same */
@@ -802,11 +802,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	}
 
 	/* Ctrl-C and SIGTERM end the watch, not vigil: the report follows. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigprocmask(SIG_BLOCK, &mask, &old);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	cli_stop_signals_begin(&stop);
 
 	if (vg_watch_arm(s, &err) < 0) {
 		r = cli_fail(cli, &err);
@@ -821,7 +817,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 			nt == 1 ? "" : "s", vg_watch_slots_used(s), vg_watch_slots_used(s) == 1 ? "" : "s",
 			vg_watch_emulated(s) ? " (uprobe emulation)" : "");
 	}
-	if (vg_watch_run(s, sfd, isatty(STDERR_FILENO) ? progress_line : NULL, NULL, &err) < 0) {
+	if (vg_watch_run(s, stop.fd, isatty(STDERR_FILENO) ? progress_line : NULL, NULL, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
 	}
@@ -836,14 +832,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	}
 out:
 	vg_watch_free(s);
-	if (sfd >= 0) {
-		/* A Ctrl-C that came after the watch stopped is answered by
-		 * the report already printed, not by dying afterwards. */
-		while (sigtimedwait(&mask, NULL, &(struct timespec){ 0, 0 }) > 0)
-			;
-		close(sfd);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-	}
+	cli_stop_signals_end(&stop);
 	vg_symbolizer_free(sym);
 	vg_image_free(bin);
 	vg_images_free(imgs);

@@ -1662,3 +1662,23 @@ const char *vg_bin_match_name(enum vg_bin_match m)
 	}
 	return "unknown";
 }
+
+bool vg_elf_has_section(Elf *elf, const char *want)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && strcmp(name, want) == 0)
+			return true;
+	}
+	return false;
+}

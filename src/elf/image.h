@@ -130,6 +130,8 @@ int vg_image_symbol_before(const struct vg_image *img, uint64_t vaddr,
  * which reads sections vigil's own lookups do not. */
 struct Elf;
 struct Elf *vg_image_elf(const struct vg_image *img);
+/* Whether elf has a section of that name with contents (not NOBITS). */
+bool vg_elf_has_section(struct Elf *elf, const char *name);
 int vg_image_fd(const struct vg_image *img);
 
 /* Lower-case hex of the build-id into buf ("" if none); returns buf. */

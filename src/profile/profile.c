@@ -517,15 +517,6 @@ int vg_profile_start(struct vg_profile *p, struct vg_error *err)
 	return 0;
 }
 
-static int open_pidfd(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	return -1;
-#endif
-}
-
 int vg_profile_run(struct vg_profile *p, int stop_fd,
 		   void (*progress)(const struct vg_profile *p, void *arg), void *arg,
 		   struct vg_error *err)
@@ -533,7 +524,7 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 	struct vg_perf_consumer c = { on_sample, NULL, p, on_other };
 	uint64_t deadline = p->o.duration_ms ? p->start_ns + p->o.duration_ms * 1000000ull : 0;
 	uint64_t next_progress = p->start_ns + 1000000000ull;
-	int pidfd = open_pidfd(p->t->pid);
+	int pidfd = vg_target_pidfd(p->t);
 
 	if (!p->set)
 		return vg_error_set(err, -EINVAL, "internal: profile not started");

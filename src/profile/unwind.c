@@ -139,25 +139,6 @@ static void cfi_close(struct image_cfi *c)
 	c->debug = NULL;
 }
 
-static bool has_section(Elf *elf, const char *want)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && strcmp(name, want) == 0)
-			return true;
-	}
-	return false;
-}
 
 /* .eh_frame is what the runtime's own unwinder uses (exceptions,
  * backtrace()), so it is the table kept correct; .debug_frame serves code
@@ -173,7 +154,7 @@ static void cfi_open(struct vg_unwinder *u, struct image_cfi *c)
 	c->eh = dwarf_getcfi_elf(elf);
 	/* dwarf_begin_elf wants .debug_info as well on some elfutils
 	 * versions: only try it when there is a .debug_frame to gain. */
-	if (has_section(elf, ".debug_frame")) {
+	if (vg_elf_has_section(elf, ".debug_frame")) {
 		c->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		if (c->dw)
 			c->debug = dwarf_getcfi(c->dw);

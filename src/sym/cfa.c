@@ -12,6 +12,8 @@
  * caller's rbp is not recovered. */
 #include "sym/cfa.h"
 
+#include "elf/image.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -43,25 +45,6 @@ struct vg_cfi {
 	Dwarf_CFI *debug;   /* .debug_frame, owned by dw */
 };
 
-static bool has_section(Elf *elf, const char *want)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && strcmp(name, want) == 0)
-			return true;
-	}
-	return false;
-}
 
 int vg_cfi_open(Elf *elf, struct vg_cfi **out, struct vg_error *err)
 {
@@ -75,7 +58,7 @@ int vg_cfi_open(Elf *elf, struct vg_cfi **out, struct vg_error *err)
 	/* dwarf_begin_elf wants .debug_info too on some elfutils versions:
 	 * only try it when there is a .debug_frame to gain, and a file that
 	 * libdw refuses just has no .debug_frame for us. */
-	if (has_section(elf, ".debug_frame")) {
+	if (vg_elf_has_section(elf, ".debug_frame")) {
 		c->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		if (c->dw)
 			c->debug = dwarf_getcfi(c->dw);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Read a small /proc file into buf (NUL-terminated).  Returns length or
@@ -473,4 +474,16 @@ bool vg_proc_is_own_pidns(void)
 		}
 	}
 	return cached;
+}
+
+int vg_target_pidfd(const struct vg_target *t)
+{
+#ifdef SYS_pidfd_open
+	if (!vg_proc_is_own_pidns())
+		return -1;
+	return (int)syscall(SYS_pidfd_open, t->pid, 0);
+#else
+	(void)t;
+	return -1;
+#endif
 }

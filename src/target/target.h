@@ -47,6 +47,11 @@ void vg_target_recheck(const struct vg_target *t, bool *alive, bool *changed);
  * turn a late EFAULT/ENOENT into the real reason ("pid 42 exited"). */
 int vg_target_explain(const struct vg_target *t, int code, struct vg_error *err);
 
+/* A pidfd of the target (readable when it exits), or -1 when the kernel
+ * has none or /proc is not vigil's PID namespace (the pid would name
+ * another process).  Callers then poll vg_target_recheck instead. */
+int vg_target_pidfd(const struct vg_target *t);
+
 /* Thread ids from /proc/PID/task, sorted ascending.  *tids is malloc'ed. */
 int vg_target_threads(const struct vg_target *t, pid_t **tids, size_t *n,
 		      struct vg_error *err);

@@ -950,13 +950,6 @@ static void on_sample(const struct vg_perf_hit *hit, void *arg)
 
 /* ---- running -------------------------------------------------------- */
 
-static int open_pidfd(pid_t pid)
-{
-	if (!vg_proc_is_own_pidns())
-		return -1;
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
 static void note_lower_bounds(struct vg_watch_session *s)
 {
 	const struct vg_perf_stats *st = vg_perf_set_stats(s->set);
@@ -1004,7 +997,7 @@ int vg_watch_run(struct vg_watch_session *s, int stop_fd,
 	struct vg_perf_consumer c = { on_sample, NULL, s, NULL };
 	uint64_t deadline = s->opt.duration_ms ? s->start_ns + s->opt.duration_ms * 1000000ull : 0;
 	uint64_t next_progress = s->start_ns + 1000000000ull;
-	int pidfd = open_pidfd(s->t->pid);
+	int pidfd = vg_target_pidfd(s->t);
 
 	if (!s->armed)
 		return vg_error_set(err, -EINVAL, "internal: watch not armed");
