@@ -15,6 +15,7 @@
 #include "elf/image.h"
 #include "report/json.h"
 #include "target/maps.h"
+#include "target/mem.h"
 #include "util/utf8.h"
 
 int cli_fail(struct vg_cli *cli, const struct vg_error *err)
@@ -356,4 +357,20 @@ void cli_stop_signals_end(struct cli_stop_signals *s)
 	close(s->fd);
 	s->fd = -1;
 	sigprocmask(SIG_SETMASK, &s->old, NULL);
+}
+
+int cli_open_target(struct vg_cli *cli, const char *pid_arg, struct vg_maps **maps,
+		    struct vg_mem **mem)
+{
+	struct vg_error err = { 0 };
+	int r = cli_attach(cli, pid_arg);
+
+	if (r)
+		return r;
+	r = cli_load_maps(cli, maps, NULL);
+	if (r)
+		return r;
+	if (vg_mem_open(cli->target, *maps, mem, &err) < 0)
+		return cli_fail(cli, &err);
+	return 0;
 }

@@ -87,6 +87,12 @@ int cli_load_maps(struct vg_cli *cli, struct vg_maps **maps, const char **method
 struct vg_images;
 struct vg_image;
 struct vg_mem;
+/* cli_attach, cli_load_maps and a memory reader over them: what every
+ * command that reads the target starts with.  Prints and returns the exit
+ * code on failure (*maps and *mem are then whatever was made: the caller
+ * frees them as usual). */
+int cli_open_target(struct vg_cli *cli, const char *pid_arg, struct vg_maps **maps,
+		    struct vg_mem **mem);
 /* Load the target's images and, with bin_path (--bin FILE), open that file
  * and check it against the running executable: a mismatch is a usage
  * error unless force_bin, then a warning.  Prints and returns the exit

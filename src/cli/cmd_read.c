@@ -597,7 +597,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 	struct vg_images *imgs = NULL;
 	struct vg_image *bin = NULL;
 	const struct vg_region *region;
-	const char *method, *bin_match = NULL;
+	const char *bin_match = NULL;
 	struct vg_addr a;
 	unsigned char *buf = NULL;
 	char *pos[3] = { NULL, NULL, NULL };
@@ -610,16 +610,9 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 	r = check_length(cli, pos[2], &ro, &o.length);
 	if (r)
 		return r;
-	r = cli_attach(cli, pos[0]);
-	if (r)
-		return r;
-	r = cli_load_maps(cli, &maps, &method);
+	r = cli_open_target(cli, pos[0], &maps, &mem);
 	if (r)
 		goto out;
-	if (vg_mem_open(cli->target, maps, &mem, &err) < 0) {
-		r = cli_fail(cli, &err);
-		goto out;
-	}
 	if (ro.sources)
 		vg_mem_set_sources(mem, ro.sources);
 	if (!(pos[1][0] == '0' && (pos[1][1] == 'x' || pos[1][1] == 'X')) || ro.bin_path) {

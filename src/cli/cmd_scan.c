@@ -1062,7 +1062,6 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv)
 	struct vg_maps *maps = NULL;
 	struct vg_mem *mem = NULL;
 	struct sigaction sa, old_int, old_term;
-	const char *method;
 	int r;
 
 	cli->operation = "live_scan";   /* errors and reports say the same */
@@ -1087,16 +1086,9 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv)
 		vg_error_set(&err, -ENOENT, "cannot read '%s': %s", a.from, strerror(errno));
 		return cli_fail(cli, &err);
 	}
-	r = cli_attach(cli, a.pid);
-	if (r)
-		return r;
-	r = cli_load_maps(cli, &maps, &method);
+	r = cli_open_target(cli, a.pid, &maps, &mem);
 	if (r)
 		goto out;
-	if (vg_mem_open(cli->target, maps, &mem, &err) < 0) {
-		r = cli_fail(cli, &err);
-		goto out;
-	}
 	/* Ctrl-C ends a long scan with what was found so far. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;

@@ -770,7 +770,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	struct vg_watch_session *s = NULL;
 	struct vg_watch_request reqs[MAX_WATCHES];
 	char *owned[MAX_WATCHES] = { 0 };
-	const char *method, *bin_match = NULL;
+	const char *bin_match = NULL;
 	struct cli_stop_signals stop = { .fd = -1 };
 	int r;
 	size_t n;
@@ -779,16 +779,9 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	r = parse_args(cli, argc, argv, &a);
 	if (r)
 		return r < 0 ? 0 : r;
-	r = cli_attach(cli, a.pid);
-	if (r)
-		return r;
-	r = cli_load_maps(cli, &maps, &method);
+	r = cli_open_target(cli, a.pid, &maps, &mem);
 	if (r)
 		goto out;
-	if (vg_mem_open(cli->target, maps, &mem, &err) < 0) {
-		r = cli_fail(cli, &err);
-		goto out;
-	}
 	r = cli_load_images(cli, a.bin_path, a.force_bin, maps, mem, &imgs, &bin, &bin_match);
 	if (r)
 		goto out;

@@ -1,4 +1,5 @@
 /* value.c - see value.h. */
+#include "util/hex.h"
 #include "scan/value.h"
 
 #include <errno.h>
@@ -267,17 +268,6 @@ static int parse_str(const char *text, struct vg_scan_value *out,
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int parse_bytes(const char *text, struct vg_scan_value *out,
 		       struct vg_error *err)
 {
@@ -299,11 +289,11 @@ static int parse_bytes(const char *text, struct vg_scan_value *out,
 			c += 2;
 			continue;
 		}
-		if (hexval(c[0]) < 0 || !c[1] || hexval(c[1]) < 0)
+		if (vg_hex_digit(c[0]) < 0 || !c[1] || vg_hex_digit(c[1]) < 0)
 			return vg_error_set(err, -EINVAL,
 					    "'%s' is not a valid bytes VALUE at offset %zu: use pairs of hex digits or ?? (\"de ad ?? ef\")",
 					    text, (size_t)(c - text));
-		p->bytes[n] = (uint8_t)(hexval(c[0]) << 4 | hexval(c[1]));
+		p->bytes[n] = (uint8_t)(vg_hex_digit(c[0]) << 4 | vg_hex_digit(c[1]));
 		p->mask[n++] = 0xff;
 		sig++;
 		c += 2;

@@ -25,6 +25,7 @@
  *
  * It does not open the mapped files or interpret offsets: that is images'
  * job. */
+#include "util/hex.h"
 #include "target/maps.h"
 
 #include <errno.h>
@@ -132,17 +133,6 @@ void vg_region_set_perms(struct vg_region *r)
 	r->shared = r->perms[3] == 's';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* 1 to max_digits hex digits; *pp advanced past them. */
 static bool parse_hex(const char **pp, const char *e, unsigned max_digits, uint64_t *out)
 {
@@ -151,7 +141,7 @@ static bool parse_hex(const char **pp, const char *e, unsigned max_digits, uint6
 	unsigned n = 0;
 	int d;
 
-	while (p < e && (d = hexval(*p)) >= 0) {
+	while (p < e && (d = vg_hex_digit(*p)) >= 0) {
 		if (++n > max_digits)
 			return false;
 		v = (v << 4) | (uint64_t)d;
