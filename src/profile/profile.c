@@ -507,8 +507,13 @@ int vg_profile_start(struct vg_profile *p, struct vg_error *err)
 		*err = first;
 	}
 	if (r == -ENOENT || r == -EOPNOTSUPP) {
-		vg_error_reset(err, -ENOENT, "event %s is not available on this machine (%s): no hardware PMU (a VM?); use --event cpu-clock",
-			       p->event_name, err ? err->msg : "");
+		/* The kernel's own sentence says only "No such file or
+		 * directory": say what it means for a hardware event. */
+		vg_error_reset(err, -ENOENT, "event %s is not available on this machine: %s (perf_event_open: %s)",
+			       p->event_name,
+			       p->attr.type == PERF_TYPE_HARDWARE ? "no hardware PMU (a VM?); use --event cpu-clock"
+								  : "the kernel does not offer it",
+			       strerror(-r));
 		vg_error_set_exit(err, VG_EXIT_PERM);
 	}
 	if (r < 0)

@@ -4,7 +4,8 @@
 # "vigil: error: ..." naming what is wrong, nothing on stdout, and with
 # --json an error document with the same exit code: a dead PID, a PID that
 # is not a number, --freq 0 / abc, --format flame, --unwind lbr, --event
-# bogus, --duration -5; as user nobody against a root target: exit 3.
+# bogus, --duration -5; as user nobody against a root target: exit 3;
+# --event cycles without a hardware PMU: exit 3 naming cpu-clock.
 source "$(dirname "$0")/lib.sh"
 
 truth=$T/truth
@@ -50,6 +51,17 @@ refuse format 2 "format|flame" "$pid" --format flame --duration 500
 refuse unwind 2 "unwind|lbr" "$pid" --unwind lbr --duration 500
 refuse event 2 "event|bogus" "$pid" --event bogus --duration 500
 refuse duration 2 "duration|-5" "$pid" --duration -5
+# A hardware event where there is no PMU (most VMs, this one): exit 3 with
+# the remedy, before any sampling.  Where perf itself can count cycles,
+# vigil must sample them.
+if perf stat -e cycles -x, true >/dev/null 2>&1 &&
+   ! perf stat -e cycles -x, true 2>&1 | grep -q 'not supported'; then
+	vg cycles profile "$pid" --event cycles --duration 300
+	assert_rc 0
+	echo "ok: cycles: a PMU here, vigil samples them"
+else
+	refuse cycles 3 "no hardware PMU.*--event cpu-clock" "$pid" --event cycles --duration 500
+fi
 
 # Permission: as nobody against this root-owned target.
 if [[ $(id -u) != 0 ]]; then
