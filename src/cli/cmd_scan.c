@@ -533,6 +533,7 @@ static int print_matches_json(struct vg_cli *cli, const struct scan_args *a,
 	cJSON_AddNumberToObject(doc, "regions_scanned", (double)st->regions_scanned);
 	cJSON_AddNumberToObject(doc, "regions_skipped", (double)st->regions_skipped);
 	cJSON_AddNumberToObject(doc, "bytes_skipped", (double)st->bytes_skipped);
+	cJSON_AddNumberToObject(doc, "regions_too_large", (double)st->regions_too_large);
 	cJSON_AddNumberToObject(doc, "matches_unreadable", (double)st->matches_unreadable);
 	cJSON_AddBoolToObject(doc, "interrupted", st->interrupted);
 	cJSON_AddNumberToObject(doc, "seconds", st->seconds);
@@ -567,9 +568,12 @@ static void print_matches_table(struct vg_cli *cli, const struct scan_args *a,
 		printf("%s: %" PRIu64 " regions, %.1f MiB in %.3f s (%.2f GB/s)", sm->aligned ? " (aligned)" : "",
 		       st->regions_scanned, (double)st->bytes_scanned / 1048576.0, st->seconds,
 		       rate_gbps(st->bytes_scanned, st->seconds));
-	if (st->regions_skipped || st->bytes_skipped)
+	if (st->regions_skipped > st->regions_too_large || st->bytes_skipped)
 		printf(", %" PRIu64 " regions and %" PRIu64 " bytes unreadable (skipped)",
-		       st->regions_skipped, st->bytes_skipped);
+		       st->regions_skipped - st->regions_too_large, st->bytes_skipped);
+	if (st->regions_too_large)
+		printf(", %" PRIu64 " region%s over 64 GiB not read (a sanitizer's shadow?)",
+		       st->regions_too_large, st->regions_too_large == 1 ? "" : "s");
 	if (st->matches_unreadable)
 		printf(", %" PRIu64 " matches no longer readable (dropped)", st->matches_unreadable);
 	printf("\n%zu match%s%s\n", set->n, set->n == 1 ? "" : "es",

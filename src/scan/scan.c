@@ -701,6 +701,7 @@ struct job {
 	uint64_t next;
 	uint64_t bytes_scanned, bytes_skipped, matches;
 	uint64_t regions_scanned, regions_skipped;
+	uint64_t regions_too_large;      /* set before the workers start */
 	int fatal;
 	int interrupted;
 
@@ -745,6 +746,7 @@ static void stats_snapshot(struct job *j, struct vg_scan_stats *st)
 	st->bytes_skipped = LOAD(j->bytes_skipped);
 	st->regions_scanned = LOAD(j->regions_scanned);
 	st->regions_skipped = LOAD(j->regions_skipped);
+	st->regions_too_large = j->regions_too_large;
 	st->matches = LOAD(j->matches);
 	st->interrupted = LOAD(j->interrupted) != 0;
 	st->seconds = (double)(now_ns() - j->t0) / 1e9;
@@ -1052,6 +1054,14 @@ int vg_scan_first(pid_t pid, const struct vg_maps *maps,
 
 		if (!vg_scan_region_selected(&opts->select, r))
 			continue;
+		/* Terabytes of address space reserved rw (a sanitizer's shadow)
+		 * would take hours to read and make the target's kernel build
+		 * page tables for all of it: left out, and said. */
+		if (r->end - r->start > VG_SCAN_MAX_REGION) {
+			j->regions_too_large++;
+			ADD(j->regions_skipped, 1);
+			continue;
+		}
 		s = &j->regs[j->nregs++];
 		s->start = r->start;
 		s->end = r->end;

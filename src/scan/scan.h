@@ -21,6 +21,11 @@
 #include "target/maps.h"
 #include "util/error.h"
 
+/* A selected region larger than this (64 GiB) is not read but counted in
+ * regions_too_large: no program keeps values in that much rw memory, and
+ * reading a sanitizer's multi-TiB shadow would take hours. */
+#define VG_SCAN_MAX_REGION (64ull << 30)
+
 /* Matches, ascending by address, with the value each had when last read.
  * At most one match per address: where both encodings of a str match at
  * one address (a one-character ASCII string), the UTF-8 one is kept. */
@@ -50,7 +55,9 @@ struct vg_scan_stats {
 	uint64_t bytes_total;        /* of the selected regions at the start */
 	uint64_t bytes_scanned;
 	uint64_t regions_scanned;
-	uint64_t regions_skipped;    /* wholly unreadable (vanished, PROT_NONE, denied) */
+	uint64_t regions_skipped;    /* wholly unreadable (vanished, PROT_NONE, denied),
+				        or too large (below) */
+	uint64_t regions_too_large;  /* larger than VG_SCAN_MAX_REGION: not read */
 	uint64_t bytes_skipped;      /* unreadable bytes, in any region */
 	uint64_t matches;            /* found (or kept, after a narrowing) */
 	uint64_t matches_unreadable; /* narrowing: dropped, address no longer readable */

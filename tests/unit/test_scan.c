@@ -637,6 +637,43 @@ static void test_vanished(void **state)
 	kid_stop(&k);
 }
 
+/* A region over VG_SCAN_MAX_REGION (a sanitizer's shadow: terabytes of
+ * rw address space) is counted, not read: here one that is not even
+ * mapped, so reading it would show up as bytes_skipped. */
+static void test_too_large(void **state)
+{
+	struct kid k;
+	struct vg_scan_value v;
+	struct vg_match_set s;
+	struct vg_scan_stats st;
+	struct vg_scan_opts o;
+	struct vg_maps m = { 0 };
+	struct vg_region *regs;
+
+	kid_start(&k);
+	assert_int_equal(vg_scan_value_parse(VG_SCAN_U32, "0x5eed1234", 0, &v, NULL), 0);
+	kid_put32(&k, k.l.main + 8 * PG + 100, V32);
+	kid_maps(&k);
+	regs = calloc(k.sub.n + 1, sizeof(*regs));
+	assert_non_null(regs);
+	memcpy(regs, k.sub.regions, k.sub.n * sizeof(*regs));
+	regs[k.sub.n] = regs[1];   /* main: an rw-p anonymous region */
+	regs[k.sub.n].start = 0x400000000000ull;
+	regs[k.sub.n].end = regs[k.sub.n].start + VG_SCAN_MAX_REGION + PG;
+	m.regions = regs;
+	m.n = k.sub.n + 1;
+	o = opts_for(&v, false, 0, 2);
+	scan_ok(&k, &m, &o, &s, &st);
+	assert_addrs(&s, (uint64_t[]){ k.l.main + 8 * PG + 100 }, 1);
+	assert_int_equal(st.regions_too_large, 1);
+	assert_int_equal(st.regions_skipped, 1);
+	assert_int_equal(st.bytes_skipped, 0);
+	assert_int_equal(st.bytes_total, MAIN_LEN + VICTIM_LEN + RND_LEN);
+	vg_match_set_clear(&s);
+	free(regs);
+	kid_stop(&k);
+}
+
 static void test_dead(void **state)
 {
 	struct kid k;
@@ -1112,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_other_types),
 		cmocka_unit_test(test_random_vs_naive),
 		cmocka_unit_test(test_vanished),
+		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_dead),
 		cmocka_unit_test(test_eperm),
 		cmocka_unit_test(test_stop_progress),
