@@ -29,13 +29,18 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 static const char SNAP_MAGIC[8] = { 'V', 'I', 'G', 'I', 'L', 'S', 'N', 'P' };
-#define SNAP_VERSION 1u
+/* Version 2: the file's checksum is CRC-32C (version 1: zlib's CRC-32),
+ * otherwise the same; both are read. */
+#define SNAP_VERSION 2u
+#define SNAP_OLDEST 1u
+#define SNAP_CRC32C_FROM 2u
 #define CHUNK_SIZE (4u << 20)
 #define MAX_CHUNK (64u << 20)
 
@@ -148,34 +153,54 @@ static bool looks_incompressible(const uint8_t *p, size_t n)
 	return sq * 256 * 2 < 3 * (uint64_t)taken * taken;
 }
 
-/* One chunk on its way to the file.  Reading happens on the calling
- * thread (process_vm_readv runs at memory speed); encoding (zero test,
- * packing, deflate) on the workers, which is where the time goes for
- * compressible memory; writing on the calling thread again, in order. */
+/* One chunk on its way to the file.  The calling thread queues chunks
+ * (address and length) and writes the encoded ones in order; the workers
+ * read them (process_vm_readv) and encode them (zero test, packing,
+ * deflate).  Reading on the workers too keeps the calling thread to the
+ * write and the CRC alone: with reading there as well, it was the
+ * bottleneck for incompressible memory while the workers idled. */
 struct slot {
 	size_t region;               /* index among the selected regions */
 	uint64_t addr;
 	size_t len;
 	bool skip;                   /* interrupted: not captured */
+	int rc;                      /* the read's -ESRCH / -EPERM */
 	size_t nmissing, nzero;
 	uint8_t *data;               /* the chunk, stored pages packed in place */
-	uint8_t *zout;               /* deflate output */
+	uint8_t *zout;               /* deflate output, made on first use */
 	uint8_t *zero_map, *missing_map;
 	z_stream z;
 	bool z_ok;
 	uint8_t enc;
 	const uint8_t *payload;
 	uint32_t payload_len;
-	enum { SLOT_FREE, SLOT_READ, SLOT_BUSY, SLOT_DONE } state;
+	uint32_t payload_crc;        /* the file checksum's, of the payload */
+	enum { SLOT_FREE, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE } state;
 };
+
+/* Buffers the size of a chunk, faulted in at once: a page fault costs up
+ * to ~25 us on a VM, 25 ms for 4 MiB touched page by page. */
+static void *chunk_alloc(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void chunk_free(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n);
+}
 
 struct saver {
 	pid_t pid;
 	size_t page, chunk;
 	struct slot *slots;
-	size_t nslots;
-	/* Chunks numbered in file order: submitted (read) < n_read, taken by
-	 * a worker < n_taken.  Chunk i lives in slots[i % nslots]. */
+	size_t nslots, nalloc;           /* in use, allocated */
+	/* Chunks numbered in file order: queued < n_read, taken by a worker
+	 * < n_taken.  Chunk i lives in slots[i % nslots]. */
 	size_t n_read, n_taken;
 	bool quit;
 	pthread_mutex_t lock;
@@ -194,7 +219,13 @@ static void encode_slot(struct saver *s, struct slot *sl)
 	sl->payload = NULL;
 	sl->payload_len = 0;
 	sl->enc = ENC_NONE;
+	sl->nmissing = 0;
+	sl->rc = 0;
 	if (sl->skip)
+		return;
+	sl->rc = read_pages(s->pid, sl->addr, sl->data, sl->len, s->page,
+			    sl->missing_map, &sl->nmissing);
+	if (sl->rc)
 		return;
 	memset(sl->zero_map, 0, (npages + 7) / 8);
 	for (size_t i = 0; i < npages; i++) {
@@ -219,6 +250,13 @@ static void encode_slot(struct saver *s, struct slot *sl)
 	sl->payload_len = (uint32_t)stored;
 	if (looks_incompressible(sl->data, stored))
 		return;
+	if (!sl->zout && !(sl->zout = chunk_alloc(s->chunk)))
+		return;                  /* stays raw */
+	if (!sl->z_ok) {
+		if (deflateInit2(&sl->z, 1, Z_DEFLATED, 15, 8, Z_RLE) != Z_OK)
+			return;
+		sl->z_ok = true;
+	}
 	sl->z.next_in = sl->data;
 	sl->z.avail_in = (uInt)stored;
 	sl->z.next_out = sl->zout;
@@ -231,6 +269,16 @@ static void encode_slot(struct saver *s, struct slot *sl)
 		sl->payload_len = (uint32_t)sl->z.total_out;
 	}
 	deflateReset(&sl->z);
+}
+
+/* Encode, then checksum the payload here, on the worker, while it is
+ * still in this CPU's cache: the writer only combines the CRCs. */
+static void encode_crc_slot(struct saver *s, struct slot *sl)
+{
+	encode_slot(s, sl);
+	sl->payload_crc = sl->payload_len
+			  ? vg_bin_crc(s->w.crc_kind, sl->payload, sl->payload_len)
+			  : 0;
 }
 
 /* Returns the bytes captured. */
@@ -251,7 +299,8 @@ static size_t write_slot(struct saver *s, struct slot *sl,
 		vg_binw_put(&s->w, sl->missing_map, map_bytes);
 	vg_binw_u32(&s->w, sl->payload_len);
 	if (sl->payload_len)
-		vg_binw_put(&s->w, sl->payload, sl->payload_len);
+		vg_binw_put_crc(&s->w, sl->payload, sl->payload_len,
+				sl->payload_crc);
 	st->bytes += readable;
 	st->bytes_skipped += sl->len - readable;
 	return readable;
@@ -272,7 +321,7 @@ static void *worker_main(void *arg)
 		sl = &s->slots[s->n_taken++ % s->nslots];
 		sl->state = SLOT_BUSY;
 		pthread_mutex_unlock(&s->lock);
-		encode_slot(s, sl);
+		encode_crc_slot(s, sl);
 		pthread_mutex_lock(&s->lock);
 		sl->state = SLOT_DONE;
 		pthread_cond_broadcast(&s->cond);
@@ -281,9 +330,10 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Write chunk i (in order) once encoded, and free its slot. */
-static void drain_one(struct saver *s, size_t i, uint64_t *got,
-		      struct vg_snapshot_stats *st)
+/* Write chunk i (in order) once encoded, and free its slot.  0, or the
+ * read's -ESRCH / -EPERM. */
+static int drain_one(struct saver *s, size_t i, uint64_t *got,
+		     struct vg_snapshot_stats *st)
 {
 	struct slot *sl = &s->slots[i % s->nslots];
 
@@ -293,10 +343,13 @@ static void drain_one(struct saver *s, size_t i, uint64_t *got,
 			pthread_cond_wait(&s->cond, &s->lock);
 		pthread_mutex_unlock(&s->lock);
 	} else {
-		encode_slot(s, sl);
+		encode_crc_slot(s, sl);
 	}
-	got[sl->region] += write_slot(s, sl, st);
 	sl->state = SLOT_FREE;
+	if (sl->rc)
+		return sl->rc;
+	got[sl->region] += write_slot(s, sl, st);
+	return 0;
 }
 
 static void saver_free(struct saver *s)
@@ -310,13 +363,13 @@ static void saver_free(struct saver *s)
 			pthread_join(s->threads[i], NULL);
 	}
 	free(s->threads);
-	for (size_t i = 0; s->slots && i < s->nslots; i++) {
+	for (size_t i = 0; s->slots && i < s->nalloc; i++) {
 		struct slot *sl = &s->slots[i];
 
 		if (sl->z_ok)
 			deflateEnd(&sl->z);
-		free(sl->data);
-		free(sl->zout);
+		chunk_free(sl->data, s->chunk);
+		chunk_free(sl->zout, s->chunk);
 		free(sl->zero_map);
 		free(sl->missing_map);
 	}
@@ -325,8 +378,9 @@ static void saver_free(struct saver *s)
 	pthread_cond_destroy(&s->cond);
 }
 
-/* Workers: one per online CPU up to 8 (the calling thread reads and
- * writes); none on one CPU.  Two slots per worker keep both sides busy. */
+/* Workers: one per online CPU up to 8 (the calling thread writes); none
+ * on one CPU.  Three slots per worker keep both sides busy: the writer
+ * drains one while each worker reads or encodes another. */
 static int saver_init(struct saver *s, pid_t pid)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -338,21 +392,19 @@ static int saver_init(struct saver *s, pid_t pid)
 	s->chunk = CHUNK_SIZE;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
-	s->nslots = want ? 2 * want : 1;
+	s->nslots = want ? 3 * want : 1;
 	s->slots = calloc(s->nslots, sizeof(*s->slots));
 	if (!s->slots)
 		return -ENOMEM;
+	s->nalloc = s->nslots;
 	for (size_t i = 0; i < s->nslots; i++) {
 		struct slot *sl = &s->slots[i];
 
-		sl->data = malloc(s->chunk);
-		sl->zout = malloc(s->chunk);
+		sl->data = chunk_alloc(s->chunk);
 		sl->zero_map = malloc(s->chunk / s->page / 8 + 1);
 		sl->missing_map = malloc(s->chunk / s->page / 8 + 1);
-		if (!sl->data || !sl->zout || !sl->zero_map || !sl->missing_map ||
-		    deflateInit2(&sl->z, 1, Z_DEFLATED, 15, 8, Z_RLE) != Z_OK)
+		if (!sl->data || !sl->zero_map || !sl->missing_map)
 			return -ENOMEM;
-		sl->z_ok = true;
 	}
 	s->threads = calloc(want ? want : 1, sizeof(*s->threads));
 	if (!s->threads)
@@ -400,8 +452,12 @@ static int capture(struct saver *s, const struct vg_maps *maps,
 			size_t k = s->n_read;
 			struct slot *sl = &s->slots[k % s->nslots];
 
-			if (k >= s->nslots)
-				drain_one(s, written++, got, st);
+			if (k >= s->nslots) {
+				int rc = drain_one(s, written++, got, st);
+
+				if (rc)
+					return rc;
+			}
 			sl->region = nsel;
 			sl->addr = a;
 			sl->len = r->end - a < s->chunk ? (size_t)(r->end - a)
@@ -410,23 +466,20 @@ static int capture(struct saver *s, const struct vg_maps *maps,
 				st->interrupted = true;
 			sl->skip = st->interrupted;
 			sl->nmissing = 0;
-			if (!sl->skip) {
-				int rc = read_pages(s->pid, a, sl->data, sl->len,
-						    s->page, sl->missing_map,
-						    &sl->nmissing);
-				if (rc)
-					return rc;
-			}
 			pthread_mutex_lock(&s->lock);
-			sl->state = SLOT_READ;
+			sl->state = SLOT_QUEUED;
 			s->n_read++;
 			pthread_cond_broadcast(&s->cond);
 			pthread_mutex_unlock(&s->lock);
 		}
 		nsel++;
 	}
-	while (written < s->n_read)
-		drain_one(s, written++, got, st);
+	while (written < s->n_read) {
+		int rc = drain_one(s, written++, got, st);
+
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -454,7 +507,8 @@ int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 		    vg_scan_region_selected(select, &maps->regions[i]))
 			nsel++;
 
-	rc = vg_binw_open(&s.w, path, SNAP_MAGIC, SNAP_VERSION, err);
+	rc = vg_binw_open(&s.w, path, SNAP_MAGIC, SNAP_VERSION, VG_BIN_CRC32C,
+			  err);
 	if (rc) {
 		saver_free(&s);
 		return rc;
@@ -729,7 +783,8 @@ int vg_snapshot_compare(const char *path, pid_t pid,
 		return vg_error_set(err, -EINVAL, "a snapshot compares numbers "
 				    "only, not %s; give a numeric type (i8..u64, "
 				    "f32, f64)", vg_scan_type_name(type));
-	rc = vg_binr_open(&l.r, path, SNAP_MAGIC, SNAP_VERSION, "snapshot", err);
+	rc = vg_binr_open(&l.r, path, SNAP_MAGIC, SNAP_OLDEST, SNAP_VERSION,
+			  SNAP_CRC32C_FROM, "snapshot", err);
 	if (rc)
 		return rc;
 	if (!vg_binr_u32(&l.r, &rpid) || !vg_binr_u64(&l.r, &id->start_time) ||
