@@ -436,6 +436,15 @@ static int save_error(int rc, pid_t pid, struct vg_error *err)
 /* Read every chunk of the selected regions into the pipeline, in file
  * order, writing the encoded ones as they come out.  got[] (one per
  * selected region) receives the bytes captured. */
+/* The regions a snapshot holds: readable, selected, and not larger than
+ * VG_SCAN_MAX_REGION (a sanitizer's shadow would take hours and fill the
+ * disk with zeros). */
+static bool captured(const struct vg_scan_select *select, const struct vg_region *r)
+{
+	return r->readable && vg_scan_region_selected(select, r) &&
+	       r->end - r->start <= VG_SCAN_MAX_REGION;
+}
+
 static int capture(struct saver *s, const struct vg_maps *maps,
 		   const struct vg_scan_select *select,
 		   const volatile sig_atomic_t *stop, uint64_t *got,
@@ -446,7 +455,7 @@ static int capture(struct saver *s, const struct vg_maps *maps,
 	for (size_t i = 0; i < maps->n; i++) {
 		const struct vg_region *r = &maps->regions[i];
 
-		if (!r->readable || !vg_scan_region_selected(select, r))
+		if (!captured(select, r))
 			continue;
 		for (uint64_t a = r->start; a < r->end; a += s->chunk) {
 			size_t k = s->n_read;
@@ -502,10 +511,14 @@ int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 		saver_free(&s);
 		return save_error(rc, pid, err);
 	}
-	for (size_t i = 0; i < maps->n; i++)
-		if (maps->regions[i].readable &&
-		    vg_scan_region_selected(select, &maps->regions[i]))
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct vg_region *r = &maps->regions[i];
+
+		if (captured(select, r))
 			nsel++;
+		else if (r->readable && vg_scan_region_selected(select, r))
+			st->regions_skipped++;   /* too large: as the value scan */
+	}
 
 	rc = vg_binw_open(&s.w, path, SNAP_MAGIC, SNAP_VERSION, VG_BIN_CRC32C,
 			  err);
@@ -525,7 +538,7 @@ int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 		const struct vg_region *r = &maps->regions[i];
 		size_t plen = strnlen(r->path, 4096);
 
-		if (!r->readable || !vg_scan_region_selected(select, r))
+		if (!captured(select, r))
 			continue;
 		vg_binw_u64(&s.w, r->start);
 		vg_binw_u64(&s.w, r->end);
