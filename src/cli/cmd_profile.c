@@ -355,6 +355,7 @@ static int print_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 	cJSON_AddNumberToObject(obs, "throttled", (double)ps->throttled);
 	cJSON_AddNumberToObject(obs, "samples_other_threads", (double)st->samples_other_tid);
 	cJSON_AddNumberToObject(obs, "samples_after_stop", (double)st->samples_after_stop);
+	cJSON_AddNumberToObject(obs, "samples_before_start", (double)st->samples_before_start);
 	cJSON_AddNumberToObject(obs, "distinct_addresses", (double)st->addresses);
 	cJSON_AddNumberToObject(obs, "symbolizer_refreshes", (double)st->refreshes);
 	cJSON_AddStringToObject(obs, "kernel_stacks", vg_profile_kernel_shown(p, &why) ? "shown" : "hidden");

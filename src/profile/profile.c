@@ -390,6 +390,13 @@ static void on_sample(const struct vg_perf_hit *hit, void *arg)
 		p->st.samples_after_stop++;
 		return;
 	}
+	/* Taken while the events were still being opened (setup can take
+	 * 100 ms under load): the profile starts when every thread is
+	 * covered, so its duration and its samples describe the same time. */
+	if (hit->before_start) {
+		p->st.samples_before_start++;
+		return;
+	}
 	if (!tid_wanted(p, (pid_t)s->tid)) {
 		p->st.samples_other_tid++;
 		return;

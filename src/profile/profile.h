@@ -57,6 +57,7 @@ struct vg_profile_stats {
 	uint64_t samples;             /* added to the trie */
 	uint64_t samples_other_tid;   /* of threads not asked for (--tid) */
 	uint64_t samples_after_stop;  /* taken after --duration ended (a slow drain): left out */
+	uint64_t samples_before_start; /* taken during setup, before every thread was covered: left out */
 	uint64_t samples_kernel_only; /* no user stack (a kernel thread's sample) */
 	uint64_t unwind_stop[8];      /* dwarf: by enum vg_unwind_stop */
 	uint64_t addresses;           /* distinct addresses symbolized */
