@@ -68,8 +68,10 @@ if n is not None:
     eq("table: hot_a's self percent is self / samples",
        round(100.0 * rows.get("hot_a", {}).get("self", 0) / max(n, 1), 2),
        rows.get("hot_a", {}).get("self_pct"))
-    for k, r in rows.items():
-        check(not r["inlined"], f"table: {k} marked inlined (tgt_profile split inlines nothing hot)")
+    # hot_a and hot_b are noipa functions; a helper like account() is
+    # really inlined into the loop and may carry a sample marked so.
+    for k in EXPECT:
+        check(not rows.get(k, {}).get("inlined"), f"table: {k} marked inlined (it is a noipa function)")
 
 # folded
 st = parse_folded(open(f"{T}/folded.out").read(), "folded")
