@@ -43,6 +43,14 @@ struct dup_entry {
 	pid_t source;
 };
 
+/* A record copied out of its ring, to be handled in time order. */
+struct ordered_rec {
+	uint64_t time;
+	size_t off;                   /* in arena */
+	size_t seq;                   /* ring order: ties keep it */
+	int cpu_index;
+};
+
 struct vg_perf_set {
 	const struct vg_target *t;
 	size_t data_pages;
@@ -66,6 +74,11 @@ struct vg_perf_set {
 	size_t dup_cap, dup_used;
 
 	struct vg_perf_stats stats;
+	/* vg_perf_set_drain_ordered: every record copied out, then sorted. */
+	unsigned char *arena;
+	size_t arena_len, arena_cap;
+	struct ordered_rec *ord;
+	size_t n_ord, cap_ord;
 	bool no_inherit;
 	bool started;
 	uint64_t start_time;
@@ -184,6 +197,8 @@ struct vg_perf_set *vg_perf_set_free(struct vg_perf_set *s)
 	free(s->rings);
 	free(s->ring_fd);
 	free(s->ring_hup);
+	free(s->arena);
+	free(s->ord);
 	free(s->cpus);
 	free(s->slots);
 	free(s->events);
@@ -512,6 +527,127 @@ static int handle_record(const struct perf_event_header *h, void *arg)
 	if (d->c && d->c->other)
 		d->c->other(h, d->c->arg);
 	return 0;
+}
+
+/* The time of any record of one of our events: a sample's TIME field
+ * (after IDENTIFIER, IP, TID), or the sample_id trailer's (before ID,
+ * STREAM_ID, CPU, IDENTIFIER) of any other record.  0 when unknown: such
+ * a record is handled first, and counted as undecodable there. */
+static uint64_t record_time(const struct vg_perf_set *s, const struct perf_event_header *h)
+{
+	const struct event *ev = NULL;
+	uint64_t id, t = 0, st;
+	size_t off;
+
+	if (!vg_perf_record_identifier(h, &id) || !(ev = event_of(s, id)))
+		return 0;
+	st = s->slots[ev->slot].fmt.sample_type;
+	if (!(st & PERF_SAMPLE_TIME))
+		return 0;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		off = sizeof(*h) + 8 + (st & PERF_SAMPLE_IP ? 8 : 0) + (st & PERF_SAMPLE_TID ? 8 : 0);
+	} else {
+		size_t back = 8 + (st & PERF_SAMPLE_CPU ? 8 : 0) + (st & PERF_SAMPLE_STREAM_ID ? 8 : 0) +
+			      (st & PERF_SAMPLE_ID ? 8 : 0) + 8;
+
+		if (h->size < sizeof(*h) + back)
+			return 0;
+		off = h->size - back;
+	}
+	if (off + 8 > h->size)
+		return 0;
+	memcpy(&t, (const unsigned char *)h + off, 8);
+	return t;
+}
+
+struct collect_ctx {
+	struct vg_perf_set *s;
+	int cpu_index;
+	bool oom;
+};
+
+static int collect_record(const struct perf_event_header *h, void *arg)
+{
+	struct collect_ctx *c = arg;
+	struct vg_perf_set *s = c->s;
+
+	if (VG_GROW(s->arena, s->arena_cap, s->arena_len + h->size) ||
+	    VG_GROW(s->ord, s->cap_ord, s->n_ord + 1)) {
+		c->oom = true;
+		return 0;
+	}
+	memcpy(s->arena + s->arena_len, h, h->size);
+	s->ord[s->n_ord] = (struct ordered_rec){ record_time(s, h), s->arena_len, s->n_ord,
+						 c->cpu_index };
+	s->arena_len += h->size;
+	s->n_ord++;
+	return 0;
+}
+
+static int cmp_ordered(const void *a, const void *b)
+{
+	const struct ordered_rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Keep the records from index k on for the next drain, compacted to the
+ * front of the arena (they were already taken out of their rings). */
+static void keep_from(struct vg_perf_set *s, size_t k)
+{
+	size_t len = 0;
+	unsigned char *fresh;
+
+	for (size_t i = k; i < s->n_ord; i++)
+		len += ((const struct perf_event_header *)(s->arena + s->ord[i].off))->size;
+	fresh = len ? malloc(len) : NULL;
+	if (len && !fresh) {
+		s->stats.undecodable += s->n_ord - k;
+		s->arena_len = s->n_ord = 0;
+		return;
+	}
+	len = 0;
+	for (size_t i = k; i < s->n_ord; i++) {
+		const struct perf_event_header *h = (const void *)(s->arena + s->ord[i].off);
+
+		memcpy(fresh + len, h, h->size);
+		s->ord[i - k] = s->ord[i];
+		s->ord[i - k].off = len;
+		s->ord[i - k].seq = i - k;
+		len += h->size;
+	}
+	if (fresh) {
+		memcpy(s->arena, fresh, len);
+		free(fresh);
+	}
+	s->arena_len = len;
+	s->n_ord -= k;
+}
+
+size_t vg_perf_set_drain_ordered(struct vg_perf_set *s, const struct vg_perf_consumer *c,
+				 uint64_t until)
+{
+	struct collect_ctx cc = { s, 0, false };
+	size_t k;
+
+	for (int ci = 0; ci < s->ncpus; ci++) {
+		cc.cpu_index = ci;
+		if (s->rings[ci])
+			vg_ring_drain(s->rings[ci], collect_record, &cc);
+	}
+	if (cc.oom)
+		s->stats.undecodable++;   /* records dropped for lack of memory */
+	qsort(s->ord, s->n_ord, sizeof(*s->ord), cmp_ordered);
+	for (k = 0; k < s->n_ord && s->ord[k].time <= until; k++) {
+		struct drain_ctx d = { s, c, s->ord[k].cpu_index };
+		const struct perf_event_header *h = (const void *)(s->arena + s->ord[k].off);
+
+		handle_record(h, &d);
+	}
+	keep_from(s, k);
+	return k;
 }
 
 size_t vg_perf_set_drain(struct vg_perf_set *s, const struct vg_perf_consumer *c)

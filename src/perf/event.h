@@ -136,8 +136,17 @@ struct pollfd;
 int vg_perf_set_wait(struct vg_perf_set *s, struct pollfd *extra, size_t n_extra,
 		     int timeout_ms);
 
-/* Drain every ring into c.  Returns records handled. */
+/* Drain every ring into c, ring after ring: within a ring records come in
+ * time order, across rings not.  Returns records handled. */
 size_t vg_perf_set_drain(struct vg_perf_set *s, const struct vg_perf_consumer *c);
+/* The same in time order across all rings (records copied out and sorted):
+ * for consumers whose answer depends on order, e.g. "the first N hits"
+ * when a thread moved between CPUs.  Records newer than until (taken
+ * before the call: a CPU drained early may still get older ones than a
+ * CPU drained late) wait for the next call; UINT64_MAX hands out all.
+ * Costs a copy of every record. */
+size_t vg_perf_set_drain_ordered(struct vg_perf_set *s, const struct vg_perf_consumer *c,
+				 uint64_t until);
 
 /* Change slot's attr (bp_addr, bp_len, bp_type) on every event of it,
  * children included: PERF_EVENT_IOC_MODIFY_ATTRIBUTES.  -EOPNOTSUPP etc.

@@ -1015,7 +1015,9 @@ int vg_watch_run(struct vg_watch_session *s, int stop_fd,
 		if (deadline && (deadline - now) / 1000000 < (uint64_t)timeout)
 			timeout = (int)((deadline - now) / 1000000) + 1;
 		vg_perf_set_wait(s->set, extra, 2, timeout);
-		vg_perf_set_drain(s->set, &c);
+		/* In time order: --max-events takes the first N hits even when
+		 * the thread moved between CPUs (rings are per CPU). */
+		vg_perf_set_drain_ordered(s->set, &c, vg_perf_now());
 		if (s->stop != VG_STOP_NONE)
 			break;
 		if (stop_fd >= 0 && (extra[0].revents & POLLIN)) {
@@ -1040,7 +1042,7 @@ int vg_watch_run(struct vg_watch_session *s, int stop_fd,
 	}
 	s->end_ns = vg_perf_now();
 	/* What the kernel wrote before the stop is still in the rings. */
-	vg_perf_set_drain(s->set, &c);
+	vg_perf_set_drain_ordered(s->set, &c, UINT64_MAX);
 	if (pidfd >= 0)
 		close(pidfd);
 	return 0;

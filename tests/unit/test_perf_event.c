@@ -642,6 +642,97 @@ static void test_lost_exact(void **state)
 	reap(&k);
 }
 
+/* ------------------- 4b. drained in time order across per-CPU rings */
+
+/* One thread that hops between two CPUs every 100 calls: its samples
+ * land in both rings, interleaved in time. */
+static void hop_child(int go, int res)
+{
+	int32_t n;
+	cpu_set_t set;
+
+	n = (int32_t)gettid();
+	write_full(res, &n, sizeof(n));
+	if (read(go, &n, sizeof(n)) != sizeof(n))
+		_exit(95);
+	for (int r = 0; r < 10; r++) {
+		CPU_ZERO(&set);
+		CPU_SET(r % 2, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) != 0)
+			_exit(96);
+		probe_n(100);
+	}
+	write_full(res, "d", 1);
+	for (;;)
+		pause();
+}
+
+struct times {
+	uint64_t t[2000];
+	size_t n;
+	size_t inversions;
+};
+
+static void on_time(const struct vg_perf_hit *hit, void *arg)
+{
+	struct times *x = arg;
+
+	if (x->n && hit->sample->time < x->t[x->n - 1])
+		x->inversions++;
+	if (x->n < sizeof(x->t) / sizeof(x->t[0]))
+		x->t[x->n++] = hit->sample->time;
+}
+
+static void hop_round(bool ordered, struct times *x)
+{
+	struct perf_event_attr a = probe_attr(0);
+	struct vg_perf_consumer c = { on_time, NULL, x, NULL };
+	struct vg_error err = { 0 };
+	struct vg_target *t;
+	struct vg_perf_set *s;
+	struct kid k;
+	int32_t me, go = 1;
+	char done;
+
+	memset(x, 0, sizeof(*x));
+	k = spawn(hop_child);
+	read_full(k.res, &me, sizeof(me));
+	assert_int_equal(vg_target_open(k.pid, &t, &err), 0);
+	assert_int_equal(vg_perf_set_new(t, 64, &s, &err), 0);
+	assert_int_equal(vg_perf_set_add(s, &a, &err), 0);
+	assert_int_equal(vg_perf_set_attach(s, &c, &err), 0);
+	write_full(k.go, &go, sizeof(go));
+	read_full(k.res, &done, 1);
+	if (ordered)
+		vg_perf_set_drain_ordered(s, &c, UINT64_MAX);
+	else
+		vg_perf_set_drain(s, &c);
+	assert_int_equal(vg_perf_set_stats(s)->lost, 0);
+	vg_perf_set_free(s);
+	vg_target_free(t);
+	reap(&k);
+}
+
+static void test_drain_ordered(void **state)
+{
+	struct times *x = calloc(1, sizeof(*x));
+
+	(void)state;
+	need_uprobe();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip();
+	assert_non_null(x);
+	/* Ring after ring: the hops show as times going back. */
+	hop_round(false, x);
+	assert_int_equal(x->n, 1000);
+	assert_true(x->inversions > 0);
+	/* Ordered: every sample after the one before it. */
+	hop_round(true, x);
+	assert_int_equal(x->n, 1000);
+	assert_int_equal(x->inversions, 0);
+	free(x);
+}
+
 /* ------------------------------ 4. threads exiting during setup are fine */
 
 static void *short_thread(void *arg)
@@ -1070,6 +1161,7 @@ int main(void)
 		cmocka_unit_test(test_fork_not_covered),
 		cmocka_unit_test(test_lost_exact),
 		cmocka_unit_test(test_exit_during_setup),
+		cmocka_unit_test(test_drain_ordered),
 		cmocka_unit_test(test_parse_sample_all_fields),
 		cmocka_unit_test(test_parse_sample_no_regs_no_stack),
 		cmocka_unit_test(test_parse_lost_fork_identifier),
