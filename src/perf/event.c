@@ -618,7 +618,7 @@ static void keep_from(struct vg_perf_set *s, size_t k)
 		s->ord[i - k].seq = i - k;
 		len += h->size;
 	}
-	if (fresh) {
+	if (len) {
 		memcpy(s->arena, fresh, len);
 		free(fresh);
 	}
@@ -639,7 +639,8 @@ size_t vg_perf_set_drain_ordered(struct vg_perf_set *s, const struct vg_perf_con
 	}
 	if (cc.oom)
 		s->stats.undecodable++;   /* records dropped for lack of memory */
-	qsort(s->ord, s->n_ord, sizeof(*s->ord), cmp_ordered);
+	if (s->n_ord > 1)
+		qsort(s->ord, s->n_ord, sizeof(*s->ord), cmp_ordered);
 	for (k = 0; k < s->n_ord && s->ord[k].time <= until; k++) {
 		struct drain_ctx d = { s, c, s->ord[k].cpu_index };
 		const struct perf_event_header *h = (const void *)(s->arena + s->ord[k].off);

@@ -8,7 +8,7 @@
  * programs and mallocs a Dwarf_Frame on every call.  So each row, once
  * found, is compiled into a small table (CFA = register + offset; per
  * register: undefined, same value, saved at CFA+N, value CFA+N, copy of
- * another register) and kept in one direct-mapped cache shared by all
+ * another register) and kept in one 2-way set-associative cache shared by all
  * images, keyed by (image id, static lookup address).  Image ids are never
  * reused, so dropping an image after a refresh needs no cache sweep.
  *
@@ -44,7 +44,7 @@
 #define PERF_SP 7
 #define PERF_IP 8
 
-#define CACHE_SLOTS 4096       /* power of two; 176 bytes each: 704 KiB */
+#define CACHE_SLOTS 4096       /* power of two (2-way sets); 176 bytes each: 704 KiB */
 
 /* perf register index (<asm/perf_regs.h>) of each x86-64 DWARF register
  * (System V psABI, "DWARF Register Number Mapping"); 16 is the IP. */
@@ -419,14 +419,29 @@ static size_t slot_of(uint32_t id, uint64_t key)
 static const struct row *row_at(struct vg_unwinder *u, struct image_cfi *c,
 				uint64_t key)
 {
-	struct row *row = &u->cache[slot_of(c->id, key)];
+	/* Two ways per set: two hot addresses that hash alike (a few in a
+	 * hundred stacks, with ASLR) do not evict each other on every
+	 * sample.  A miss moves way 0 to way 1 and fills way 0. */
+	struct row *w0 = &u->cache[slot_of(c->id, key) & ~(size_t)1], *w1 = w0 + 1, *row;
 	Dwarf_Frame *frame = NULL;
 
-	if (row->state != ROW_EMPTY && row->image_id == c->id && row->key == key) {
-		u->stats.rows_cached++;
-		return row;
+	for (row = w0; row <= w1; row++) {
+		if (row->state != ROW_EMPTY && row->image_id == c->id && row->key == key) {
+			u->stats.rows_cached++;
+			return row;
+		}
 	}
 	u->stats.rows_decoded++;
+	if (w0->state == ROW_EMPTY) {
+		row = w0;
+	} else if (w1->state == ROW_EMPTY) {
+		row = w1;
+	} else {
+		free(w1->exprs);
+		*w1 = *w0;
+		w0->exprs = NULL;   /* moved with the row */
+		row = w0;
+	}
 	if (!c->tried)
 		cfi_open(u, c);
 	free(row->exprs);
