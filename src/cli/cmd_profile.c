@@ -384,8 +384,9 @@ static int print_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 		cJSON_AddNumberToObject(cov, "not_covered", (double)by[VG_COVER_NONE]);
 		cJSON_AddNumberToObject(cov, "exited", (double)exited);
 	}
-	if (st->unwind_stop[0] + st->unwind_stop[1] + st->unwind_stop[2] + st->unwind_stop[3] +
-	    st->unwind_stop[4] + st->unwind_stop[5] + st->unwind_stop[6] + st->unwind_stop[7]) {
+	cJSON_AddNumberToObject(obs, "samples_without_user_stack", (double)st->samples_kernel_only);
+	cJSON_AddNumberToObject(obs, "callchains_cut", (double)st->max_frames_hit);
+	if (vg_profile_unwind(p) == VG_UNWIND_MODE_DWARF) {
 		cJSON *u = cJSON_AddObjectToObject(obs, "unwind_stops");
 
 		for (int i = 0; i < 8; i++)

@@ -563,7 +563,6 @@ static uint64_t record_time(const struct vg_perf_set *s, const struct perf_event
 struct collect_ctx {
 	struct vg_perf_set *s;
 	int cpu_index;
-	bool oom;
 };
 
 static int collect_record(const struct perf_event_header *h, void *arg)
@@ -573,7 +572,7 @@ static int collect_record(const struct perf_event_header *h, void *arg)
 
 	if (VG_GROW(s->arena, s->arena_cap, s->arena_len + h->size) ||
 	    VG_GROW(s->ord, s->cap_ord, s->n_ord + 1)) {
-		c->oom = true;
+		s->stats.undecodable++;   /* dropped for lack of memory: a lower bound */
 		return 0;
 	}
 	memcpy(s->arena + s->arena_len, h, h->size);
@@ -629,7 +628,7 @@ static void keep_from(struct vg_perf_set *s, size_t k)
 size_t vg_perf_set_drain_ordered(struct vg_perf_set *s, const struct vg_perf_consumer *c,
 				 uint64_t until)
 {
-	struct collect_ctx cc = { s, 0, false };
+	struct collect_ctx cc = { s, 0 };
 	size_t k;
 
 	for (int ci = 0; ci < s->ncpus; ci++) {
@@ -637,8 +636,6 @@ size_t vg_perf_set_drain_ordered(struct vg_perf_set *s, const struct vg_perf_con
 		if (s->rings[ci])
 			vg_ring_drain(s->rings[ci], collect_record, &cc);
 	}
-	if (cc.oom)
-		s->stats.undecodable++;   /* records dropped for lack of memory */
 	if (s->n_ord > 1)
 		qsort(s->ord, s->n_ord, sizeof(*s->ord), cmp_ordered);
 	for (k = 0; k < s->n_ord && s->ord[k].time <= until; k++) {

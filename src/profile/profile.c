@@ -196,6 +196,9 @@ static void name_thread(struct vg_profile *p, pid_t tid, const char *comm)
 		vg_stacks_set_thread_name(p->stacks, tid, comm, NULL);
 		return;
 	}
+	/* Per sample: most samples are of the thread named last. */
+	if (p->n_named && p->named[p->n_named - 1] == tid)
+		return;
 	for (size_t i = 0; i < p->n_named; i++)
 		if (p->named[i] == tid)
 			return;
@@ -307,7 +310,6 @@ static void resolve_late(struct vg_profile *p)
 	}
 	free(addrs);
 }
-
 
 /* Kernel and (fp) user addresses from the kernel's callchain, innermost
  * first; the first address of each context is where that side was
@@ -544,7 +546,7 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 	while (p->stop == VG_PROFILE_RUNNING && !p->error) {
 		struct pollfd extra[2] = { { .fd = stop_fd, .events = POLLIN },
 					   { .fd = pidfd, .events = POLLIN } };
-		uint64_t now = vg_perf_now(), t0;
+		uint64_t now = vg_perf_now();
 		/* Draining in batches keeps vigil's own cost low; the rings
 		 * hold far more than 100 ms of samples. */
 		int timeout = 100;
@@ -557,9 +559,7 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 		if (deadline && (deadline - now) / 1000000 < (uint64_t)timeout)
 			timeout = (int)((deadline - now) / 1000000) + 1;
 		vg_perf_set_wait(p->set, extra, 2, timeout);
-		t0 = vg_perf_now();
 		vg_perf_set_drain(p->set, &c);
-		p->st.drain_ns += vg_perf_now() - t0;
 		if (stop_fd >= 0 && (extra[0].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 
@@ -595,15 +595,12 @@ void vg_profile_stop(struct vg_profile *p)
 	struct vg_perf_consumer c = { on_sample, NULL, p, on_other };
 	const struct vg_cover_tid *t;
 	size_t n;
-	uint64_t t0;
 
 	if (!p || !p->set)
 		return;
 	vg_perf_set_enable(p->set, false);
 	/* What the kernel wrote before the stop is still in the rings. */
-	t0 = vg_perf_now();
 	vg_perf_set_drain(p->set, &c);
-	p->st.drain_ns += vg_perf_now() - t0;
 	resolve_late(p);
 	p->perf_st = *vg_perf_set_stats(p->set);
 	t = vg_perf_set_threads(p->set, &n);

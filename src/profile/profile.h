@@ -62,8 +62,7 @@ struct vg_profile_stats {
 	uint64_t unwind_stop[8];      /* dwarf: by enum vg_unwind_stop */
 	uint64_t addresses;           /* distinct addresses symbolized */
 	uint64_t refreshes;           /* symbolizer refreshes after an exec mmap */
-	uint64_t max_frames_hit;      /* stacks cut at the frame limit */
-	uint64_t drain_ns;            /* time spent handling samples */
+	uint64_t max_frames_hit;      /* kernel callchains (and fp user ones) cut at the frame limit */
 };
 
 struct vg_profile;

@@ -45,7 +45,6 @@ struct vg_cfi {
 	Dwarf_CFI *debug;   /* .debug_frame, owned by dw */
 };
 
-
 int vg_cfi_open(Elf *elf, struct vg_cfi **out, struct vg_error *err)
 {
 	struct vg_cfi *c;
