@@ -309,16 +309,19 @@ static int parse_narrow(struct vg_cli *cli, const struct scan_args *a, enum vg_s
 	return 0;
 }
 
+static double rate_gbps(uint64_t bytes, double seconds)
+{
+	return seconds > 0 ? (double)bytes / seconds / 1e9 : 0;
+}
+
 /* The table view's progress line, on a terminal only.  Called from the
  * scanning threads (stdio locks the stream). */
 static void progress_line(void *arg, const struct vg_scan_stats *s)
 {
-	double gbps = s->seconds > 0 ? (double)s->bytes_scanned / s->seconds / 1e9 : 0;
-
 	(void)arg;
 	fprintf(stderr, "\r# scanning: %.1f of %.1f MiB, %" PRIu64 " matches, %.2f GB/s\033[K",
 		(double)s->bytes_scanned / 1048576.0, (double)s->bytes_total / 1048576.0,
-		s->matches, gbps);
+		s->matches, rate_gbps(s->bytes_scanned, s->seconds));
 }
 
 static void progress_done(void)
@@ -386,10 +389,6 @@ static const char *symbol_text(const char *name, uint64_t off, char *buf, size_t
 	return buf;
 }
 
-static double rate_gbps(uint64_t bytes, double seconds)
-{
-	return seconds > 0 ? (double)bytes / seconds / 1e9 : 0;
-}
 
 /* The value at index i as text: a number, the pattern's text (str), or
  * hex (bytes). */
@@ -665,26 +664,18 @@ static int finish_matches(struct vg_cli *cli, const struct scan_args *a,
 	return r;
 }
 
-static int run_first(struct vg_cli *cli, const struct scan_args *a, const struct vg_maps *maps,
-		     struct vg_mem *mem)
+/* v: the VALUE, parsed (and so checked) before the target was touched. */
+static int run_first(struct vg_cli *cli, const struct scan_args *a, const struct vg_scan_value *v,
+		     const struct vg_maps *maps, struct vg_mem *mem)
 {
 	struct vg_error err = { 0 };
-	struct vg_scan_value v = { 0 };
 	struct vg_match_set set = { 0 };
 	struct vg_scan_stats st = { 0 };
 	struct vg_scan_opts o = { 0 };
-	struct scan_summary sm = { "first", 0, a->value, NULL, NULL, a->aligned, 0 };
-	enum vg_scan_type t;
+	struct scan_summary sm = { "first", v->type, a->value, NULL, NULL, a->aligned, 0 };
 	int r;
 
-	if (vg_scan_type_parse(a->type, &t, &err) < 0)
-		return cli_fail(cli, &err);
-	sm.type = t;
-	if (vg_scan_value_parse(t, a->value, a->have_epsilon ? a->epsilon : default_epsilon(t), &v, &err) < 0) {
-		r = cli_fail(cli, &err);
-		goto out;
-	}
-	o.value = &v;
+	o.value = v;
 	o.aligned = a->aligned;
 	vg_scan_select_parse(a->regions, &o.select);
 	o.stop = &stop_requested;
@@ -698,10 +689,9 @@ static int run_first(struct vg_cli *cli, const struct scan_args *a, const struct
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	r = finish_matches(cli, a, &sm, &set, &v, &st, maps, mem);
+	r = finish_matches(cli, a, &sm, &set, v, &st, maps, mem);
 out:
 	vg_match_set_clear(&set);
-	vg_scan_value_clear(&v);
 	return r;
 }
 
@@ -716,7 +706,6 @@ static int run_narrow_set(struct vg_cli *cli, const struct scan_args *a, const s
 	struct vg_narrow n;
 	struct scan_summary sm = { "narrow", 0, NULL, NULL, NULL, false, 0 };
 	enum vg_scan_type t;
-	struct timespec t0, t1;
 	int r;
 
 	memset(&n, 0, sizeof(n));
@@ -752,17 +741,13 @@ static int run_narrow_set(struct vg_cli *cli, const struct scan_args *a, const s
 		goto out;
 	}
 	test_sync_point();
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = vg_scan_narrow(cli->target->mm_pid, &set,
 			   t == VG_SCAN_STR || t == VG_SCAN_BYTES ? &pattern : NULL, &n, &st, &err);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {
 		vg_target_explain(cli->target, r, &err);
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	if (st.seconds == 0)
-		st.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	r = finish_matches(cli, a, &sm, &set, pattern.npat ? &pattern : NULL, &st, maps, mem);
 out:
 	vg_scan_value_clear(&n.a);
@@ -1065,6 +1050,7 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv)
 	struct vg_error err = { 0 };
 	struct vg_maps *maps = NULL;
 	struct vg_mem *mem = NULL;
+	struct vg_scan_value first = { 0 };
 	struct sigaction sa, old_int, old_term;
 	int r;
 
@@ -1076,19 +1062,19 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv)
 	/* Every argument is checked before the target is touched: a bad
 	 * VALUE is a usage error whatever the PID. */
 	if (a.mode == MODE_FIRST) {
-		struct vg_scan_value v = { 0 };
 		enum vg_scan_type t;
 
-		if (vg_scan_type_parse(a.type, &t, &err) < 0)
-			return cli_fail(cli, &err);
-		r = vg_scan_value_parse(t, a.value, default_epsilon(t), &v, &err);
-		vg_scan_value_clear(&v);
-		if (r < 0)
-			return cli_fail(cli, &err);
+		if (vg_scan_type_parse(a.type, &t, &err) < 0 ||
+		    vg_scan_value_parse(t, a.value, a.have_epsilon ? a.epsilon : default_epsilon(t),
+					&first, &err) < 0) {
+			r = cli_fail(cli, &err);
+			goto out;
+		}
 	}
 	if (a.mode == MODE_NARROW && access(a.from, R_OK) < 0) {
 		vg_error_set(&err, -ENOENT, "cannot read '%s': %s", a.from, strerror(errno));
-		return cli_fail(cli, &err);
+		r = cli_fail(cli, &err);
+		goto out;
 	}
 	r = cli_open_target(cli, a.pid, &maps, &mem);
 	if (r)
@@ -1101,7 +1087,7 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv)
 	sigaction(SIGTERM, &sa, &old_term);
 	switch (a.mode) {
 	case MODE_FIRST:
-		r = run_first(cli, &a, maps, mem);
+		r = run_first(cli, &a, &first, maps, mem);
 		break;
 	case MODE_NARROW:
 		r = vg_snapshot_is(a.from) ? run_narrow_snapshot(cli, &a, maps, mem)
@@ -1117,6 +1103,7 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv)
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 out:
+	vg_scan_value_clear(&first);
 	vg_mem_free(mem);
 	vg_maps_free(maps);
 	return r;
