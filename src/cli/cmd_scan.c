@@ -389,7 +389,6 @@ static const char *symbol_text(const char *name, uint64_t off, char *buf, size_t
 	return buf;
 }
 
-
 /* The value at index i as text: a number, the pattern's text (str), or
  * hex (bytes). */
 static void value_text(const struct vg_match_set *set, const struct vg_scan_value *pattern,

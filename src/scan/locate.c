@@ -107,23 +107,30 @@ static void set_watch_spec(struct vg_location *out,
 	snprintf(out->watch_spec, sizeof(out->watch_spec), "0x%" PRIx64, addr);
 }
 
-void vg_locate(const struct vg_maps *maps, const struct vg_images *imgs,
-	       uint64_t addr, struct vg_location *out)
+bool vg_locate_symbol(const struct vg_image *img, uint64_t static_offset,
+		      const char **name, uint64_t *offset)
 {
 	struct vg_symbol sym;
 
+	/* Sized symbols only: an unsized label before the address (_edata,
+	 * __bss_start) does not name the variable that lives there. */
+	if (vg_image_symbol_at(img, static_offset, &sym) < 0 || !sym.size)
+		return false;
+	*name = sym.name;
+	*offset = static_offset - sym.vaddr;
+	return true;
+}
+
+void vg_locate(const struct vg_maps *maps, const struct vg_images *imgs,
+	       uint64_t addr, struct vg_location *out)
+{
 	memset(out, 0, sizeof(*out));
 	out->region = maps ? vg_maps_find(maps, addr) : NULL;
 	out->image = vg_locate_image(imgs, addr);
 	if (out->image) {
 		out->static_offset = addr - out->image->bias;
-		/* Sized symbols only: an unsized label before addr (_edata,
-		 * __bss_start) does not name the variable that lives there. */
-		if (vg_image_symbol_at(out->image, out->static_offset, &sym) == 0 &&
-		    sym.size) {
-			out->symbol = sym.name;
-			out->symbol_offset = out->static_offset - sym.vaddr;
-		}
+		vg_locate_symbol(out->image, out->static_offset, &out->symbol,
+				 &out->symbol_offset);
 	}
 	set_watch_spec(out, imgs, addr);
 }

@@ -5,6 +5,7 @@
 #ifndef VG_SCAN_LOCATE_H
 #define VG_SCAN_LOCATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "elf/image.h"
@@ -28,6 +29,11 @@ struct vg_location {
  * only image defining SYMBOL), IMAGE:SYMBOL[+OFF] (IMAGE the file name, or
  * the path when the file name is shared), @0xSTATIC (main executable), 0xHEX.
  * Offsets are decimal. */
+/* The sized data symbol of img covering static_offset: *name (borrowed)
+ * and the offset into it; false (outputs untouched) when none does. */
+bool vg_locate_symbol(const struct vg_image *img, uint64_t static_offset,
+		      const char **name, uint64_t *offset);
+
 void vg_locate(const struct vg_maps *maps, const struct vg_images *imgs,
 	       uint64_t addr, struct vg_location *out);
 

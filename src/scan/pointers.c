@@ -20,6 +20,7 @@
  * Chains are counted by paths through the levels and enumerated only up to
  * max_chains.  Never writes to the target. */
 #include "scan/pointers.h"
+#include "scan/vmread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -169,17 +170,10 @@ static int read_span(struct collect *c, uint64_t addr, size_t len)
 		size_t skip;
 		int r;
 
-		if (got < 0 && (errno == ESRCH))
-			return vg_error_set(c->err, -ESRCH,
-					    "pid %d exited during the pointer scan", (int)c->pid);
-		if (got < 0 && (errno == EPERM || errno == EACCES))
-			return vg_error_set(c->err, -errno,
-					    "cannot read the memory of pid %d: permission denied (it needs ptrace read access: its user, or CAP_SYS_PTRACE)",
-					    (int)c->pid);
-		if (got < 0 && errno != EFAULT && errno != EIO && errno != ENOMEM)
-			return vg_error_set(c->err, -errno,
-					    "cannot read the memory of pid %d at 0x%" PRIx64 ": %s",
-					    (int)c->pid, addr, strerror(errno));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && vg_vmread_errno_class(errno) < 0)
+			return vg_vmread_fail(c->err, vg_vmread_errno_class(errno), c->pid);
 		if (got > 0) {
 			got &= ~(ssize_t)7;
 			c->st->bytes_scanned += (uint64_t)got;
@@ -735,12 +729,11 @@ int vg_ptr_scan(pid_t pid, const struct vg_maps *maps,
 	}
 	for (size_t i = 0; i < e.n; i++) {
 		struct vg_ptr_chain *ch = &(*chains)[i];
-		struct vg_location where;
 
 		*ch = e.out[i].c;
-		vg_locate(maps, imgs, ch->base_address, &where);
-		ch->base_symbol = where.symbol;
-		ch->base_symbol_offset = where.symbol_offset;
+		if (ch->image)
+			vg_locate_symbol(ch->image, ch->base_static, &ch->base_symbol,
+					 &ch->base_symbol_offset);
 	}
 	*n = e.n;
 out:

@@ -28,6 +28,7 @@
  * Narrowing re-reads only the matches: nearby ones are grouped into one
  * remote iovec, up to IOV_MAX iovecs per process_vm_readv. */
 #include "scan/scan.h"
+#include "scan/vmread.h"
 
 #include <errno.h>
 #include <float.h>
@@ -79,11 +80,6 @@ void vg_match_set_clear(struct vg_match_set *s)
 	s->n = s->cap = 0;
 }
 
-static bool type_has_variant(enum vg_scan_type t)
-{
-	return t == VG_SCAN_STR || t == VG_SCAN_BYTES;
-}
-
 /* Grow the three arrays of s to hold need matches. */
 static int set_reserve(struct vg_match_set *s, size_t need)
 {
@@ -108,7 +104,7 @@ static int set_reserve(struct vg_match_set *s, size_t need)
 	if (!p)
 		return -ENOMEM;
 	s->value = p;
-	if (type_has_variant(s->type)) {
+	if (vg_scan_type_is_pattern(s->type)) {
 		p = realloc(s->variant, cap);
 		if (!p)
 			return -ENOMEM;
@@ -156,45 +152,6 @@ static size_t page_size(void)
 	long p = sysconf(_SC_PAGESIZE);
 
 	return p > 0 ? (size_t)p : 4096;
-}
-
-static int gone_error(struct vg_error *err, pid_t pid)
-{
-	return vg_error_set(err, -ESRCH, "cannot read memory of pid %d: the process has exited",
-			    (int)pid);
-}
-
-/* errno of a failed process_vm_readv -> 0 (skip: the page is unreadable)
- * or the fatal negative errno. */
-static int read_errno_class(int e)
-{
-	switch (e) {
-	case ESRCH:
-		return -ESRCH;
-	case EPERM:
-	case EACCES:
-		return -EPERM;
-	case EINVAL:
-	case ENOSYS:
-		return -e;
-	default:
-		return 0;     /* EFAULT, EIO, ENOMEM: this page only */
-	}
-}
-
-static int fatal_error(struct vg_error *err, int code, pid_t pid)
-{
-	if (code == -ESRCH)
-		return gone_error(err, pid);
-	if (code == -EPERM || code == -EACCES)
-		return vg_error_denied(err, code, pid, "memory");
-	if (code == -ENOMEM)
-		return vg_error_set(err, -ENOMEM, "cannot scan pid %d: out of memory", (int)pid);
-	if (code == -ENOSYS)
-		return vg_error_set(err, -ENOSYS, "cannot read memory of pid %d: process_vm_readv is not available (seccomp or an old kernel)",
-				    (int)pid);
-	return vg_error_set(err, code, "cannot read memory of pid %d: %s", (int)pid,
-			    strerror(-code));
 }
 
 /* ---- what one scan compares ------------------------------------------ */
@@ -796,7 +753,7 @@ static int read_chunk(struct worker *w, uint64_t addr, size_t own, size_t want,
 			continue;
 		}
 		if (got < 0) {
-			int c = read_errno_class(errno);
+			int c = vg_vmread_errno_class(errno);
 
 			if (c < 0)
 				return c;
@@ -829,7 +786,7 @@ static int piece_result(struct worker *w, uint64_t paddr)
 	struct hits *h = &w->h;
 	struct chunk_res *r = &w->acc;
 	size_t n = h->n, vs = j->value_size;
-	bool var = type_has_variant(j->v->type);
+	bool var = vg_scan_type_is_pattern(j->v->type);
 
 	if (n == 0)
 		return 0;
@@ -1102,7 +1059,7 @@ int vg_scan_first(pid_t pid, const struct vg_maps *maps,
 			pthread_join(ws[t].th, NULL);
 	}
 	if (j->fatal) {
-		rc = fatal_error(err, j->fatal, pid);
+		rc = vg_vmread_fail(err, j->fatal, pid);
 		goto out;
 	}
 
@@ -1264,7 +1221,7 @@ static int reread(struct reread *rr)
 		liov.iov_len = used;
 		got = process_vm_readv(rr->pid, &liov, 1, riov, ns, 0);
 		if (got < 0) {
-			int c = read_errno_class(errno);
+			int c = vg_vmread_errno_class(errno);
 
 			if (c < 0) {
 				rc = c;
@@ -1491,7 +1448,7 @@ int vg_scan_narrow(pid_t pid, struct vg_match_set *set,
 	/* Each part compacts into the start of its own index range. */
 	rc = reread_parallel(rr, set->n, c, sizeof(c[0]), narrow_prep, &parts);
 	if (rc < 0)
-		return fatal_error(err, rc, pid);
+		return vg_vmread_fail(err, rc, pid);
 	for (unsigned t = 0; t < parts; t++) {
 		size_t from = rr[t].lo, k = c[t].kept;
 
@@ -1556,5 +1513,5 @@ int vg_scan_refresh(pid_t pid, const struct vg_match_set *set,
 	rr[0].fn = refresh_one;
 	rr[0].page = page_size();
 	rc = reread_parallel(rr, set->n, c, sizeof(c[0]), NULL, &parts);
-	return rc < 0 ? fatal_error(err, rc, pid) : 0;
+	return rc < 0 ? vg_vmread_fail(err, rc, pid) : 0;
 }

@@ -108,7 +108,8 @@ int vg_scan_first(pid_t pid, const struct vg_maps *maps,
 /* Re-read every match of set and keep those satisfying n (value is the
  * parsed VALUE for str/bytes EQ); the kept ones get their new value.
  * Unreadable addresses are dropped and counted.  Errors as above; on an
- * error set is unchanged.
+ * error set->n is unchanged, but a part read before the error may already
+ * be compacted in place (entries moved, new values): discard the set.
  *
  * str/bytes: value (the VALUE of the first scan) gives each match its
  * length (its pattern's); without it (allowed for CHANGED/UNCHANGED)

@@ -684,11 +684,6 @@ static bool type_valid(uint32_t t)
 	return t <= VG_SCAN_BYTES;
 }
 
-static bool has_variants(enum vg_scan_type t)
-{
-	return t == VG_SCAN_STR || t == VG_SCAN_BYTES;
-}
-
 static uint64_t realtime_ns(void)
 {
 	struct timespec ts;
@@ -744,7 +739,7 @@ int vg_scanset_save(const char *path, const struct vg_scanset_meta *meta,
 	}
 	if (set->n)
 		vg_binw_put(&w, set->value, set->n * set->value_size);
-	if (has_variants(set->type) && set->n) {
+	if (vg_scan_type_is_pattern(set->type) && set->n) {
 		if (set->variant) {
 			vg_binw_put(&w, set->variant, set->n);
 		} else {
@@ -780,7 +775,7 @@ static int load_matches(struct vg_binr *r, struct vg_match_set *set,
 			uint64_t n, struct vg_error *err)
 {
 	size_t vs = set->value_size;
-	bool var = has_variants(set->type);
+	bool var = vg_scan_type_is_pattern(set->type);
 	uint64_t a = 0;
 
 	/* Each match takes at least 1 address byte + its value (+ variant):

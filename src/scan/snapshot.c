@@ -23,6 +23,7 @@
  *
  * Never writes to the target. */
 #include "scan/snapshot.h"
+#include "scan/vmread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,8 +97,8 @@ static int read_pages(pid_t pid, uint64_t addr, uint8_t *buf, size_t len,
 		}
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k < 0 && (errno == ESRCH || errno == EPERM))
-			return -errno;
+		if (k < 0 && vg_vmread_errno_class(errno) < 0)
+			return vg_vmread_errno_class(errno);
 		/* EFAULT (unmapped, PROT_NONE), EIO (a file mapping past
 		 * its end): this page is missing, go on with the next. */
 		p = off / page;
@@ -419,32 +420,17 @@ static int saver_init(struct saver *s, pid_t pid)
 	return 0;
 }
 
-static int save_error(int rc, pid_t pid, struct vg_error *err)
+/* The regions a snapshot holds: selected (so readable) and not larger
+ * than VG_SCAN_MAX_REGION (a sanitizer's shadow would take hours and fill
+ * the disk with zeros). */
+static bool captured(const struct vg_scan_select *select, const struct vg_region *r)
 {
-	if (rc == -ESRCH)
-		return vg_error_set(err, -ESRCH, "pid %d exited during the "
-				    "snapshot; nothing was written", (int)pid);
-	if (rc == -EPERM)
-		return vg_error_set(err, -EPERM, "cannot read the memory of pid "
-				    "%d: permission denied; run as the same "
-				    "user or as root (CAP_SYS_PTRACE)", (int)pid);
-	if (rc == -ENOMEM)
-		return vg_error_set(err, -ENOMEM, "out of memory for the snapshot");
-	return rc;
+	return vg_scan_region_selected(select, r) && r->end - r->start <= VG_SCAN_MAX_REGION;
 }
 
 /* Read every chunk of the selected regions into the pipeline, in file
  * order, writing the encoded ones as they come out.  got[] (one per
  * selected region) receives the bytes captured. */
-/* The regions a snapshot holds: readable, selected, and not larger than
- * VG_SCAN_MAX_REGION (a sanitizer's shadow would take hours and fill the
- * disk with zeros). */
-static bool captured(const struct vg_scan_select *select, const struct vg_region *r)
-{
-	return r->readable && vg_scan_region_selected(select, r) &&
-	       r->end - r->start <= VG_SCAN_MAX_REGION;
-}
-
 static int capture(struct saver *s, const struct vg_maps *maps,
 		   const struct vg_scan_select *select,
 		   const volatile sig_atomic_t *stop, uint64_t *got,
@@ -509,14 +495,14 @@ int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 	rc = saver_init(&s, pid);
 	if (rc) {
 		saver_free(&s);
-		return save_error(rc, pid, err);
+		return vg_vmread_fail(err, rc, pid);
 	}
 	for (size_t i = 0; i < maps->n; i++) {
 		const struct vg_region *r = &maps->regions[i];
 
 		if (captured(select, r))
 			nsel++;
-		else if (r->readable && vg_scan_region_selected(select, r))
+		else if (vg_scan_region_selected(select, r))
 			st->regions_skipped++;   /* too large: as the value scan */
 	}
 
@@ -558,7 +544,7 @@ int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 	free(got);
 	if (rc) {
 		vg_binw_abort(&s.w);
-		return save_error(rc, pid, err);
+		return vg_vmread_fail(err, rc, pid);
 	}
 	size = s.w.size + 4;
 	rc = vg_binw_commit(&s.w, "snapshot", err);
@@ -876,7 +862,7 @@ int vg_snapshot_compare(const char *path, pid_t pid,
 						l.live_missing, &live_nmissing);
 				if (rc) {
 					vg_binr_close(&l.r);
-					rc = save_error(rc, pid, err);
+					rc = vg_vmread_fail(err, rc, pid);
 					goto out;
 				}
 			}

@@ -55,6 +55,11 @@ size_t vg_scan_type_width(enum vg_scan_type t)
 	}
 }
 
+bool vg_scan_type_is_pattern(enum vg_scan_type t)
+{
+	return t == VG_SCAN_STR || t == VG_SCAN_BYTES;
+}
+
 bool vg_scan_type_is_float(enum vg_scan_type t)
 {
 	return t == VG_SCAN_F32 || t == VG_SCAN_F64;

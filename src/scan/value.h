@@ -31,6 +31,8 @@ const char *vg_scan_type_name(enum vg_scan_type t);
 /* Bytes of a numeric type; 0 for str and bytes. */
 size_t vg_scan_type_width(enum vg_scan_type t);
 bool vg_scan_type_is_float(enum vg_scan_type t);
+/* str and bytes: matched as byte patterns, each match with its variant. */
+bool vg_scan_type_is_pattern(enum vg_scan_type t);
 bool vg_scan_type_is_signed(enum vg_scan_type t);
 
 /* One byte pattern: str (one per encoding) and bytes. */
