@@ -610,7 +610,9 @@ static int rebuild_paths(struct vg_stacks *s, uint32_t old, uint32_t k,
 			continue;
 		for (; nodes[node].parent != VG_STACKS_NONE; node = nodes[node].parent)
 			src[depth++] = nodes[node].frame;  /* leaf first */
-		if (VG_GROW(path, cap_path, depth * (m > k ? m : 1) + m) < 0)
+		/* Every source frame emits at most m frames (m >= 1): a path
+		 * with several cut chains of the address stays in bounds. */
+		if (VG_GROW(path, cap_path, depth * m) < 0)
 			goto fail;
 		for (size_t i = depth; i-- > 0;) {
 			uint32_t f = src[i];

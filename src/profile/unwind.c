@@ -44,7 +44,7 @@
 #define PERF_SP 7
 #define PERF_IP 8
 
-#define CACHE_SLOTS 4096       /* power of two (2-way sets); 176 bytes each: 704 KiB */
+#define CACHE_SLOTS 4096       /* power of two (2-way sets); ~180 bytes each: ~0.7 MiB */
 
 /* perf register index (<asm/perf_regs.h>) of each x86-64 DWARF register
  * (System V psABI, "DWARF Register Number Mapping"); 16 is the IP. */

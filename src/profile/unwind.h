@@ -16,8 +16,9 @@
  *
  * Cost: each image's CFI is opened on the first IP that falls in it, and
  * each CFI row, once decoded, is kept compiled (CFA rule and the rules of
- * the 17 general registers) in a per-image direct-mapped cache keyed by the
- * static IP, so a warm unwind does no allocation and no CFI parsing.
+ * the 17 general registers) in one 2-way set-associative cache keyed by
+ * (image, static IP), so a warm unwind does no allocation and no CFI
+ * parsing.
  *
  * Not thread-safe: one unwinder per drain thread. */
 #ifndef VG_UNWIND_H

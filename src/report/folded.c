@@ -89,6 +89,7 @@ int vg_folded_write(FILE *out, const struct vg_stacks *s, bool per_thread,
 
 	if (rc < 0)
 		return rc;
+	errno = 0;   /* a write error below is reported with its own errno */
 	f.v = v;
 	for (size_t t = 0; t < vg_stacks_n_threads(v) && rc == 0; t++) {
 		const struct vg_stack_thread *th = vg_stacks_thread(v, t);

@@ -60,6 +60,7 @@ int vg_table_profile_write(FILE *out, const struct vg_stacks *s,
 	size_t n, shown;
 	int rc = vg_stacks_functions(s, &fns, &n, err);
 
+	errno = 0;   /* a write error below is reported with its own errno */
 	if (rc < 0)
 		return rc;
 	shown = top_n && top_n < n ? top_n : n;

@@ -194,15 +194,21 @@ static void test_by_function(void **state)
 	t0 = vg_stacks_thread(v, 0);
 	assert_int_equal(t0->tid, 100);
 	assert_string_equal(vg_stacks_string(v, t0->name), "worker");
-	/* The leaf: square, inlined, 70 samples. */
-	for (size_t i = 0; i < vg_stacks_n_nodes(v); i++) {
-		const struct vg_stack_node *node = vg_stacks_node(v, (uint32_t)i);
+	/* The leaf: square, inlined, 70 samples, in exactly one node. */
+	{
+		size_t found = 0;
 
-		if (node->frame != VG_STACKS_NONE &&
-		    strcmp(vg_stacks_string(v, vg_stacks_frame(v, node->frame)->name), "square") == 0) {
-			assert_int_equal(node->self, 70);
-			assert_true(vg_stacks_frame(v, node->frame)->inlined);
+		for (size_t i = 0; i < vg_stacks_n_nodes(v); i++) {
+			const struct vg_stack_node *node = vg_stacks_node(v, (uint32_t)i);
+
+			if (node->frame != VG_STACKS_NONE &&
+			    strcmp(vg_stacks_string(v, vg_stacks_frame(v, node->frame)->name), "square") == 0) {
+				assert_int_equal(node->self, 70);
+				assert_true(vg_stacks_frame(v, node->frame)->inlined);
+				found++;
+			}
 		}
+		assert_int_equal(found, 1);
 	}
 	vg_stacks_free(v);
 
