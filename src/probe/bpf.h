@@ -1,0 +1,162 @@
+/* bpf.h - the uprobes of vigil probe and the small eBPF programs that count
+ * and record their hits, through perf_event_open(2) and bpf(2) directly.
+ *
+ * Why eBPF and not a plain uprobe perf event per thread: a uprobe PMU event
+ * counts only the task it is opened on, and cannot be inherited when opened
+ * on another process (the child re-reads config1, the path pointer, in the
+ * target's address space, and the target's clone() fails with EFAULT).  A
+ * program attached with PERF_EVENT_IOC_SET_BPF instead runs for every hit
+ * whose mm is the probed task's mm (the kernel's uprobe filter): every
+ * thread of the process, those created later included, from their first
+ * instruction, and no other process.  So one event per site, opened with
+ * pid = the process, cpu = -1, inherit = 0, covers the process with no
+ * window, and the counts are exact.
+ *
+ * The kernel inserts the breakpoint (int3, or a 5-byte call where the
+ * kernel optimizes uprobes) into its copy of the page when the event is
+ * created and restores the original bytes when the last event on the site
+ * is closed: vigil never writes to the target.
+ *
+ * Counting: the program adds 1 to counts[site] (an ARRAY map, atomic add),
+ * and with per_thread to a HASH keyed by (site, tid).  Reading a count is
+ * one map lookup; no ring is involved.
+ *
+ * Recording (latency, arguments, stacks): the program writes one
+ * struct vg_probe_record per hit with bpf_perf_event_output into a
+ * PERF_EVENT_ARRAY of per-CPU PERF_COUNT_SW_BPF_OUTPUT events, whose rings
+ * vigil reads.  A full ring loses records (counted per CPU, from
+ * PERF_RECORD_LOST); counts stay exact because they are counted in maps.
+ *
+ * Privilege: creating a uprobe PMU event needs CAP_PERFMON (or root);
+ * loading a kprobe-type program needs CAP_BPF + CAP_PERFMON.  Refusals
+ * come back as -EPERM/-EACCES with the sentence that says which. */
+#ifndef VG_PROBE_BPF_H
+#define VG_PROBE_BPF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/error.h"
+
+/* The x86-64 user registers at the probe, in struct pt_regs order (the
+ * kernel's layout for the uprobe's ctx). */
+enum vg_probe_reg {
+	VG_PR_R15 = 0, VG_PR_R14, VG_PR_R13, VG_PR_R12, VG_PR_BP, VG_PR_BX,
+	VG_PR_R11, VG_PR_R10, VG_PR_R9, VG_PR_R8, VG_PR_AX, VG_PR_CX,
+	VG_PR_DX, VG_PR_SI, VG_PR_DI, VG_PR_ORIG_AX, VG_PR_IP, VG_PR_CS,
+	VG_PR_FLAGS, VG_PR_SP, VG_PR_SS,
+	VG_PR_COUNT
+};
+
+enum vg_probe_record_kind {
+	VG_PROBE_REC_ENTRY = 1,    /* the probed address was reached */
+	VG_PROBE_REC_RETURN = 2,   /* the function of a return probe returned */
+};
+
+/* What the event program writes (the PERF_SAMPLE_RAW payload; the raw
+ * size is 4-byte aligned by the kernel, so it may exceed
+ * offsetof(stack) + stack_len by padding). */
+struct vg_probe_record {
+	uint32_t kind;             /* enum vg_probe_record_kind */
+	uint32_t site;             /* the site the program was built for */
+	uint64_t pid_tgid;         /* tgid << 32 | tid (initial PID namespace) */
+	uint64_t time_ns;          /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
+	uint64_t regs[VG_PR_COUNT];
+	uint32_t stack_len;        /* bytes of user stack copied at regs[SP] */
+	uint32_t pad;
+	uint8_t stack[];
+};
+
+/* Maps shared by every program of one probe session. */
+struct vg_bpf_counters;
+
+/* n_sites counters; per_thread adds the (site, tid) hash, which holds at
+ * most max_thread_entries pairs (hits of pairs beyond it are counted in
+ * vg_bpf_counters_threads' *dropped, never lost from the site's total). */
+int vg_bpf_counters_new(size_t n_sites, bool per_thread, size_t max_thread_entries,
+			struct vg_bpf_counters **out, struct vg_error *err);
+struct vg_bpf_counters *vg_bpf_counters_free(struct vg_bpf_counters *c);
+/* Hits of site so far (exact). */
+int vg_bpf_counters_read(const struct vg_bpf_counters *c, size_t site, uint64_t *calls,
+			 struct vg_error *err);
+
+struct vg_bpf_thread_count {
+	uint32_t site;
+	uint32_t tid;              /* initial PID namespace */
+	uint64_t calls;
+};
+/* Every (site, tid) pair counted so far, sorted by site then tid; *out is
+ * malloc'ed (free it).  *dropped: hits not in any pair because the hash
+ * was full (0 without per_thread). */
+int vg_bpf_counters_threads(const struct vg_bpf_counters *c,
+			    struct vg_bpf_thread_count **out, size_t *n,
+			    uint64_t *dropped, struct vg_error *err);
+
+/* The per-CPU output rings of the recording programs. */
+struct vg_bpf_output;
+
+/* One PERF_COUNT_SW_BPF_OUTPUT event and ring (data_pages, a power of
+ * two) per online CPU, enabled, registered in a PERF_EVENT_ARRAY. */
+int vg_bpf_output_new(size_t data_pages, struct vg_bpf_output **out, struct vg_error *err);
+struct vg_bpf_output *vg_bpf_output_free(struct vg_bpf_output *o);
+
+/* The rings' fds for poll(2) (POLLIN at the wakeup watermark). */
+const int *vg_bpf_output_fds(const struct vg_bpf_output *o, size_t *n);
+
+/* Hand every record with time_ns <= until to fn in time order across all
+ * CPUs (so a thread that moved between CPUs is seen in its own order);
+ * newer records wait for the next call (a CPU drained early may still get
+ * older ones than a CPU drained late): pass the CLOCK_MONOTONIC time taken
+ * before the call, or UINT64_MAX at the end.  len is the payload size;
+ * records shorter than offsetof(struct vg_probe_record, stack), or whose
+ * stack_len does not fit in len, are counted as malformed, not handed out.
+ * Returns the number handed out. */
+typedef void (*vg_bpf_record_fn)(const struct vg_probe_record *r, size_t len, void *arg);
+size_t vg_bpf_output_drain(struct vg_bpf_output *o, uint64_t until, vg_bpf_record_fn fn,
+			   void *arg);
+
+struct vg_bpf_output_stats {
+	uint64_t records;          /* handed out */
+	uint64_t lost;             /* PERF_RECORD_LOST sums, all CPUs */
+	uint64_t malformed;
+	uint64_t dropped_nomem;    /* could not be queued for ordering */
+};
+void vg_bpf_output_stats(const struct vg_bpf_output *o, struct vg_bpf_output_stats *st);
+
+/* One program: counts the hit (counts[site], and the per-thread hash when
+ * the counters have it) and, when output is non-NULL, writes a record of
+ * kind with the registers and up to stack_bytes of user stack (0, or a
+ * multiple of 512 up to 16384; copied in 512-byte pieces, stopping at the
+ * first piece that cannot be read, so a stack top closer than stack_bytes
+ * gives a shorter copy).  A return program (kind RETURN) only records (the
+ * entry counted the call).  *prog_fd: close it after attaching.
+ * -EPERM/-EACCES: not allowed to load (the sentence says CAP_BPF);
+ * -EINVAL etc.: the verifier refused (its log's last line in the sentence). */
+struct vg_bpf_prog_spec {
+	uint32_t site;
+	enum vg_probe_record_kind kind;
+	bool count;                /* false for RETURN */
+	uint32_t stack_bytes;
+};
+int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_counters *c,
+		     const struct vg_bpf_output *output, int *prog_fd, struct vg_error *err);
+
+/* The uprobe PMU (/sys/bus/event_source/devices/uprobe): its type and the
+ * retprobe bit (format/retprobe).  -EOPNOTSUPP with the sentence when the
+ * kernel has none (CONFIG_UPROBE_EVENTS). */
+int vg_uprobe_pmu(int *type, int *retprobe_bit, struct vg_error *err);
+
+/* Open a disabled uprobe event on path (a path vigil can resolve: the
+ * kernel resolves it in vigil's mount namespace, at this call) at
+ * file_offset, on process pid (cpu -1, no inherit), attach prog_fd
+ * (PERF_EVENT_IOC_SET_BPF).  Enable with vg_uprobe_enable.  *fd: close it
+ * to remove the probe.  Errors: -ENOENT (path), -EINVAL (offset not in an
+ * executable segment, or an instruction the kernel cannot probe: its
+ * sentence says which), -EPERM/-EACCES, -ESRCH. */
+int vg_uprobe_open(const char *path, uint64_t file_offset, bool retprobe, pid_t pid,
+		   int prog_fd, int *fd, struct vg_error *err);
+int vg_uprobe_enable(int fd, bool on);
+
+#endif

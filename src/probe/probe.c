@@ -1,0 +1,2 @@
+/* placeholder */
+#include "probe/bpf.h"

@@ -1,0 +1,103 @@
+/* resolve.h - a probe LOCATION to the (file, file offset) pairs a uprobe
+ * needs, and the function's parameters for --args.
+ *
+ * LOCATION forms (the ADDR forms of addrspec.h, plus FILE:LINE):
+ *   SYMBOL, IMAGE:SYMBOL, SYMBOL+OFF, IMAGE:SYMBOL+OFF   one site
+ *   0xADDR (runtime), @0xADDR (static, main executable)   one site
+ *   FILE:LINE   every address the line tables map to LINE of a source file
+ *               whose path ends with FILE (at a '/' boundary), in every
+ *               image with DWARF, main executable first: one site per
+ *               distinct function or inlined copy the line appears in (its
+ *               lowest is_stmt address there), so a line inlined into two
+ *               callers gives two sites.
+ * A spec is FILE:LINE when the text after its last ':' is all decimal
+ * digits and the text before it contains a '.' or a '/'.
+ *
+ * A site must lie in an executable, file-backed mapping: its file offset is
+ * the mapping's offset + (address - mapping start), and its path is the
+ * image's open_path (what the kernel can open: map_files or
+ * /proc/PID/root/..., the exact mapped inode).  An image read from target
+ * memory (no file route) cannot be probed. */
+#ifndef VG_PROBE_RESOLVE_H
+#define VG_PROBE_RESOLVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "elf/image.h"
+#include "sym/symbolizer.h"
+#include "target/maps.h"
+#include "util/error.h"
+
+struct vg_probe_site {
+	const struct vg_image *image;  /* borrowed from the symbolizer's images */
+	char *path;                    /* owned: the path to open (image->open_path) */
+	uint64_t file_offset;
+	uint64_t runtime_addr;
+	uint64_t static_addr;          /* runtime_addr - image bias */
+	char *function;                /* owned: the symbol containing it, or NULL */
+	uint64_t function_addr;        /* runtime address of that symbol */
+	uint64_t function_offset;      /* runtime_addr - function_addr */
+	/* FILE:LINE: the function (innermost, inlined or not) the line's code
+	 * belongs to at this address, and whether it is an inlined copy. */
+	char *inlined_into;            /* owned: the function it is inlined into, or NULL */
+	bool inlined;
+	char *file;                    /* owned: source file of the address, or NULL */
+	uint32_t line;                 /* 0: unknown */
+};
+
+struct vg_probe_location {
+	char *input;                   /* owned copy of the spec */
+	bool is_file_line;
+	struct vg_probe_site *sites;
+	size_t n_sites;
+	/* SYMBOL form defined in several images: how many (> 1: the first in
+	 * addrspec's order was taken, and a caller should say so). */
+	unsigned n_definitions;
+};
+
+/* Resolve spec in the live target behind sym (its current images and
+ * maps).  Errors (sentence in err): -EINVAL malformed, -ENOENT no such
+ * symbol, image, file or line ("no code for tgt.c:99 in any image with
+ * DWARF; nearest lines with code: 97, 101"), -EFAULT the address is not in
+ * any mapping, -ENOEXEC the address is in a mapping that is not executable
+ * ("0x... is in [heap] rw-p, not in executable code") or not file-backed
+ * (JIT, anonymous: "uprobes need a file"), -ENODATA the image has no
+ * file vigil can hand to the kernel.  A warning-free success fills *out
+ * (free with vg_probe_location_clear). */
+int vg_probe_resolve(const char *spec, struct vg_symbolizer *sym, struct vg_probe_location *out,
+		     struct vg_error *err);
+void vg_probe_location_clear(struct vg_probe_location *loc);
+
+/* --args: the first (at most max) integer-register arguments of the
+ * function that starts at runtime address fn_addr, System V x86-64
+ * order (rdi, rsi, rdx, rcx, r8, r9), named and typed from its DWARF
+ * formal parameters when the image has them.  Parameters passed otherwise
+ * (floating point in xmm, structs larger than 16 bytes in memory) take no
+ * integer register and are skipped, as the ABI does; a struct of <= 16
+ * bytes or anything vigil cannot classify ends the mapping (regs after it
+ * are unnamed: name NULL).  Without DWARF every slot is unnamed ("arg1"
+ * is the caller's to print) with kind UNKNOWN. */
+enum vg_param_kind {
+	VG_PARAM_UNKNOWN = 0,          /* no DWARF: print as hex */
+	VG_PARAM_SIGNED,               /* int, long, enum with a signed base, char */
+	VG_PARAM_UNSIGNED,             /* unsigned..., size_t, bool */
+	VG_PARAM_POINTER,              /* any pointer, print as 0x... */
+};
+struct vg_probe_param {
+	char name[64];                 /* "" when unnamed */
+	char type[96];                 /* "size_t", "const char *", "" unknown */
+	enum vg_param_kind kind;
+	uint8_t size;                  /* bytes of the value (1, 2, 4, 8); 8 unknown */
+	unsigned reg;                  /* 0..5: rdi rsi rdx rcx r8 r9 */
+};
+/* Fills params[0..*n); returns 0 (no DWARF is not an error: *n = max
+ * unnamed slots), <0 only for out-of-memory or a bad image. */
+int vg_probe_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_probe_param *params,
+		    size_t max, size_t *n, struct vg_error *err);
+
+/* "rdi", "rsi", ... for reg 0..5. */
+const char *vg_probe_param_reg_name(unsigned reg);
+
+#endif

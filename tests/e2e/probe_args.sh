@@ -1,0 +1,3 @@
+#!/bin/bash
+# placeholder: being written
+echo "not written yet"; exit 77
