@@ -29,9 +29,11 @@
 
 struct vg_latency;
 
+/* NULL when out of memory.  _free(NULL) is a no-op; returns NULL. */
 struct vg_latency *vg_latency_new(void);
 struct vg_latency *vg_latency_free(struct vg_latency *l);
-/* -ENOMEM only (the duration is then still in count/min/max/histograms). */
+/* -ENOMEM only (the duration is then still in count/min/max/histograms;
+ * percentiles switch to the histogram, exact = false). */
 int vg_latency_add(struct vg_latency *l, uint64_t ns);
 
 struct vg_latency_summary {
@@ -42,19 +44,25 @@ struct vg_latency_summary {
 	unsigned log2_lo, log2_hi;         /* first and last non-empty bucket (hi < lo: none) */
 };
 /* Percentiles by nearest rank: the smallest value with at least p% of the
- * durations <= it. */
+ * durations <= it.  Not const: sorts the kept durations when new ones came
+ * since the last call (so it may be called again after more adds).  When
+ * not exact, each percentile is the midpoint of its histogram bucket,
+ * clamped to [min, max]. */
 void vg_latency_summarize(struct vg_latency *l, struct vg_latency_summary *out);
 
 struct vg_pairing;
 
-/* n_sites: sites numbered 0..n_sites-1; latency per site. */
+/* n_sites: sites numbered 0..n_sites-1; latency per site.  NULL when out
+ * of memory.  _free(NULL) is a no-op; returns NULL. */
 struct vg_pairing *vg_pairing_new(size_t n_sites);
 struct vg_pairing *vg_pairing_free(struct vg_pairing *p);
 /* -ENOMEM when the thread's stack cannot grow (the entry is then counted
- * as dropped_nomem). */
+ * as dropped_nomem); -EINVAL when site >= n_sites (nothing counted). */
 int vg_pairing_entry(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t time_ns);
-/* Returns true and *ns (the duration, also added to the site's latency)
- * when it paired. */
+/* Returns true and *ns (the duration, also added to the site's latency;
+ * 0 when time_ns precedes the entry) when it paired; ns may be NULL.
+ * false when it did not (counted as unmatched_returns) or when
+ * site >= n_sites (nothing counted). */
 bool vg_pairing_return(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t time_ns,
 		       uint64_t *ns);
 
@@ -69,10 +77,13 @@ struct vg_pairing_site_stats {
 	uint64_t in_flight;
 	uint64_t in_flight_oldest_ns;
 };
-/* now_ns: the time the probe stopped (for in_flight_oldest_ns). */
+/* now_ns: the time the probe stopped (for in_flight_oldest_ns).  An
+ * out-of-range site gives all zeros.  Walks every thread's stack: call it
+ * for the report, not per record. */
 void vg_pairing_site(const struct vg_pairing *p, uint32_t site, uint64_t now_ns,
 		     struct vg_pairing_site_stats *out);
-/* The site's latency (borrowed; summarize it). */
+/* The site's latency (borrowed, valid until vg_pairing_free; summarize
+ * it).  NULL when site >= n_sites. */
 struct vg_latency *vg_pairing_latency(struct vg_pairing *p, uint32_t site);
 
 /* Distribution of one argument's values: exact counts of up to
@@ -83,8 +94,11 @@ struct vg_latency *vg_pairing_latency(struct vg_pairing *p, uint32_t site);
 #define VG_VALUES_DISTINCT_MAX 4096
 struct vg_values;
 
+/* NULL when out of memory.  _free(NULL) is a no-op; returns NULL. */
 struct vg_values *vg_values_new(bool is_signed);
 struct vg_values *vg_values_free(struct vg_values *v);
+/* 0, or -ENOMEM when the table of distinct values cannot grow (the value
+ * is then counted in other; count, min, max and histograms still have it). */
 int vg_values_add(struct vg_values *v, uint64_t value);
 
 struct vg_value_count {
@@ -101,7 +115,9 @@ struct vg_values_summary {
 	uint64_t neg_log2[VG_LOG2_BUCKETS + 1];
 };
 /* top: the k most frequent values, by count descending then value
- * ascending (ties by value, so the order is deterministic); *n_top <= k. */
+ * ascending (ties by value, so the order is deterministic); *n_top <= k.
+ * top/n_top may be NULL (k 0) and out may be NULL when only one half is
+ * wanted.  Allocates nothing; O(distinct * k) at worst. */
 void vg_values_summarize(const struct vg_values *v, struct vg_value_count *top, size_t k,
 			 size_t *n_top, struct vg_values_summary *out);
 
