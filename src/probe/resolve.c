@@ -1,2 +1,1073 @@
-/* placeholder: being written */
+/* resolve.c - probe LOCATIONs to (file, offset) sites, and the parameters
+ * of a probed function.
+ *
+ * ADDR forms go through vg_addr_parse (the parser every command shares);
+ * FILE:LINE reads the DWARF line tables of every image (libdw:
+ * dwarf_getsrclines), keeps the rows of that line in a source file whose
+ * path ends with FILE, and groups them by the innermost function or
+ * inlined-call instance containing them (dwarf_getscopes), one site each.
+ * Every site is then checked against the target's current maps (it must
+ * be file-backed executable code) and named by the symbolizer.  The file
+ * offset is the mapping's offset plus the distance into the mapping: the
+ * same number the kernel computes back when the uprobe fires.
+ *
+ * The symbolizer keeps its debug info private, so this module finds each
+ * image's DWARF again with vg_debuginfo_find (same sources, same order)
+ * and ends it before returning; it reads the target's pid from the
+ * images' /proc/PID/... open paths to read the maps.  Neither is cached:
+ * resolving happens once per probe session.  Not to be called while
+ * another thread uses the same symbolizer (the image set may be
+ * refreshed by a lookup).
+ *
+ * Parameters: System V x86-64 classification of each DWARF formal
+ * parameter, only as far as vigil can be sure which integer register
+ * holds it (see vg_probe_params). */
 #include "probe/resolve.h"
+
+#include <dwarf.h>
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include <elfutils/libdw.h>
+
+#include "elf/addrspec.h"
+#include "elf/debuginfo.h"
+#include "util/vec.h"
+
+#define N_INT_REGS 6
+
+/* ------------------------------------------------------------------ */
+/* the target behind a symbolizer                                      */
+
+/* The process whose maps decide where a site is (0 offline): the task
+ * holding its memory map (the leader may have exited). */
+static pid_t target_pid(struct vg_symbolizer *sym)
+{
+	const struct vg_target *t = vg_symbolizer_target(sym);
+
+	return !t ? 0 : t->mm_pid ? t->mm_pid : t->pid;
+}
+
+/* The image set holds non-const pointers; lookups hand out const ones. */
+static struct vg_image *image_in(const struct vg_images *imgs, const struct vg_image *img)
+{
+	for (size_t i = 0; imgs && i < imgs->n; i++)
+		if (imgs->images[i] == img)
+			return imgs->images[i];
+	return NULL;
+}
+
+static const char *image_label(const struct vg_image *img)
+{
+	return img->path && img->path[0] ? img->path : "(unnamed image)";
+}
+
+/* ------------------------------------------------------------------ */
+/* one site                                                             */
+
+static void site_clear(struct vg_probe_site *s)
+{
+	free(s->path);
+	free(s->function);
+	free(s->inlined_into);
+	free(s->file);
+	memset(s, 0, sizeof(*s));
+}
+
+static int dup_or_null(const char *s, char **out)
+{
+	*out = NULL;
+	if (!s)
+		return 0;
+	*out = strdup(s);
+	return *out ? 0 : -ENOMEM;
+}
+
+static const char *region_label(const struct vg_region *r)
+{
+	if (r->path && r->path[0])
+		return r->path;
+	return "anonymous memory";
+}
+
+/* Is addr in file-backed executable code?  maps NULL (no live target):
+ * the image's PT_LOADs decide instead, below. */
+static int check_region(const struct vg_maps *maps, pid_t pid, uint64_t addr,
+			const struct vg_region **out, struct vg_error *err)
+{
+	const struct vg_region *r;
+
+	*out = NULL;
+	if (!maps)
+		return 0;
+	r = vg_maps_find(maps, addr);
+	if (!r)
+		return vg_error_set(err, -EFAULT,
+				    "0x%" PRIx64 " is not mapped in pid %d; 'vigil maps %d' lists the mappings",
+				    addr, (int)pid, (int)pid);
+	if (!r->executable)
+		return vg_error_set(err, -ENOEXEC,
+				    "0x%" PRIx64 " is in %s %s, not in executable code",
+				    addr, region_label(r), r->perms);
+	if (r->kind != VG_REGION_FILE)
+		return vg_error_set(err, -ENOEXEC,
+				    "0x%" PRIx64 " is in executable %s (%s), not in a file: uprobes need a file (JIT code cannot be probed)",
+				    addr, region_label(r), r->perms);
+	*out = r;
+	return 0;
+}
+
+/* File offset of static address vaddr from the PT_LOAD holding it. */
+static int offset_from_loads(const struct vg_image *img, uint64_t vaddr, uint64_t *off,
+			     struct vg_error *err)
+{
+	for (size_t i = 0; i < img->n_loads; i++) {
+		const struct vg_load *l = &img->loads[i];
+
+		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz) {
+			if (!(l->flags & PF_X))
+				break;
+			*off = l->offset + (vaddr - l->vaddr);
+			return 0;
+		}
+	}
+	return vg_error_set(err, -ENOEXEC,
+			    "static address 0x%" PRIx64 " is not in an executable PT_LOAD of %s",
+			    vaddr, image_label(img));
+}
+
+static int fill_names(struct vg_probe_site *site, const struct vg_sym_result *res)
+{
+	if (res->has_symbol) {
+		site->function_addr = res->symbol_address;
+		site->function_offset = res->offset;
+	}
+	site->line = res->line;
+	site->inlined = res->n_frames > 1 && res->frames[0].inlined;
+	if (dup_or_null(res->has_symbol ? res->symbol : NULL, &site->function) < 0 ||
+	    dup_or_null(res->file, &site->file) < 0 ||
+	    dup_or_null(site->inlined ? res->frames[1].function : NULL, &site->inlined_into) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The site at runtime address addr: checked, located in its file, named. */
+static int fill_site(struct vg_symbolizer *sym, const struct vg_maps *maps, pid_t pid,
+		     uint64_t addr, struct vg_probe_site *site, struct vg_error *err)
+{
+	const struct vg_region *r;
+	struct vg_sym_result res;
+	const struct vg_image *img;
+	int rc;
+
+	memset(site, 0, sizeof(*site));
+	rc = check_region(maps, pid, addr, &r, err);
+	if (rc < 0)
+		return rc;
+	rc = vg_sym_lookup(sym, addr, &res, err);
+	if (rc < 0)
+		return rc;
+	img = res.image;
+	if (!img)
+		return vg_error_set(err, maps ? -ENOEXEC : -EFAULT, "cannot probe 0x%" PRIx64 ": %s",
+				    addr, res.why ? res.why : "it is in no ELF image");
+	if (img->via == VG_VIA_MEMORY || img->via == VG_VIA_NONE || !img->open_path ||
+	    !img->open_path[0])
+		return vg_error_set(err, -ENODATA,
+				    "cannot probe 0x%" PRIx64 " in %s: vigil read that image from target memory and has no file the kernel can open for a uprobe",
+				    addr, image_label(img));
+	/* The maps were read now, the image set maybe a second ago: a
+	 * library replaced at the same address in between is not img. */
+	if (r && (r->inode != img->inode || makedev(r->dev_major, r->dev_minor) != img->dev))
+		return vg_error_set(err, -ESTALE,
+				    "cannot probe 0x%" PRIx64 ": %s was replaced by %s at that address while vigil resolved it; try again",
+				    addr, image_label(img), region_label(r));
+	site->image = img;
+	site->runtime_addr = addr;
+	site->static_addr = addr - img->bias;
+	if (r)
+		site->file_offset = r->offset + (addr - r->start);
+	else if ((rc = offset_from_loads(img, site->static_addr, &site->file_offset, err)) < 0)
+		return rc;
+	if (dup_or_null(img->open_path, &site->path) < 0 || fill_names(site, &res) < 0) {
+		site_clear(site);
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* FILE:LINE                                                            */
+
+/* FILE:LINE when the text after the last ':' is digits (or nothing, a
+ * malformed FILE:LINE) and the text before it looks like a path. */
+static bool is_file_line(const char *spec)
+{
+	const char *colon = strrchr(spec, ':');
+
+	if (!colon || colon == spec || colon[-1] == ':')
+		return false;
+	for (const char *p = colon + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return memchr(spec, '.', (size_t)(colon - spec)) || memchr(spec, '/', (size_t)(colon - spec));
+}
+
+struct line_row {
+	Dwarf_Die cu;
+	uint64_t addr;          /* static */
+	bool is_stmt;
+	const char *file;       /* borrowed from the Dwarf, as the row names it */
+	const char *comp_dir;   /* borrowed: its CU's DW_AT_comp_dir, or NULL */
+	Dwarf_Off scope;        /* innermost function/inlined instance; 0: none */
+};
+
+struct line_search {
+	const char *file;       /* FILE as given */
+	uint32_t line;
+	struct line_row *rows;  /* rows of `line`, one image at a time */
+	size_t n_rows, cap_rows;
+	bool file_seen;         /* some CU has a matching source file */
+	uint32_t below, above;  /* nearest lines with code; 0: none */
+	size_t n_dwarf_images;
+	const char *comp_dir;   /* of the CU being scanned */
+	/* One comparison per distinct file name: rows of a file share its
+	 * string. */
+	const char *last_src;
+	bool last_match;
+};
+
+/* The file name as the symbolizer gives it (dwindex.c): a relative name
+ * joined to the CU's compilation directory. */
+static void absolute_name(const char *src, const char *comp_dir, char *buf, size_t size)
+{
+	if (src[0] == '/' || !comp_dir || !comp_dir[0])
+		snprintf(buf, size, "%s", src);
+	else
+		snprintf(buf, size, "%s/%s", comp_dir, src);
+}
+
+/* "/a/b/../c/./d.c" -> "/a/c/d.c", by the text alone (no symlinks are
+ * followed: the build machine's tree need not exist here). */
+static void normalize_path(const char *in, char *out, size_t size)
+{
+	size_t n = 0, root = in[0] == '/';
+	const char *p = in;
+
+	if (size < 2) {
+		if (size)
+			out[0] = '\0';
+		return;
+	}
+	if (root)
+		out[n++] = '/';
+	while (*p) {
+		const char *e = strchrnul(p, '/');
+		size_t len = (size_t)(e - p);
+		size_t last = n;
+
+		while (last > root && out[last - 1] != '/')
+			last--;
+		if (len == 0 || (len == 1 && p[0] == '.')) {
+			/* "//" and "/./": nothing */
+		} else if (len == 2 && p[0] == '.' && p[1] == '.' && n > root &&
+			   strncmp(out + last, "..", n - last) != 0) {
+			n = last > root ? last - 1 : root;  /* drop the last component */
+		} else if (!(len == 2 && p[0] == '.' && p[1] == '.' && root && n == 1)) {
+			if (n > root && n < size - 1)
+				out[n++] = '/';
+			if (len > size - 1 - n)
+				len = size - 1 - n;
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p = *e ? e + 1 : e;
+	}
+	out[n] = '\0';
+}
+
+/* path ends with want at a '/' boundary, or equals it. */
+static bool path_matches(const char *path, const char *want)
+{
+	size_t pl = strlen(path), wl = strlen(want);
+
+	if (pl < wl || strcmp(path + pl - wl, want) != 0)
+		return false;
+	return pl == wl || path[pl - wl - 1] == '/' || want[0] == '/';
+}
+
+/* The name as the line table has it, or joined to the compilation
+ * directory and normalized ("tests/x.c" matches "/src/b/../tests/x.c"). */
+static bool file_matches(const char *src, const char *comp_dir, const char *want)
+{
+	char abs[4096], norm[4096];
+
+	if (path_matches(src, want))
+		return true;
+	absolute_name(src, comp_dir, abs, sizeof(abs));
+	normalize_path(abs, norm, sizeof(norm));
+	return path_matches(norm, want);
+}
+
+static bool row_file_matches(struct line_search *ls, const char *src)
+{
+	if (src != ls->last_src) {
+		ls->last_src = src;
+		ls->last_match = src && file_matches(src, ls->comp_dir, ls->file);
+	}
+	return ls->last_match;
+}
+
+static void note_nearest(struct line_search *ls, uint32_t lineno)
+{
+	if (lineno == 0)
+		return;
+	if (lineno < ls->line && lineno > ls->below)
+		ls->below = lineno;
+	if (lineno > ls->line && (ls->above == 0 || lineno < ls->above))
+		ls->above = lineno;
+}
+
+static int scan_cu(struct line_search *ls, Dwarf_Die *cu)
+{
+	Dwarf_Lines *lines;
+	size_t n;
+
+	Dwarf_Attribute a;
+
+	ls->last_src = NULL;
+	ls->comp_dir = dwarf_attr(cu, DW_AT_comp_dir, &a) ? dwarf_formstring(&a) : NULL;
+	if (dwarf_getsrclines(cu, &lines, &n) != 0)
+		return 0;  /* a CU without a line table has no rows to give */
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr addr;
+		bool end = false, stmt = false;
+		int lineno;
+
+		if (!l || dwarf_lineendsequence(l, &end) != 0 || end ||
+		    !row_file_matches(ls, dwarf_linesrc(l, NULL, NULL)) ||
+		    dwarf_lineno(l, &lineno) != 0 || dwarf_lineaddr(l, &addr) != 0)
+			continue;
+		ls->file_seen = true;
+		if ((uint32_t)lineno != ls->line) {
+			note_nearest(ls, (uint32_t)lineno);
+			continue;
+		}
+		if (VG_GROW(ls->rows, ls->cap_rows, ls->n_rows + 1) < 0)
+			return -ENOMEM;
+		dwarf_linebeginstatement(l, &stmt);
+		ls->rows[ls->n_rows++] = (struct line_row){
+			.cu = *cu, .addr = addr, .is_stmt = stmt, .file = ls->last_src,
+			.comp_dir = ls->comp_dir,
+		};
+	}
+	return 0;
+}
+
+static bool is_function_scope(Dwarf_Die *d)
+{
+	int tag = dwarf_tag(d);
+
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+}
+
+static void find_scope(struct line_row *row)
+{
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(&row->cu, row->addr, &scopes);
+
+	row->scope = 0;
+	for (int i = 0; i < n; i++)
+		if (is_function_scope(&scopes[i])) {
+			row->scope = dwarf_dieoffset(&scopes[i]);
+			break;
+		}
+	free(scopes);
+}
+
+/* Rows by scope, then is_stmt first, then address: the first row of each
+ * scope is its site. */
+static int cmp_row(const void *a, const void *b)
+{
+	const struct line_row *x = a, *y = b;
+
+	if (x->scope != y->scope)
+		return x->scope < y->scope ? -1 : 1;
+	if (x->is_stmt != y->is_stmt)
+		return x->is_stmt ? -1 : 1;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct vg_probe_site *x = a, *y = b;
+
+	return (x->runtime_addr > y->runtime_addr) - (x->runtime_addr < y->runtime_addr);
+}
+
+static int add_site(struct vg_probe_location *out, size_t *cap, struct vg_symbolizer *sym,
+		    const struct vg_maps *maps, pid_t pid, uint64_t addr,
+		    const struct line_row *row, uint32_t line, struct vg_error *err)
+{
+	struct vg_probe_site *s;
+	char file[4096];
+	int rc;
+
+	if (VG_GROW(out->sites, *cap, out->n_sites + 1) < 0)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	s = &out->sites[out->n_sites];
+	rc = fill_site(sym, maps, pid, addr, s, err);
+	if (rc < 0)
+		return rc;
+	out->n_sites++;
+	/* The line asked for, in the file whose name matched: the innermost
+	 * row at addr may be another line at the same address. */
+	absolute_name(row->file, row->comp_dir, file, sizeof(file));
+	free(s->file);
+	s->file = strdup(file);
+	s->line = line;
+	if (!s->file)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The sites of ls->rows (one image, bias), in address order. */
+static int sites_of_rows(struct line_search *ls, const struct vg_image *img,
+			 struct vg_symbolizer *sym, const struct vg_maps *maps, pid_t pid,
+			 struct vg_probe_location *out, size_t *cap, struct vg_error *err)
+{
+	size_t first = out->n_sites;
+
+	for (size_t i = 0; i < ls->n_rows; i++)
+		find_scope(&ls->rows[i]);
+	if (ls->n_rows == 0)
+		return 0;
+	qsort(ls->rows, ls->n_rows, sizeof(*ls->rows), cmp_row);
+	for (size_t i = 0; i < ls->n_rows; i++) {
+		int rc;
+
+		if (i > 0 && ls->rows[i].scope == ls->rows[i - 1].scope)
+			continue;
+		rc = add_site(out, cap, sym, maps, pid, ls->rows[i].addr + img->bias,
+			      &ls->rows[i], ls->line, err);
+		if (rc < 0)
+			return rc;
+	}
+	qsort(out->sites + first, out->n_sites - first, sizeof(*out->sites), cmp_site);
+	ls->n_rows = 0;
+	return 0;
+}
+
+static int scan_image(struct line_search *ls, struct vg_image *img, pid_t pid,
+		      struct vg_symbolizer *sym, const struct vg_maps *maps,
+		      struct vg_probe_location *out, size_t *cap, struct vg_error *err)
+{
+	Dwarf *dwarf = vg_symbolizer_dwarf(sym, img, err);
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
+	int rc = 0;
+
+	if (!dwarf)
+		return err && err->code == -ENOMEM ? -ENOMEM : 0;
+	ls->n_dwarf_images++;
+	while (dwarf_get_units(dwarf, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		rc = scan_cu(ls, &cudie);
+		if (rc < 0)
+			break;
+	}
+	if (rc < 0)
+		rc = vg_error_set(err, rc, "out of memory reading the line tables of %s",
+				  image_label(img));
+	else
+		rc = sites_of_rows(ls, img, sym, maps, pid, out, cap, err);
+	return rc;
+}
+
+static int no_code(const struct line_search *ls, struct vg_error *err)
+{
+	char near[64] = "";
+
+	if (ls->n_dwarf_images == 0)
+		return vg_error_set(err, -ENOENT,
+				    "no code for %s:%" PRIu32 ": no image of the target has DWARF line tables; build with -g or install its debug info",
+				    ls->file, ls->line);
+	if (!ls->file_seen)
+		return vg_error_set(err, -ENOENT,
+				    "no source file ending in '%s' in the line tables of %zu image(s) with DWARF; give more of its path, or check the spelling",
+				    ls->file, ls->n_dwarf_images);
+	if (ls->below && ls->above)
+		snprintf(near, sizeof(near), "%" PRIu32 ", %" PRIu32, ls->below, ls->above);
+	else
+		snprintf(near, sizeof(near), "%" PRIu32, ls->below ? ls->below : ls->above);
+	return vg_error_set(err, -ENOENT,
+			    "no code for %s:%" PRIu32 " in any image with DWARF; nearest lines with code: %s",
+			    ls->file, ls->line, near);
+}
+
+static int resolve_file_line(const char *spec, struct vg_symbolizer *sym,
+			     const struct vg_maps *maps, pid_t pid,
+			     struct vg_probe_location *out, struct vg_error *err)
+{
+	const struct vg_images *imgs = vg_symbolizer_images(sym);
+	const struct vg_image *main_img = vg_images_main(imgs);
+	const char *colon = strrchr(spec, ':');
+	struct line_search ls = { 0 };
+	struct vg_image **order = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t line;
+	int rc = 0;
+
+	if (!colon[1] || vg_parse_u64(colon + 1, 0, &line) < 0 || line == 0 || line > UINT32_MAX)
+		return vg_error_set(err, -EINVAL,
+				    "malformed location '%s': expected FILE:LINE with LINE a number from 1", spec);
+	ls.file = strndup(spec, (size_t)(colon - spec));
+	ls.line = (uint32_t)line;
+	/* Lookups may refresh the image set: walk a copy of it, main first
+	 * (the images themselves live as long as the symbolizer). */
+	order = imgs && imgs->n ? calloc(imgs->n, sizeof(*order)) : NULL;
+	if (!ls.file || (imgs && imgs->n && !order)) {
+		rc = vg_error_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (main_img)
+		order[n++] = image_in(imgs, main_img);
+	for (size_t i = 0; imgs && i < imgs->n; i++)
+		if (imgs->images[i] != main_img)
+			order[n++] = imgs->images[i];
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = scan_image(&ls, order[i], pid, sym, maps, out, &cap, err);
+	if (rc == 0 && out->n_sites == 0)
+		rc = no_code(&ls, err);
+out:
+	free(order);
+	free(ls.rows);
+	free((char *)ls.file);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* entry points                                                         */
+
+static int resolve_addr(const char *spec, struct vg_symbolizer *sym, const struct vg_maps *maps,
+			pid_t pid, struct vg_probe_location *out, struct vg_error *err)
+{
+	struct vg_addr a;
+	int rc;
+
+	/* addrspec would look "+5" up as a symbol name. */
+	if (spec[0] == '+' || spec[strlen(spec) - 1] == ':')
+		return vg_error_set(err, -EINVAL,
+				    "malformed location '%s': expected SYMBOL, IMAGE:SYMBOL, SYMBOL+OFF, 0xADDR, @0xADDR or FILE:LINE",
+				    spec);
+	rc = vg_addr_parse(spec, vg_symbolizer_images(sym), NULL, &a, err);
+	if (rc < 0)
+		return rc;
+	out->n_definitions = a.n_definitions;
+	out->sites = calloc(1, sizeof(*out->sites));
+	if (!out->sites)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	rc = fill_site(sym, maps, pid, a.runtime, &out->sites[0], err);
+	if (rc == 0)
+		out->n_sites = 1;
+	return rc;
+}
+
+int vg_probe_resolve(const char *spec, struct vg_symbolizer *sym, struct vg_probe_location *out,
+		     struct vg_error *err)
+{
+	pid_t pid = target_pid(sym);
+	struct vg_maps *maps = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!spec || !spec[0])
+		return vg_error_set(err, -EINVAL, "empty probe location");
+	if (pid > 0 && (rc = vg_maps_read(pid, &maps, err)) < 0)
+		return rc;
+	out->input = strdup(spec);
+	out->is_file_line = is_file_line(spec);
+	if (!out->input)
+		rc = vg_error_set(err, -ENOMEM, "out of memory");
+	else if (out->is_file_line)
+		rc = resolve_file_line(spec, sym, maps, pid, out, err);
+	else
+		rc = resolve_addr(spec, sym, maps, pid, out, err);
+	vg_maps_free(maps);
+	if (rc < 0)
+		vg_probe_location_clear(out);
+	return rc;
+}
+
+void vg_probe_location_clear(struct vg_probe_location *loc)
+{
+	if (!loc)
+		return;
+	for (size_t i = 0; i < loc->n_sites; i++)
+		site_clear(&loc->sites[i]);
+	free(loc->sites);
+	free(loc->input);
+	memset(loc, 0, sizeof(*loc));
+}
+
+/* ------------------------------------------------------------------ */
+/* parameters                                                           */
+
+const char *vg_probe_param_reg_name(unsigned reg)
+{
+	static const char *const names[N_INT_REGS] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9" };
+
+	return reg < N_INT_REGS ? names[reg] : "?";
+}
+
+static const char *attr_string(Dwarf_Die *d, unsigned name)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(d, name, &a) ? dwarf_formstring(&a) : NULL;
+}
+
+static bool attr_die(Dwarf_Die *d, unsigned name, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(d, name, &a) && dwarf_formref_die(&a, out);
+}
+
+static bool attr_uint(Dwarf_Die *d, unsigned name, Dwarf_Word *out)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr_integrate(d, name, &a) && dwarf_formudata(&a, out) == 0;
+}
+
+/* ---- type names as C prints them ---- */
+
+#define TYPE_DEPTH 8
+
+static void type_name(Dwarf_Die *t, char *buf, size_t size, int depth);
+
+/* "T *", "T **", "T &": no space between stars. */
+static void append_declarator(const char *inner, const char *op, char *buf, size_t size)
+{
+	size_t n = strlen(inner);
+	bool tight = n && (inner[n - 1] == '*' || inner[n - 1] == '&');
+
+	snprintf(buf, size, "%s%s%s", inner, tight ? "" : " ", op);
+}
+
+static void tagged_name(Dwarf_Die *t, const char *kw, char *buf, size_t size)
+{
+	const char *name = attr_string(t, DW_AT_name);
+
+	snprintf(buf, size, "%s%s%s", kw, kw[0] ? " " : "", name ? name : "<anonymous>");
+}
+
+/* "int (*)(int, char *)" for a pointer to a function type. */
+static void function_pointer(Dwarf_Die *fn, char *buf, size_t size, int depth)
+{
+	char ret[96], arg[96], args[128] = "";
+	Dwarf_Die ret_t, child;
+	size_t used = 0;
+
+	if (attr_die(fn, DW_AT_type, &ret_t))
+		type_name(&ret_t, ret, sizeof(ret), depth + 1);
+	else
+		snprintf(ret, sizeof(ret), "void");
+	if (dwarf_child(fn, &child) == 0) {
+		do {
+			Dwarf_Die at;
+			int tag = dwarf_tag(&child);
+
+			if (tag == DW_TAG_unspecified_parameters)
+				snprintf(arg, sizeof(arg), "...");
+			else if (tag == DW_TAG_formal_parameter && attr_die(&child, DW_AT_type, &at))
+				type_name(&at, arg, sizeof(arg), depth + 1);
+			else
+				continue;
+			if (used < sizeof(args))
+				used += (size_t)snprintf(args + used, sizeof(args) - used, "%s%s",
+							 used ? ", " : "", arg);
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	snprintf(buf, size, "%s (*)(%s)", ret, used ? args : "void");
+}
+
+/* const/volatile: before a named type, after a pointer ("char *const"). */
+static void qualified(Dwarf_Die *t, const char *q, char *buf, size_t size, int depth)
+{
+	char inner[96];
+	Dwarf_Die target;
+
+	if (!attr_die(t, DW_AT_type, &target)) {
+		snprintf(buf, size, "%s void", q);
+		return;
+	}
+	type_name(&target, inner, sizeof(inner), depth + 1);
+	if (dwarf_tag(&target) == DW_TAG_pointer_type)
+		append_declarator(inner, q, buf, size);
+	else
+		snprintf(buf, size, "%s %s", q, inner);
+}
+
+static void pointer_like(Dwarf_Die *t, const char *op, char *buf, size_t size, int depth)
+{
+	char inner[96];
+	Dwarf_Die target;
+
+	if (!attr_die(t, DW_AT_type, &target)) {
+		append_declarator("void", op, buf, size);
+		return;
+	}
+	if (dwarf_tag(&target) == DW_TAG_subroutine_type && op[0] == '*') {
+		function_pointer(&target, buf, size, depth);
+		return;
+	}
+	type_name(&target, inner, sizeof(inner), depth + 1);
+	append_declarator(inner, op, buf, size);
+}
+
+static void type_name(Dwarf_Die *t, char *buf, size_t size, int depth)
+{
+	Dwarf_Die target;
+
+	if (depth > TYPE_DEPTH) {
+		snprintf(buf, size, "...");
+		return;
+	}
+	switch (dwarf_tag(t)) {
+	case DW_TAG_base_type:
+	case DW_TAG_typedef:
+	case DW_TAG_unspecified_type:
+	case DW_TAG_class_type:
+		tagged_name(t, "", buf, size);
+		break;
+	case DW_TAG_structure_type:
+		tagged_name(t, "struct", buf, size);
+		break;
+	case DW_TAG_union_type:
+		tagged_name(t, "union", buf, size);
+		break;
+	case DW_TAG_enumeration_type:
+		tagged_name(t, "enum", buf, size);
+		break;
+	case DW_TAG_const_type:
+		qualified(t, "const", buf, size, depth);
+		break;
+	case DW_TAG_volatile_type:
+		qualified(t, "volatile", buf, size, depth);
+		break;
+	case DW_TAG_atomic_type:
+		qualified(t, "_Atomic", buf, size, depth);
+		break;
+	case DW_TAG_pointer_type:
+		pointer_like(t, "*", buf, size, depth);
+		break;
+	case DW_TAG_reference_type:
+		pointer_like(t, "&", buf, size, depth);
+		break;
+	case DW_TAG_rvalue_reference_type:
+		pointer_like(t, "&&", buf, size, depth);
+		break;
+	case DW_TAG_array_type:
+		pointer_like(t, "[]", buf, size, depth);
+		break;
+	case DW_TAG_restrict_type:
+		/* "char *restrict" reads as noise in a report: the type is
+		 * the pointer. */
+		if (attr_die(t, DW_AT_type, &target))
+			type_name(&target, buf, size, depth + 1);
+		else
+			snprintf(buf, size, "void");
+		break;
+	default:
+		snprintf(buf, size, "?");
+		break;
+	}
+}
+
+/* ---- System V classification ---- */
+
+enum param_class {
+	PARAM_INT,    /* the next integer register */
+	PARAM_SKIP,   /* xmm or memory: no integer register */
+	PARAM_STOP,   /* vigil cannot tell which registers it takes */
+};
+
+static enum vg_param_kind kind_of_encoding(Dwarf_Word enc, bool *ok)
+{
+	*ok = true;
+	switch (enc) {
+	case DW_ATE_signed:
+	case DW_ATE_signed_char:
+		return VG_PARAM_SIGNED;
+	case DW_ATE_unsigned:
+	case DW_ATE_unsigned_char:
+	case DW_ATE_boolean:
+	case DW_ATE_UTF:
+		return VG_PARAM_UNSIGNED;
+	default:
+		*ok = false;
+		return VG_PARAM_UNKNOWN;
+	}
+}
+
+static bool is_float_encoding(Dwarf_Word enc)
+{
+	return enc == DW_ATE_float || enc == DW_ATE_complex_float ||
+	       enc == DW_ATE_imaginary_float || enc == DW_ATE_decimal_float;
+}
+
+static enum param_class classify_base(Dwarf_Die *t, struct vg_probe_param *p)
+{
+	Dwarf_Word enc;
+	int size = dwarf_bytesize(t);
+	bool ok;
+
+	if (!attr_uint(t, DW_AT_encoding, &enc) || size <= 0)
+		return PARAM_STOP;
+	/* float, double: xmm; long double and complex long double: memory. */
+	if (is_float_encoding(enc))
+		return PARAM_SKIP;
+	p->kind = kind_of_encoding(enc, &ok);
+	/* __int128 takes two registers: past it, vigil would be guessing. */
+	if (!ok || size > 8)
+		return PARAM_STOP;
+	p->size = (uint8_t)size;
+	return PARAM_INT;
+}
+
+/* An enum is its underlying type: DW_AT_type (DWARF 3+), else its own
+ * encoding (some producers), else C's default, a signed int. */
+static enum param_class classify_enum(Dwarf_Die *t, struct vg_probe_param *p)
+{
+	Dwarf_Die under;
+	Dwarf_Word enc;
+	int size = dwarf_bytesize(t);
+	bool ok = false;
+
+	if (attr_die(t, DW_AT_type, &under) && dwarf_peel_type(&under, &under) == 0 &&
+	    attr_uint(&under, DW_AT_encoding, &enc))
+		p->kind = kind_of_encoding(enc, &ok);
+	else if (attr_uint(t, DW_AT_encoding, &enc))
+		p->kind = kind_of_encoding(enc, &ok);
+	if (!ok)
+		p->kind = VG_PARAM_SIGNED;
+	if (size <= 0 || size > 8)
+		return PARAM_STOP;
+	p->size = (uint8_t)size;
+	return PARAM_INT;
+}
+
+/* A class with a non-trivial copy constructor or destructor is passed by
+ * invisible reference (the compiler says so in DW_AT_calling_convention,
+ * DWARF 5); any other aggregate over 16 bytes goes to memory.  An
+ * aggregate of 16 bytes or less is split over integer and SSE registers
+ * by its fields' classes, which vigil does not work out: stop there. */
+static enum param_class classify_aggregate(Dwarf_Die *t, struct vg_probe_param *p)
+{
+	Dwarf_Word cc;
+	int size = dwarf_bytesize(t);
+
+	if (attr_uint(t, DW_AT_calling_convention, &cc) && cc == DW_CC_pass_by_reference) {
+		p->kind = VG_PARAM_POINTER;
+		p->size = 8;
+		return PARAM_INT;
+	}
+	if (size > 16)
+		return PARAM_SKIP;
+	return PARAM_STOP;
+}
+
+static enum param_class classify_type(Dwarf_Die *type, struct vg_probe_param *p)
+{
+	Dwarf_Die t;
+
+	if (dwarf_peel_type(type, &t) != 0)
+		return PARAM_STOP;
+	switch (dwarf_tag(&t)) {
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type:
+	case DW_TAG_array_type:  /* decays to a pointer */
+		p->kind = VG_PARAM_POINTER;
+		p->size = 8;
+		return PARAM_INT;
+	case DW_TAG_base_type:
+		return classify_base(&t, p);
+	case DW_TAG_enumeration_type:
+		return classify_enum(&t, p);
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_class_type:
+		return classify_aggregate(&t, p);
+	default:
+		return PARAM_STOP;
+	}
+}
+
+static enum param_class classify_param(Dwarf_Die *param, struct vg_probe_param *p)
+{
+	const char *name = attr_string(param, DW_AT_name);
+	Dwarf_Die type;
+
+	memset(p, 0, sizeof(*p));
+	if (!attr_die(param, DW_AT_type, &type))
+		return PARAM_STOP;
+	snprintf(p->name, sizeof(p->name), "%s", name ? name : "");
+	type_name(&type, p->type, sizeof(p->type), 0);
+	return classify_type(&type, p);
+}
+
+struct param_fill {
+	struct vg_probe_param *params;
+	size_t max, n;
+	unsigned reg;   /* next integer register */
+};
+
+static void fill_unnamed(struct param_fill *f)
+{
+	while (f->n < f->max && f->reg < N_INT_REGS)
+		f->params[f->n++] = (struct vg_probe_param){
+			.kind = VG_PARAM_UNKNOWN, .size = 8, .reg = f->reg++,
+		};
+}
+
+static bool has_params(Dwarf_Die *fn)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(fn, &c) != 0)
+		return false;
+	do {
+		if (dwarf_tag(&c) == DW_TAG_formal_parameter)
+			return true;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
+/* A struct over 16 bytes returned by value: the caller passes where to
+ * put it in rdi, before the first parameter. */
+static bool returns_in_memory(Dwarf_Die *fn)
+{
+	Dwarf_Die t;
+	struct vg_probe_param scratch;
+	int tag;
+
+	if (!attr_die(fn, DW_AT_type, &t) || dwarf_peel_type(&t, &t) != 0)
+		return false;
+	tag = dwarf_tag(&t);
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type)
+		return false;
+	return classify_aggregate(&t, &scratch) != PARAM_STOP;
+}
+
+static void params_of(Dwarf_Die *fn, struct param_fill *f)
+{
+	Dwarf_Die origin, c;
+	Dwarf_Die *src = fn;
+
+	/* An out-of-line copy usually repeats the parameters (pointing at
+	 * the abstract instance); when it lists none, the abstract
+	 * instance or declaration has them. */
+	if (!has_params(fn) && (attr_die(fn, DW_AT_abstract_origin, &origin) ||
+				attr_die(fn, DW_AT_specification, &origin)))
+		src = &origin;
+	if (returns_in_memory(fn))
+		f->reg++;
+	if (dwarf_child(src, &c) != 0)
+		return;
+	do {
+		struct vg_probe_param p;
+		int tag = dwarf_tag(&c);
+
+		if (f->n >= f->max || f->reg >= N_INT_REGS)
+			return;
+		/* varargs: the rest are in registers, with no names */
+		if (tag == DW_TAG_unspecified_parameters) {
+			fill_unnamed(f);
+			return;
+		}
+		if (tag != DW_TAG_formal_parameter)
+			continue;
+		switch (classify_param(&c, &p)) {
+		case PARAM_INT:
+			p.reg = f->reg++;
+			f->params[f->n++] = p;
+			break;
+		case PARAM_SKIP:
+			break;
+		case PARAM_STOP:
+			fill_unnamed(f);
+			return;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+static bool holds_subprograms(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+	       tag == DW_TAG_module;
+}
+
+/* The out-of-line function (not an inlined copy) containing addr, among
+ * the children of parent.  dwarf_getscopes would not do: inside an
+ * inlined copy it continues into the inlined function's abstract
+ * definition, whose parameters are not the probed function's. */
+static bool subprogram_at(Dwarf_Die *parent, uint64_t addr, int depth, Dwarf_Die *out)
+{
+	Dwarf_Die c;
+
+	if (depth > 16 || dwarf_child(parent, &c) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&c);
+
+		if (tag == DW_TAG_subprogram && dwarf_haspc(&c, addr) == 1) {
+			*out = c;
+			return true;
+		}
+		if (holds_subprograms(tag) && subprogram_at(&c, addr, depth + 1, out))
+			return true;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
+static bool function_die(Dwarf *dw, uint64_t addr, Dwarf_Die *out)
+{
+	Dwarf_Die cu;
+
+	return dwarf_addrdie(dw, addr, &cu) && subprogram_at(&cu, addr, 0, out);
+}
+
+int vg_probe_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_probe_param *params,
+		    size_t max, size_t *n, struct vg_error *err)
+{
+	struct param_fill f = { .params = params, .max = max < N_INT_REGS ? max : N_INT_REGS };
+	struct vg_sym_result res;
+	Dwarf *dwarf = NULL;
+	Dwarf_Die fn;
+	int rc;
+
+	*n = 0;
+	rc = vg_sym_lookup(sym, fn_addr, &res, err);
+	if (rc < 0)
+		return rc;
+	if (res.image)
+		dwarf = vg_symbolizer_dwarf(sym, res.image, err);
+	if (dwarf && function_die(dwarf, fn_addr - res.image->bias, &fn))
+		params_of(&fn, &f);
+	else
+		fill_unnamed(&f);
+	*n = f.n;
+	return 0;
+}

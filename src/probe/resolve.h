@@ -11,7 +11,11 @@
  *               lowest is_stmt address there), so a line inlined into two
  *               callers gives two sites.
  * A spec is FILE:LINE when the text after its last ':' is all decimal
- * digits and the text before it contains a '.' or a '/'.
+ * digits and the text before it contains a '.' or a '/'.  FILE is
+ * compared with the line table's name as written and with that name
+ * joined to the CU's DW_AT_comp_dir and normalized lexically ("a/../b"),
+ * so both "probe_fx.c" and "/src/tests/probe_fx.c" find a file the
+ * compiler recorded as "build/../tests/probe_fx.c".
  *
  * A site must lie in an executable, file-backed mapping: its file offset is
  * the mapping's offset + (address - mapping start), and its path is the
@@ -39,11 +43,15 @@ struct vg_probe_site {
 	char *function;                /* owned: the symbol containing it, or NULL */
 	uint64_t function_addr;        /* runtime address of that symbol */
 	uint64_t function_offset;      /* runtime_addr - function_addr */
-	/* FILE:LINE: the function (innermost, inlined or not) the line's code
-	 * belongs to at this address, and whether it is an inlined copy. */
+	/* Whether the innermost scope at this address (symbolizer frame 0)
+	 * is an inlined copy, and the scope it is inlined into (frame 1,
+	 * which may itself be inlined); set for every form.  For FILE:LINE
+	 * that innermost scope is the one the site stands for. */
 	char *inlined_into;            /* owned: the function it is inlined into, or NULL */
 	bool inlined;
-	char *file;                    /* owned: source file of the address, or NULL */
+	/* owned: source file of the address, or NULL; for FILE:LINE the
+	 * matched file (absolute as the symbolizer prints it) and LINE. */
+	char *file;
 	uint32_t line;                 /* 0: unknown */
 };
 
@@ -64,8 +72,16 @@ struct vg_probe_location {
  * any mapping, -ENOEXEC the address is in a mapping that is not executable
  * ("0x... is in [heap] rw-p, not in executable code") or not file-backed
  * (JIT, anonymous: "uprobes need a file"), -ENODATA the image has no
- * file vigil can hand to the kernel.  A warning-free success fills *out
- * (free with vg_probe_location_clear). */
+ * file vigil can hand to the kernel, -ESTALE the mapping at the address
+ * changed while resolving, -ESRCH the target is gone.  A warning-free
+ * success fills *out (free with vg_probe_location_clear); on error *out
+ * is left empty.
+ *
+ * The maps are read afresh on every call; each image's DWARF is found
+ * again with vg_debuginfo_find (the symbolizer keeps its own private) and
+ * ended before returning, so a FILE:LINE call reads every line table of
+ * every image (~0.3 s with libc's debug info installed).  Not thread-safe
+ * against lookups in the same symbolizer from other threads. */
 int vg_probe_resolve(const char *spec, struct vg_symbolizer *sym, struct vg_probe_location *out,
 		     struct vg_error *err);
 void vg_probe_location_clear(struct vg_probe_location *loc);
@@ -78,7 +94,18 @@ void vg_probe_location_clear(struct vg_probe_location *loc);
  * integer register and are skipped, as the ABI does; a struct of <= 16
  * bytes or anything vigil cannot classify ends the mapping (regs after it
  * are unnamed: name NULL).  Without DWARF every slot is unnamed ("arg1"
- * is the caller's to print) with kind UNKNOWN. */
+ * is the caller's to print) with kind UNKNOWN.
+ *
+ * The DWARF function is the out-of-line subprogram whose ranges contain
+ * fn_addr (an address inside a function gives that function's
+ * parameters, which only its entry holds in registers).  A struct over
+ * 16 bytes returned by value takes rdi for its hidden pointer: the
+ * parameters then start at rsi (reg 1).  A class passed by invisible
+ * reference (DW_AT_calling_convention pass_by_reference) is a POINTER.
+ * Varargs ("...") fill the remaining slots unnamed.  Type names are
+ * DWARF's base names ("long int", "unsigned char"), typedefs as written
+ * ("size_t"), pointers and qualifiers as C writes them ("const char *",
+ * "char *const", "int (*)(int)"); restrict is dropped. */
 enum vg_param_kind {
 	VG_PARAM_UNKNOWN = 0,          /* no DWARF: print as hex */
 	VG_PARAM_SIGNED,               /* int, long, enum with a signed base, char */
@@ -97,7 +124,7 @@ struct vg_probe_param {
 int vg_probe_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_probe_param *params,
 		    size_t max, size_t *n, struct vg_error *err);
 
-/* "rdi", "rsi", ... for reg 0..5. */
+/* "rdi", "rsi", ... for reg 0..5; "?" for any other. */
 const char *vg_probe_param_reg_name(unsigned reg);
 
 #endif

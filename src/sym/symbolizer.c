@@ -374,6 +374,25 @@ static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 	return 0;
 }
 
+struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s)
+{
+	return s->target;
+}
+
+Dwarf *vg_symbolizer_dwarf(struct vg_symbolizer *s, const struct vg_image *img,
+			   struct vg_error *err)
+{
+	struct image_state *st;
+	Dwarf *d = NULL;
+
+	pthread_mutex_lock(&s->lock);
+	st = state_of(s, img);
+	if (st && ensure_debug(s, st, err) == 0 && st->dbg)
+		d = st->dbg->dwarf;
+	pthread_mutex_unlock(&s->lock);
+	return d;
+}
+
 /* ------------------------------------------------------------------ */
 /* opening                                                              */
 

@@ -118,6 +118,16 @@ int vg_symbolizer_refresh(struct vg_symbolizer *s, struct vg_error *err);
  * or refresh from any thread: for single-threaded callers). */
 const struct vg_images *vg_symbolizer_images(const struct vg_symbolizer *s);
 
+/* The target observed (borrowed), or NULL offline. */
+struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s);
+
+/* img's DWARF, found on first use exactly as a lookup finds it (debug
+ * links, build-id directory, debuginfod unless VG_SYM_NO_DEBUGINFOD), or
+ * NULL when it has none.  Borrowed: valid while s lives.  Takes the lock,
+ * but the handle is not thread-safe: use it where no lookup runs. */
+Dwarf *vg_symbolizer_dwarf(struct vg_symbolizer *s, const struct vg_image *img,
+			   struct vg_error *err);
+
 /* Warnings gathered once per symbolizer (an image whose on-disk file
  * differs from the mapped one, kallsyms unreadable, corrupt DWARF):
  * NULL-terminated, borrowed.  Not locked: read it when no lookup runs. */
