@@ -98,7 +98,12 @@ int vg_bpf_counters_threads(const struct vg_bpf_counters *c,
 struct vg_bpf_output;
 
 /* One PERF_COUNT_SW_BPF_OUTPUT event and ring (data_pages, a power of
- * two) per online CPU, enabled, registered in a PERF_EVENT_ARRAY. */
+ * two) per online CPU, enabled, registered in a PERF_EVENT_ARRAY.  Also
+ * holds the per-CPU scratch map (one record with 16384 stack bytes) that
+ * programs with stack_bytes > 0 build their record in.  Sizing: a record
+ * is 216 bytes in the ring without stack bytes, 1240 with 1024; at ~40000
+ * hits/s, 256 pages drained every 20 ms lose about a quarter of the
+ * 1024-stack records (seen here): poll the fds, or give stacks more pages. */
 int vg_bpf_output_new(size_t data_pages, struct vg_bpf_output **out, struct vg_error *err);
 struct vg_bpf_output *vg_bpf_output_free(struct vg_bpf_output *o);
 
@@ -112,6 +117,7 @@ const int *vg_bpf_output_fds(const struct vg_bpf_output *o, size_t *n);
  * before the call, or UINT64_MAX at the end.  len is the payload size;
  * records shorter than offsetof(struct vg_probe_record, stack), or whose
  * stack_len does not fit in len, are counted as malformed, not handed out.
+ * r is 8-aligned and valid during the call only; fn must not drain o.
  * Returns the number handed out. */
 typedef void (*vg_bpf_record_fn)(const struct vg_probe_record *r, size_t len, void *arg);
 size_t vg_bpf_output_drain(struct vg_bpf_output *o, uint64_t until, vg_bpf_record_fn fn,
@@ -119,21 +125,28 @@ size_t vg_bpf_output_drain(struct vg_bpf_output *o, uint64_t until, vg_bpf_recor
 
 struct vg_bpf_output_stats {
 	uint64_t records;          /* handed out */
-	uint64_t lost;             /* PERF_RECORD_LOST sums, all CPUs */
+	/* Records the programs could not write (ring full), all CPUs: the
+	 * events' own lost counts (read(2) with PERF_FORMAT_LOST, Linux 6.0),
+	 * exact at any time; on older kernels the PERF_RECORD_LOST sums,
+	 * which miss a loss until the next record that fits is written. */
+	uint64_t lost;
 	uint64_t malformed;
 	uint64_t dropped_nomem;    /* could not be queued for ordering */
 };
 void vg_bpf_output_stats(const struct vg_bpf_output *o, struct vg_bpf_output_stats *st);
 
 /* One program: counts the hit (counts[site], and the per-thread hash when
- * the counters have it) and, when output is non-NULL, writes a record of
+ * the counters have it; c may be NULL when spec->count is false) and,
+ * when output is non-NULL, writes a record of
  * kind with the registers and up to stack_bytes of user stack (0, or a
  * multiple of 512 up to 16384; copied in 512-byte pieces, stopping at the
  * first piece that cannot be read, so a stack top closer than stack_bytes
  * gives a shorter copy).  A return program (kind RETURN) only records (the
  * entry counted the call).  *prog_fd: close it after attaching.
- * -EPERM/-EACCES: not allowed to load (the sentence says CAP_BPF);
- * -EINVAL etc.: the verifier refused (its log's last line in the sentence). */
+ * -EPERM: not allowed to load (the sentence says CAP_BPF);
+ * -EINVAL etc.: the verifier refused (its log's last line in the
+ * sentence; a verifier EACCES, a bad memory access, becomes -EINVAL so
+ * that it is not mistaken for a missing privilege). */
 struct vg_bpf_prog_spec {
 	uint32_t site;
 	enum vg_probe_record_kind kind;
@@ -151,10 +164,23 @@ int vg_uprobe_pmu(int *type, int *retprobe_bit, struct vg_error *err);
 /* Open a disabled uprobe event on path (a path vigil can resolve: the
  * kernel resolves it in vigil's mount namespace, at this call) at
  * file_offset, on process pid (cpu -1, no inherit), attach prog_fd
- * (PERF_EVENT_IOC_SET_BPF).  Enable with vg_uprobe_enable.  *fd: close it
- * to remove the probe.  Errors: -ENOENT (path), -EINVAL (offset not in an
- * executable segment, or an instruction the kernel cannot probe: its
- * sentence says which), -EPERM/-EACCES, -ESRCH. */
+ * (PERF_EVENT_IOC_SET_BPF; the event holds its own reference: prog_fd
+ * may be closed right after).  Enable with vg_uprobe_enable.  *fd: close
+ * it to remove the probe (the kernel restores the original bytes when the
+ * last event on the site is closed).
+ *
+ * pid may be any thread of the process: the kernel's filter compares the
+ * hit's mm with that thread's mm, so every thread of the process is
+ * covered, but only while that thread lives.  When it exits (a main
+ * thread that calls pthread_exit, a worker), the event stops firing for
+ * the whole process and its fd polls POLLHUP: watch for that (counts are
+ * then a lower bound) or open on a thread that will live.  A zombie
+ * leader gives -ESRCH with a sentence that says so.
+ *
+ * Errors: -ENOENT (path), -EINVAL (offset not in an executable segment of
+ * an ELF file, past its end, or an instruction the kernel cannot probe:
+ * its sentence says which; an offset in the middle of an instruction that
+ * happens to decode is NOT detected here), -EPERM/-EACCES, -ESRCH. */
 int vg_uprobe_open(const char *path, uint64_t file_offset, bool retprobe, pid_t pid,
 		   int prog_fd, int *fd, struct vg_error *err);
 int vg_uprobe_enable(int fd, bool on);
