@@ -10,7 +10,8 @@
 # the map, addresses turned into functions and lines, where the port number
 # lives (vigil scan), who writes g_config.port (vigil watch: the culprit's
 # source line), and where the CPU goes (vigil profile: a table, and a flame
-# graph written to demo/flamegraph.svg).  Where hardware
+# graph written to demo/flamegraph.svg), and how often and how long the
+# request handler runs (vigil probe: exact counts, a latency histogram).  Where hardware
 # breakpoints never fire (some VMs; vigil watch exits 3 and says so), the
 # watch is rerun with the trap emulated by a uprobe right after the buggy
 # store (VIGIL_WATCH_EMULATE_TRAPS, src/watch/watch.h), labelled as such.
@@ -211,6 +212,11 @@ svg=$root/demo/flamegraph.svg
 note "the same as an interactive flame graph (hover, click to zoom, search):"
 run profile "$pid" --duration 3000 --format svg -o "$svg"
 [[ -s $svg ]] && note "open $svg in a browser"
+
+heading "10. How often and how long?  A probe on the request handler"
+note "a kernel uprobe on handle_request's entry and return, every thread, exact counts;"
+note "each call timed (paired per thread) and its callers unwound, for 2 s:"
+run probe "$pid" handle_request --latency --stacks --top 2 --duration 2000
 
 echo
 if (( failures > 0 )); then

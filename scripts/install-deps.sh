@@ -8,7 +8,7 @@ libelf-dev libdw-dev libdebuginfod-dev libzydis-dev libcjson-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libiberty-dev
 libc6-dbg llvm-14 debuginfod xz-utils dwz
 python3 python3-jsonschema util-linux mount coreutils binutils elfutils linux-perf time
-bpftrace gdb scanmem golang-go libxml2-utils chromium"
+bpftrace gdb scanmem ltrace golang-go libxml2-utils chromium"
 
 missing=""
 for p in $packages; do

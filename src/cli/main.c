@@ -17,6 +17,7 @@ static const struct vg_cmd commands[] = {
 	{ "watch", cmd_watch, "who writes a location: hardware watchpoints, writer line and value", cmd_watch_usage, true },
 	{ "scan", cmd_scan, "where a value lives: scan, narrow, snapshot, pointer chains", cmd_scan_usage, true },
 	{ "profile", cmd_profile, "where a process spends its time: sampled stacks, flame graphs, pprof", cmd_profile_usage, false },
+	{ "probe", cmd_probe, "how often, how long, with what arguments code runs: exact uprobe counts", cmd_probe_usage, false },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

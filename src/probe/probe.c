@@ -1,2 +1,703 @@
-/* placeholder */
-#include "probe/bpf.h"
+/* probe.c - a vigil probe session: resolve, arm, drain, disarm, results.
+ * See probe.h for the order of arming and disarming and why. */
+#include "probe/probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "perf/event.h"
+#include "util/vec.h"
+
+#define STACK_MAX_FRAMES 128
+#define STACKS_MAX_DISTINCT 65536
+#define POLL_MS_MAX 100
+
+/* Distinct stacks of one location, open addressing on a hash of the ips. */
+struct stack_entry {
+	uint64_t hash;
+	struct vg_probe_stack st;
+};
+struct stack_table {
+	struct stack_entry *slots;
+	size_t cap, used;
+	uint64_t dropped;            /* stacks beyond STACKS_MAX_DISTINCT */
+};
+
+struct site_state {
+	struct vg_probe_site *site;  /* borrowed from its location */
+	size_t location;
+	int entry_fd, return_fd;
+	struct vg_probe_site_result result;
+};
+
+struct vg_probe_session {
+	struct vg_target *t;
+	struct vg_symbolizer *sym;
+	struct vg_probe_opts o;
+	struct vg_probe_location_result *locs;
+	size_t n_locs;
+	struct site_state *sites;
+	size_t n_sites;
+	struct vg_bpf_counters *counters;
+	struct vg_bpf_output *output;
+	struct vg_pairing *pairing;  /* by location index */
+	struct stack_table *stacks;  /* per location */
+	struct vg_unwinder *unwinder;
+	struct vg_bpf_thread_count *threads;
+	size_t n_threads;
+	uint64_t threads_dropped;
+	struct vg_probe_stats stats;
+	enum vg_probe_stop stop;
+	uint64_t armed_ns, stopped_ns;
+	bool armed;
+	pid_t probe_task;            /* the task the events are opened on */
+	uint8_t *stack_buf;          /* unwinding scratch */
+};
+
+static bool recording(const struct vg_probe_opts *o)
+{
+	return o->latency || o->n_args || o->stacks;
+}
+
+/* --latency needs the function's entry: a return probe elsewhere would
+ * hijack a return address that is not the function's own. */
+static void decide_latency(struct vg_probe_location_result *l)
+{
+	for (size_t i = 0; i < l->loc.n_sites; i++) {
+		const struct vg_probe_site *st = &l->loc.sites[i];
+
+		if (!st->function) {
+			l->latency_why = "no function symbol covers the address, so there is no return to measure";
+			return;
+		}
+		if (st->function_offset != 0) {
+			l->latency_why = "not at a function's first instruction: a return probe needs the entry";
+			return;
+		}
+	}
+}
+
+static int decide_args(struct vg_probe_session *s, struct vg_probe_location_result *l,
+		       struct vg_error *err)
+{
+	const struct vg_probe_site *st = &l->loc.sites[0];
+	struct vg_probe_param params[VG_PROBE_MAX_ARGS];
+	size_t n = 0;
+
+	memset(params, 0, sizeof(params));
+	if (st->function && st->function_offset == 0 && l->loc.n_sites == 1) {
+		int r = vg_probe_params(s->sym, st->function_addr, params, s->o.n_args, &n, err);
+
+		if (r < 0)
+			return r;
+	} else {
+		l->args_why = "not at a function's first instruction: the registers are shown, they are not arguments";
+	}
+	/* Without DWARF, or not at an entry: the raw registers, in hex. */
+	for (size_t i = n; i < s->o.n_args; i++) {
+		memset(&params[i], 0, sizeof(params[i]));
+		params[i].kind = VG_PARAM_UNKNOWN;
+		params[i].size = 8;
+		params[i].reg = (unsigned)i;
+	}
+	for (size_t i = 0; i < s->o.n_args; i++) {
+		l->args[i].param = params[i];
+		l->args[i].values = vg_values_new(params[i].kind == VG_PARAM_SIGNED);
+		if (!l->args[i].values)
+			return vg_error_set(err, -ENOMEM, "out of memory");
+		l->n_args++;
+	}
+	return 0;
+}
+
+int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *const *specs,
+		 size_t n_specs, const struct vg_probe_opts *o, struct vg_probe_session **out,
+		 struct vg_error *err)
+{
+	struct vg_probe_session *s;
+	int r = 0;
+
+	*out = NULL;
+	if (n_specs == 0 || n_specs > VG_PROBE_MAX_LOCATIONS)
+		return vg_error_set(err, -EINVAL, "expected 1 to %d locations, got %zu",
+				    VG_PROBE_MAX_LOCATIONS, n_specs);
+	if (o->n_args > VG_PROBE_MAX_ARGS)
+		return vg_error_set(err, -EINVAL, "--args: at most %d integer arguments are in registers",
+				    VG_PROBE_MAX_ARGS);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	s->t = t;
+	s->sym = sym;
+	s->o = *o;
+	if (!s->o.stack_bytes)
+		s->o.stack_bytes = 8192;
+	if (!s->o.ring_pages)
+		s->o.ring_pages = 256;
+	s->probe_task = t->mm_pid ? t->mm_pid : t->pid;
+	s->locs = calloc(n_specs, sizeof(*s->locs));
+	if (!s->locs) {
+		free(s);
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	}
+	s->n_locs = n_specs;
+	for (size_t i = 0; i < n_specs && r >= 0; i++) {
+		struct vg_probe_location_result *l = &s->locs[i];
+
+		r = vg_probe_resolve(specs[i], sym, &l->loc, err);
+		if (r < 0)
+			break;
+		l->first_site = s->n_sites;
+		s->n_sites += l->loc.n_sites;
+		if (s->n_sites > VG_PROBE_MAX_SITES) {
+			r = vg_error_set(err, -E2BIG, "%zu probe sites (at most %d): '%s' expands to %zu",
+					 s->n_sites, VG_PROBE_MAX_SITES, specs[i], l->loc.n_sites);
+			break;
+		}
+		if (o->latency)
+			decide_latency(l);
+		if (o->n_args)
+			r = decide_args(s, l, err);
+	}
+	if (r >= 0) {
+		s->sites = calloc(s->n_sites, sizeof(*s->sites));
+		if (!s->sites)
+			r = vg_error_set(err, -ENOMEM, "out of memory");
+	}
+	for (size_t i = 0, k = 0; r >= 0 && i < s->n_locs; i++) {
+		for (size_t j = 0; j < s->locs[i].loc.n_sites; j++, k++) {
+			s->sites[k].site = &s->locs[i].loc.sites[j];
+			s->sites[k].location = i;
+			s->sites[k].entry_fd = -1;
+			s->sites[k].return_fd = -1;
+			s->sites[k].result.has_return = o->latency && !s->locs[i].latency_why;
+		}
+	}
+	if (r >= 0 && o->latency) {
+		s->pairing = vg_pairing_new(s->n_locs);
+		if (!s->pairing)
+			r = vg_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (r >= 0 && o->stacks) {
+		s->stacks = calloc(s->n_locs, sizeof(*s->stacks));
+		s->stack_buf = malloc(s->o.stack_bytes);
+		if (!s->stacks || !s->stack_buf)
+			r = vg_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (r < 0) {
+		vg_probe_free(s);
+		return r;
+	}
+	*out = s;
+	return 0;
+}
+
+static void stack_table_clear(struct stack_table *t)
+{
+	for (size_t i = 0; i < t->cap; i++) {
+		free(t->slots[i].st.ips);
+		free(t->slots[i].st.exact);
+	}
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+struct vg_probe_session *vg_probe_free(struct vg_probe_session *s)
+{
+	if (!s)
+		return NULL;
+	vg_probe_disarm(s);
+	for (size_t i = 0; i < s->n_locs; i++) {
+		struct vg_probe_location_result *l = &s->locs[i];
+
+		for (size_t j = 0; j < l->n_args; j++)
+			vg_values_free(l->args[j].values);
+		/* The stacks array borrows the table's entries. */
+		free(l->stacks);
+		if (s->stacks)
+			stack_table_clear(&s->stacks[i]);
+		vg_probe_location_clear(&l->loc);
+	}
+	free(s->locs);
+	free(s->sites);
+	free(s->stacks);
+	free(s->stack_buf);
+	free(s->threads);
+	vg_pairing_free(s->pairing);
+	vg_unwinder_free(s->unwinder);
+	vg_bpf_counters_free(s->counters);
+	vg_bpf_output_free(s->output);
+	free(s);
+	return NULL;
+}
+
+static int load_and_open(struct vg_probe_session *s, size_t i, bool ret, struct vg_error *err)
+{
+	struct site_state *ss = &s->sites[i];
+	struct vg_bpf_prog_spec spec = {
+		.site = (uint32_t)i,
+		.kind = ret ? VG_PROBE_REC_RETURN : VG_PROBE_REC_ENTRY,
+		.count = !ret,
+		.stack_bytes = !ret && s->o.stacks ? s->o.stack_bytes : 0,
+	};
+	int prog = -1, r;
+
+	r = vg_bpf_prog_load(&spec, s->counters, ret || recording(&s->o) ? s->output : NULL, &prog, err);
+	if (r < 0)
+		return r;
+	r = vg_uprobe_open(ss->site->path, ss->site->file_offset, ret, s->probe_task, prog,
+			   ret ? &ss->return_fd : &ss->entry_fd, err);
+	close(prog);
+	return r;
+}
+
+int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
+{
+	int type, bit, r;
+
+	r = vg_uprobe_pmu(&type, &bit, err);
+	if (r < 0)
+		return r;
+	r = vg_bpf_counters_new(s->n_sites, s->o.per_thread, 65536, &s->counters, err);
+	if (r >= 0 && recording(&s->o))
+		r = vg_bpf_output_new(s->o.ring_pages, &s->output, err);
+	if (r >= 0 && s->o.stacks)
+		r = vg_unwinder_new(s->t->pid, vg_symbolizer_images(s->sym), &s->unwinder, err);
+	/* Every event is created disabled: returns first, so an entry that
+	 * records a call always has its return probe in place. */
+	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
+		if (s->sites[i].result.has_return)
+			r = load_and_open(s, i, true, err);
+	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
+		r = load_and_open(s, i, false, err);
+	s->armed = true;   /* from here on, disarm closes what was opened */
+	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
+		if (s->sites[i].return_fd >= 0 && vg_uprobe_enable(s->sites[i].return_fd, true) < 0)
+			r = vg_error_set(err, -errno, "cannot enable the return probe of site %zu: %s",
+					 i, strerror(errno));
+	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
+		if (vg_uprobe_enable(s->sites[i].entry_fd, true) < 0)
+			r = vg_error_set(err, -errno, "cannot enable the probe of site %zu: %s",
+					 i, strerror(errno));
+	if (r < 0) {
+		vg_probe_disarm(s);
+		return r;
+	}
+	s->armed_ns = vg_perf_now();
+	return 0;
+}
+
+/* ---- records ---- */
+
+static uint64_t hash_ips(const uint64_t *ips, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= ips[i];
+		h *= 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+static int stack_table_grow(struct stack_table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 64;
+	struct stack_entry *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->slots[i].hash)
+			continue;
+		for (j = t->slots[i].hash & (cap - 1); slots[j].hash; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = cap;
+	return 0;
+}
+
+static void stack_table_add(struct stack_table *t, const uint64_t *ips, const bool *exact, size_t n)
+{
+	uint64_t h = hash_ips(ips, n);
+	size_t j;
+
+	if ((t->used + 1) * 2 > t->cap && stack_table_grow(t) < 0) {
+		t->dropped++;
+		return;
+	}
+	for (j = h & (t->cap - 1); t->slots[j].hash; j = (j + 1) & (t->cap - 1)) {
+		struct vg_probe_stack *st = &t->slots[j].st;
+
+		if (t->slots[j].hash == h && st->n == n && memcmp(st->ips, ips, n * sizeof(*ips)) == 0) {
+			st->count++;
+			return;
+		}
+	}
+	if (t->used >= STACKS_MAX_DISTINCT) {
+		t->dropped++;
+		return;
+	}
+	t->slots[j].st.ips = malloc(n * sizeof(*ips));
+	t->slots[j].st.exact = malloc(n * sizeof(*exact));
+	if (!t->slots[j].st.ips || !t->slots[j].st.exact) {
+		free(t->slots[j].st.ips);
+		free(t->slots[j].st.exact);
+		t->slots[j].st.ips = NULL;
+		t->slots[j].st.exact = NULL;
+		t->dropped++;
+		return;
+	}
+	memcpy(t->slots[j].st.ips, ips, n * sizeof(*ips));
+	memcpy(t->slots[j].st.exact, exact, n * sizeof(*exact));
+	t->slots[j].st.n = n;
+	t->slots[j].st.count = 1;
+	t->slots[j].hash = h;
+	t->used++;
+}
+
+/* The record's pt_regs as perf register indices (what the unwinder takes). */
+static void record_regs(const struct vg_probe_record *r, struct vg_regs *regs)
+{
+	static const struct { uint8_t perf, pt; } map[] = {
+		{ 0, VG_PR_AX }, { 1, VG_PR_BX }, { 2, VG_PR_CX }, { 3, VG_PR_DX },
+		{ 4, VG_PR_SI }, { 5, VG_PR_DI }, { 6, VG_PR_BP }, { 7, VG_PR_SP },
+		{ 8, VG_PR_IP }, { 9, VG_PR_FLAGS }, { 10, VG_PR_CS }, { 11, VG_PR_SS },
+		{ 16, VG_PR_R8 }, { 17, VG_PR_R9 }, { 18, VG_PR_R10 }, { 19, VG_PR_R11 },
+		{ 20, VG_PR_R12 }, { 21, VG_PR_R13 }, { 22, VG_PR_R14 }, { 23, VG_PR_R15 },
+	};
+
+	memset(regs, 0, sizeof(*regs));
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		regs->regs[map[i].perf] = r->regs[map[i].pt];
+		regs->mask |= 1ull << map[i].perf;
+	}
+}
+
+/* rdi rsi rdx rcx r8 r9 */
+static const enum vg_probe_reg arg_regs[VG_PROBE_MAX_ARGS] = {
+	VG_PR_DI, VG_PR_SI, VG_PR_DX, VG_PR_CX, VG_PR_R8, VG_PR_R9,
+};
+
+/* The register's value as the parameter's type holds it: only its low
+ * size bytes are defined (the ABI leaves the rest unspecified). */
+static uint64_t arg_value(const struct vg_probe_param *p, uint64_t raw)
+{
+	unsigned bits = p->size && p->size < 8 ? p->size * 8u : 64u;
+	uint64_t v = bits < 64 ? raw & ((1ull << bits) - 1) : raw;
+
+	if (p->kind == VG_PARAM_SIGNED && bits < 64 && (v >> (bits - 1)) & 1)
+		v |= ~0ull << bits;
+	return v;
+}
+
+static void on_entry(struct vg_probe_session *s, const struct vg_probe_record *r, size_t len,
+		     struct vg_probe_location_result *l, size_t loc)
+{
+	uint32_t tid = (uint32_t)r->pid_tgid;
+
+	if (s->pairing && s->sites[r->site].result.has_return)
+		vg_pairing_entry(s->pairing, tid, (uint32_t)loc, r->time_ns);
+	for (size_t i = 0; i < l->n_args; i++)
+		vg_values_add(l->args[i].values,
+			      arg_value(&l->args[i].param, r->regs[arg_regs[l->args[i].param.reg]]));
+	if (s->stacks && s->unwinder) {
+		struct vg_regs regs;
+		uint64_t ips[STACK_MAX_FRAMES];
+		bool exact[STACK_MAX_FRAMES];
+		size_t n = 0, have = len - offsetof(struct vg_probe_record, stack);
+		enum vg_unwind_stop why = VG_UNWIND_OUTERMOST;
+
+		if (have > r->stack_len)
+			have = r->stack_len;
+		record_regs(r, &regs);
+		vg_unwind_dwarf(s->unwinder, &regs, r->stack, have, ips, exact, STACK_MAX_FRAMES, &n, &why);
+		l->stack_records++;
+		if ((unsigned)why < 8)
+			l->unwind_stop[why]++;
+		if (n)
+			stack_table_add(&s->stacks[loc], ips, exact, n);
+	}
+}
+
+static void on_record(const struct vg_probe_record *r, size_t len, void *arg)
+{
+	struct vg_probe_session *s = arg;
+	size_t loc;
+
+	s->stats.records++;
+	/* Only the target's mm reaches the programs (the kernel's uprobe
+	 * filter), so no pid check: the tgid is in the initial PID namespace,
+	 * which need not be vigil's. */
+	if (r->site >= s->n_sites) {
+		s->stats.records_other++;
+		return;
+	}
+	loc = s->sites[r->site].location;
+	if (r->kind == VG_PROBE_REC_ENTRY) {
+		on_entry(s, r, len, &s->locs[loc], loc);
+	} else if (r->kind == VG_PROBE_REC_RETURN && s->pairing) {
+		uint64_t ns;
+
+		vg_pairing_return(s->pairing, (uint32_t)r->pid_tgid, (uint32_t)loc, r->time_ns, &ns);
+	} else {
+		s->stats.records_other++;
+	}
+}
+
+static void drain(struct vg_probe_session *s, uint64_t until)
+{
+	if (s->output)
+		vg_bpf_output_drain(s->output, until, on_record, s);
+}
+
+/* ---- run ---- */
+
+uint64_t vg_probe_live_calls(struct vg_probe_session *s, size_t loc)
+{
+	const struct vg_probe_location_result *l = &s->locs[loc];
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < l->loc.n_sites; i++) {
+		uint64_t c = 0;
+
+		if (s->counters && vg_bpf_counters_read(s->counters, l->first_site + i, &c, NULL) == 0)
+			sum += c;
+	}
+	return sum;
+}
+
+static bool target_gone(struct vg_probe_session *s, struct pollfd *pidfd)
+{
+	bool alive = true, changed = false;
+
+	if (pidfd && pidfd->fd >= 0)
+		return pidfd->revents & (POLLIN | POLLHUP);
+	vg_target_recheck(s->t, &alive, &changed);
+	return !alive || changed;
+}
+
+int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn interval, void *arg,
+		 struct vg_error *err)
+{
+	struct pollfd pfd[2 + 64];
+	size_t n_out = 0, np = 0;
+	const int *out_fds = s->output ? vg_bpf_output_fds(s->output, &n_out) : NULL;
+	uint64_t start = s->armed_ns, deadline = s->o.duration_ms ? start + s->o.duration_ms * 1000000ull : 0;
+	uint64_t next_tick = s->o.interval_ms ? start + s->o.interval_ms * 1000000ull : 0;
+	int pidfd = vg_target_pidfd(s->t);
+
+	(void)err;
+	pfd[np++] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
+	pfd[np++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	for (size_t i = 0; i < n_out && np < sizeof(pfd) / sizeof(pfd[0]); i++)
+		pfd[np++] = (struct pollfd){ .fd = out_fds[i], .events = POLLIN };
+	while (s->stop == VG_PROBE_RUNNING) {
+		uint64_t now = vg_perf_now(), wait_ns = POLL_MS_MAX * 1000000ull;
+
+		if (deadline && deadline - now < wait_ns)
+			wait_ns = deadline > now ? deadline - now : 0;
+		if (next_tick && next_tick - now < wait_ns)
+			wait_ns = next_tick > now ? next_tick - now : 0;
+		if (poll(pfd, np, (int)((wait_ns + 999999) / 1000000)) < 0 && errno != EINTR)
+			break;
+		now = vg_perf_now();
+		drain(s, now);
+		if (stop_fd >= 0 && (pfd[0].revents & POLLIN))
+			s->stop = VG_PROBE_STOP_INTERRUPTED;
+		else if (target_gone(s, pidfd >= 0 ? &pfd[1] : NULL))
+			s->stop = VG_PROBE_STOP_EXITED;
+		else if (deadline && now >= deadline)
+			s->stop = VG_PROBE_STOP_DURATION;
+		if (next_tick && now >= next_tick && s->stop == VG_PROBE_RUNNING) {
+			if (interval)
+				interval(s, now - start, arg);
+			while (next_tick <= now)
+				next_tick += s->o.interval_ms * 1000000ull;
+		}
+	}
+	s->stopped_ns = vg_perf_now();
+	if (pidfd >= 0)
+		close(pidfd);
+	vg_probe_disarm(s);
+	return 0;
+}
+
+/* ---- disarm and results ---- */
+
+static int cmp_stack_count(const void *a, const void *b)
+{
+	const struct vg_probe_stack *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+static void collect_stacks(struct vg_probe_session *s)
+{
+	for (size_t i = 0; s->stacks && i < s->n_locs; i++) {
+		struct stack_table *t = &s->stacks[i];
+		struct vg_probe_location_result *l = &s->locs[i];
+
+		l->stacks = calloc(t->used ? t->used : 1, sizeof(*l->stacks));
+		if (!l->stacks)
+			continue;
+		for (size_t j = 0; j < t->cap; j++)
+			if (t->slots[j].hash)
+				l->stacks[l->n_stacks++] = t->slots[j].st;
+		qsort(l->stacks, l->n_stacks, sizeof(*l->stacks), cmp_stack_count);
+	}
+}
+
+/* Read each site's bytes back from the target and compare them with the
+ * file's: the kernel put its breakpoint in the target's copy of the page
+ * and must have put the original back when the last event closed. */
+static void check_code_restored(struct vg_probe_session *s)
+{
+	s->stats.code_restored = true;
+	for (size_t i = 0; i < s->n_sites; i++) {
+		const struct vg_probe_site *st = s->sites[i].site;
+		uint8_t mem[16], file[16];
+		struct iovec l = { mem, sizeof(mem) }, r = { (void *)(uintptr_t)st->runtime_addr, sizeof(mem) };
+		ssize_t got = process_vm_readv(s->t->mm_pid ? s->t->mm_pid : s->t->pid, &l, 1, &r, 1, 0);
+		int fd = open(st->path, O_RDONLY | O_CLOEXEC);
+		ssize_t fgot = fd >= 0 ? pread(fd, file, sizeof(file), (off_t)st->file_offset) : -1;
+
+		if (fd >= 0)
+			close(fd);
+		if (got <= 0 || fgot <= 0) {
+			snprintf(s->stats.code_why, sizeof(s->stats.code_why),
+				 "the bytes at 0x%" PRIx64 " could not be read back (%s)", st->runtime_addr,
+				 got <= 0 ? "target memory" : "the file");
+			s->stats.code_restored = false;
+			continue;
+		}
+		if (fgot < got)
+			got = fgot;
+		s->stats.code_checked++;
+		if (memcmp(mem, file, (size_t)got) != 0) {
+			s->stats.code_restored = false;
+			snprintf(s->stats.code_why, sizeof(s->stats.code_why),
+				 "the code at 0x%" PRIx64 " differs from the file after the probes were closed",
+				 st->runtime_addr);
+		}
+	}
+}
+
+void vg_probe_disarm(struct vg_probe_session *s)
+{
+	struct vg_proc_stat st;
+
+	if (!s || !s->armed)
+		return;
+	s->armed = false;
+	if (!s->stopped_ns)
+		s->stopped_ns = vg_perf_now();
+	/* Entries first: calls already entered can still return and pair. */
+	for (size_t i = 0; i < s->n_sites; i++)
+		if (s->sites[i].entry_fd >= 0)
+			vg_uprobe_enable(s->sites[i].entry_fd, false);
+	for (size_t i = 0; i < s->n_sites; i++) {
+		uint64_t c = 0;
+
+		if (s->counters && vg_bpf_counters_read(s->counters, i, &c, NULL) == 0)
+			s->sites[i].result.calls = c;
+		s->locs[s->sites[i].location].calls += s->sites[i].result.calls;
+	}
+	if (s->counters && s->o.per_thread)
+		vg_bpf_counters_threads(s->counters, &s->threads, &s->n_threads, &s->threads_dropped, NULL);
+	drain(s, UINT64_MAX);
+	for (size_t i = 0; i < s->n_sites; i++) {
+		if (s->sites[i].entry_fd >= 0)
+			close(s->sites[i].entry_fd);
+		if (s->sites[i].return_fd >= 0)
+			close(s->sites[i].return_fd);
+		s->sites[i].entry_fd = s->sites[i].return_fd = -1;
+	}
+	drain(s, UINT64_MAX);
+	if (s->output) {
+		struct vg_bpf_output_stats os;
+
+		vg_bpf_output_stats(s->output, &os);
+		s->stats.records_lost = os.lost;
+		s->stats.records_malformed = os.malformed + os.dropped_nomem;
+	}
+	for (size_t i = 0; s->pairing && i < s->n_locs; i++)
+		vg_pairing_site(s->pairing, (uint32_t)i, s->stopped_ns, &s->locs[i].pairing);
+	collect_stacks(s);
+	/* The probes live on one task: if it exited while its process went
+	 * on, the kernel stopped calling the programs. */
+	if (s->stop != VG_PROBE_STOP_EXITED && vg_proc_stat_read(s->probe_task, &st) == 0 &&
+	    (st.state == 'Z' || st.state == 'X'))
+		s->stats.leader_exited = true;
+	if (s->stop != VG_PROBE_STOP_EXITED)
+		check_code_restored(s);
+	else
+		snprintf(s->stats.code_why, sizeof(s->stats.code_why), "the target exited");
+}
+
+/* ---- accessors ---- */
+
+size_t vg_probe_n_locations(const struct vg_probe_session *s) { return s->n_locs; }
+size_t vg_probe_n_sites(const struct vg_probe_session *s) { return s->n_sites; }
+
+struct vg_probe_location_result *vg_probe_location(struct vg_probe_session *s, size_t i)
+{
+	return i < s->n_locs ? &s->locs[i] : NULL;
+}
+
+const struct vg_probe_site_result *vg_probe_site(const struct vg_probe_session *s, size_t i)
+{
+	return i < s->n_sites ? &s->sites[i].result : NULL;
+}
+
+struct vg_latency *vg_probe_latency(struct vg_probe_session *s, size_t loc)
+{
+	return s->pairing && loc < s->n_locs && !s->locs[loc].latency_why
+		? vg_pairing_latency(s->pairing, (uint32_t)loc) : NULL;
+}
+
+const struct vg_bpf_thread_count *vg_probe_thread_counts(const struct vg_probe_session *s,
+							 size_t *n, uint64_t *dropped)
+{
+	*n = s->n_threads;
+	if (dropped)
+		*dropped = s->threads_dropped;
+	return s->threads;
+}
+
+const struct vg_probe_stats *vg_probe_stats(const struct vg_probe_session *s) { return &s->stats; }
+enum vg_probe_stop vg_probe_stop_reason(const struct vg_probe_session *s) { return s->stop; }
+
+const char *vg_probe_stop_name(enum vg_probe_stop r)
+{
+	switch (r) {
+	case VG_PROBE_STOP_DURATION: return "duration";
+	case VG_PROBE_STOP_INTERRUPTED: return "interrupted";
+	case VG_PROBE_STOP_EXITED: return "target_exited";
+	case VG_PROBE_RUNNING: break;
+	}
+	return "running";
+}
+
+uint64_t vg_probe_duration_ns(const struct vg_probe_session *s)
+{
+	return s->armed_ns && s->stopped_ns > s->armed_ns ? s->stopped_ns - s->armed_ns : 0;
+}
+
+uint64_t vg_probe_armed_ns(const struct vg_probe_session *s) { return s->armed_ns; }
+const struct vg_probe_opts *vg_probe_opts(const struct vg_probe_session *s) { return &s->o; }

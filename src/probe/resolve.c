@@ -437,6 +437,31 @@ static int add_site(struct vg_probe_location *out, size_t *cap, struct vg_symbol
 	return 0;
 }
 
+/* A line of an inlined function's body has rows in the inlined copy, and
+ * often a few more that the compiler left in the caller's own scope (code
+ * of the line moved past the inlined block): probing both would count
+ * each execution twice.  A source line belongs to one function's body, so
+ * where a symbol has inlined copies of the line, its own-scope sites are
+ * dropped. */
+static void drop_caller_scope_sites(struct vg_probe_location *out, size_t first)
+{
+	size_t kept = first;
+
+	for (size_t i = first; i < out->n_sites; i++) {
+		struct vg_probe_site *s = &out->sites[i];
+		bool shadowed = false;
+
+		for (size_t j = first; !s->inlined && j < out->n_sites && !shadowed; j++)
+			shadowed = out->sites[j].inlined && s->function && out->sites[j].function &&
+				   strcmp(out->sites[j].function, s->function) == 0;
+		if (shadowed)
+			site_clear(s);
+		else
+			out->sites[kept++] = *s;
+	}
+	out->n_sites = kept;
+}
+
 /* The sites of ls->rows (one image, bias), in address order. */
 static int sites_of_rows(struct line_search *ls, const struct vg_image *img,
 			 struct vg_symbolizer *sym, const struct vg_maps *maps, pid_t pid,
@@ -459,6 +484,7 @@ static int sites_of_rows(struct line_search *ls, const struct vg_image *img,
 		if (rc < 0)
 			return rc;
 	}
+	drop_caller_scope_sites(out, first);
 	qsort(out->sites + first, out->n_sites - first, sizeof(*out->sites), cmp_site);
 	ls->n_rows = 0;
 	return 0;

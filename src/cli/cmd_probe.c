@@ -1,0 +1,881 @@
+/* cmd_probe.c - `vigil probe PID LOCATION...`: how often, how long and
+ * with what arguments code runs in a live process, with the callers that
+ * reach it.  Counts are exact (kernel uprobes with eBPF counters); the
+ * report comes at the stop (duration, Ctrl-C or the target's exit). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "elf/addrspec.h"
+#include "probe/probe.h"
+#include "report/json.h"
+#include "sym/symbolizer.h"
+
+const char cmd_probe_usage[] =
+	"usage: vigil probe PID LOCATION... [--duration MS] [--latency] [--args N]\n"
+	"                   [--stacks] [--per-thread] [--interval MS] [--json] [-o FILE]\n"
+	"\n"
+	"Is this code running, how often, how long does it take, with what arguments\n"
+	"and who calls it?  Puts a kernel uprobe on each LOCATION of a running process\n"
+	"(every thread, threads created later included) and counts every hit exactly\n"
+	"with a small eBPF program, without stopping the process.  Stops at\n"
+	"--duration, on Ctrl-C, or when the process exits; the report is written in\n"
+	"every case.\n"
+	"\n"
+	"LOCATION:\n"
+	"  SYMBOL, IMAGE:SYMBOL   a function (main executable first, then libraries)\n"
+	"  SYMBOL+OFF             an instruction inside it (OFF decimal or 0xHEX)\n"
+	"  0xADDR, @0xADDR        a runtime address, or a static one of the executable\n"
+	"  FILE:LINE              every address the line tables give that source line,\n"
+	"                         one site per function or inlined copy of it\n"
+	"\n"
+	"options:\n"
+	"  --duration MS     stop after MS milliseconds (default: until Ctrl-C)\n"
+	"  --latency         time every call (entry and return probe, paired per thread,\n"
+	"                    recursion included): min, p50, p90, p99, max, histogram\n"
+	"  --args N          the first N integer/pointer arguments (1-6, System V\n"
+	"                    registers rdi rsi rdx rcx r8 r9), named and typed from\n"
+	"                    DWARF: top values and a log2 histogram\n"
+	"  --stacks          the call stacks that reach each location (CFI unwinding)\n"
+	"  --per-thread      calls per thread\n"
+	"  --interval MS     a stderr line every MS: calls/s per location (perf stat -I)\n"
+	"  --top N           stacks and values listed per location (default 5)\n"
+	"  --stack-bytes N   --stacks: user stack bytes copied per hit (default 8192)\n"
+	"  --json            one JSON document (docs/json-schema/live_probe.json)\n"
+	"  -o FILE           write the report to FILE\n"
+	"  -h, --help        this help\n"
+	"\n"
+	"Counting costs the target one kernel trap per hit (~1-20 us, the hardware's\n"
+	"price); --latency, --args and --stacks add a record per hit.  While armed,\n"
+	"the kernel keeps a breakpoint in its copy of each probed page; closing the\n"
+	"probes restores the original bytes, which vigil reads back and checks.\n"
+	"vigil never writes into the target.  Needs root, or CAP_PERFMON + CAP_BPF.\n"
+	"\n"
+	"examples:\n"
+	"  vigil probe 4242 malloc --duration 5000\n"
+	"  vigil probe 4242 handle_request --latency --stacks\n"
+	"  vigil probe 4242 'libc.so.6:write' --args 3 --interval 1000\n"
+	"  vigil probe 4242 server.c:118 --per-thread --json\n";
+
+struct probe_args {
+	const char *pid;
+	const char *specs[VG_PROBE_MAX_LOCATIONS];
+	size_t n_specs;
+	struct vg_probe_opts o;
+	bool json;
+	const char *out_path;
+	uint64_t top;
+};
+
+static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_args *a)
+{
+	enum { OPT_DURATION = 256, OPT_LATENCY, OPT_ARGS, OPT_STACKS, OPT_PER_THREAD,
+	       OPT_INTERVAL, OPT_JSON, OPT_TOP, OPT_STACK_BYTES };
+	static const struct option opts[] = {
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "latency", no_argument, NULL, OPT_LATENCY },
+		{ "args", required_argument, NULL, OPT_ARGS },
+		{ "stacks", no_argument, NULL, OPT_STACKS },
+		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	uint64_t v;
+
+	a->top = 5;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "-ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (!a->pid) {
+				a->pid = optarg;
+				break;
+			}
+			if (a->n_specs == VG_PROBE_MAX_LOCATIONS)
+				return cli_usage_error(cli, "at most %d locations", VG_PROBE_MAX_LOCATIONS);
+			a->specs[a->n_specs++] = optarg;
+			break;
+		case OPT_DURATION:
+			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > 365ull * 86400 * 1000)
+				return cli_usage_error(cli, "invalid --duration '%s': expected milliseconds > 0", optarg);
+			a->o.duration_ms = v;
+			break;
+		case OPT_LATENCY:
+			a->o.latency = true;
+			break;
+		case OPT_ARGS:
+			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > VG_PROBE_MAX_ARGS)
+				return cli_usage_error(cli, "invalid --args '%s': expected 1 to %d (the integer argument registers)",
+						       optarg, VG_PROBE_MAX_ARGS);
+			a->o.n_args = (unsigned)v;
+			break;
+		case OPT_STACKS:
+			a->o.stacks = true;
+			break;
+		case OPT_PER_THREAD:
+			a->o.per_thread = true;
+			break;
+		case OPT_INTERVAL:
+			if (vg_parse_u64(optarg, 0, &v) < 0 || v < 10 || v > 86400000)
+				return cli_usage_error(cli, "invalid --interval '%s': expected 10 to 86400000 (milliseconds)", optarg);
+			a->o.interval_ms = v;
+			break;
+		case OPT_JSON:
+			a->json = true;
+			break;
+		case OPT_TOP:
+			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > 1000000)
+				return cli_usage_error(cli, "invalid --top '%s': expected 1 to 1000000", optarg);
+			a->top = v;
+			break;
+		case OPT_STACK_BYTES:
+			if (vg_parse_u64(optarg, 1, &v) < 0 || v < 512 || v > 16384 || v % 512)
+				return cli_usage_error(cli, "invalid --stack-bytes '%s': expected a multiple of 512 from 512 to 16384", optarg);
+			a->o.stack_bytes = (uint32_t)v;
+			break;
+		case 'o':
+			a->out_path = optarg;
+			break;
+		case 'h':
+			fputs(cmd_probe_usage, stdout);
+			return -1;
+		default:
+			return cli_bad_option(cli, argv[optind - 1]);
+		}
+	}
+	if (!a->pid)
+		return cli_usage_error(cli, "expected a PID and at least one LOCATION; usage: vigil probe PID LOCATION... [options]");
+	if (!a->n_specs)
+		return cli_usage_error(cli, "expected at least one LOCATION after the PID (SYMBOL, IMAGE:SYMBOL, SYMBOL+OFF, 0xADDR, @0xADDR, FILE:LINE)");
+	return 0;
+}
+
+/* ---- live lines ---- */
+
+struct live {
+	uint64_t prev[VG_PROBE_MAX_LOCATIONS];
+	uint64_t prev_ns;
+};
+
+static void interval_line(struct vg_probe_session *s, uint64_t elapsed_ns, void *arg)
+{
+	struct live *lv = arg;
+	double dt = (double)(elapsed_ns - lv->prev_ns) / 1e9;
+
+	fprintf(stderr, "# +%.3fs", (double)elapsed_ns / 1e9);
+	for (size_t i = 0; i < vg_probe_n_locations(s); i++) {
+		uint64_t now = vg_probe_live_calls(s, i);
+
+		fputs("  ", stderr);
+		cli_put_text(stderr, vg_probe_location(s, i)->loc.input);
+		fprintf(stderr, " %.0f/s", dt > 0 ? (double)(now - lv->prev[i]) / dt : 0.0);
+		lv->prev[i] = now;
+	}
+	fputc('\n', stderr);
+	lv->prev_ns = elapsed_ns;
+}
+
+/* ---- shared facts ---- */
+
+static const char *param_kind_name(enum vg_param_kind k)
+{
+	switch (k) {
+	case VG_PARAM_SIGNED: return "signed";
+	case VG_PARAM_UNSIGNED: return "unsigned";
+	case VG_PARAM_POINTER: return "pointer";
+	case VG_PARAM_UNKNOWN: break;
+	}
+	return "unknown";
+}
+
+static void value_text(const struct vg_probe_param *p, uint64_t v, char *buf, size_t len)
+{
+	if (p->kind == VG_PARAM_SIGNED)
+		snprintf(buf, len, "%" PRId64, (int64_t)v);
+	else if (p->kind == VG_PARAM_UNSIGNED)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		snprintf(buf, len, "0x%" PRIx64, v);
+}
+
+/* Bucket k of a values log2 histogram: 0 is {0}, k >= 1 is [2^(k-1), 2^k). */
+static void bucket_range(unsigned k, uint64_t *lo, uint64_t *hi)
+{
+	*lo = k ? 1ull << (k - 1) : 0;
+	*hi = k == 0 ? 0 : k >= 64 ? UINT64_MAX : (1ull << k) - 1;
+}
+
+/* Why counts or records may be short of the truth, one sentence each. */
+static void lower_bound_reasons(struct vg_probe_session *s, cJSON *arr, bool *counts_short)
+{
+	const struct vg_probe_stats *st = vg_probe_stats(s);
+	char buf[256];
+
+	*counts_short = false;
+	if (st->leader_exited) {
+		cJSON_AddItemToArray(arr, cJSON_CreateString(
+			"the thread the probes were opened on exited while its process went on: "
+			"the kernel stops a probe whose task is gone, so calls after that are missing"));
+		*counts_short = true;
+	}
+	if (st->records_lost) {
+		snprintf(buf, sizeof(buf), "%" PRIu64 " records lost (ring full): latency, argument and stack "
+			 "figures cover fewer calls than counted; the counts are exact", st->records_lost);
+		cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+	}
+	if (st->records_malformed) {
+		snprintf(buf, sizeof(buf), "%" PRIu64 " records could not be decoded or queued", st->records_malformed);
+		cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+	}
+}
+
+/* ---- JSON ---- */
+
+static cJSON *latency_json(struct vg_probe_session *s, size_t i)
+{
+	struct vg_probe_location_result *l = vg_probe_location(s, i);
+	struct vg_latency *lat = vg_probe_latency(s, i);
+	struct vg_latency_summary sum;
+	cJSON *j, *h;
+
+	if (!lat)
+		return cJSON_CreateNull();
+	vg_latency_summarize(lat, &sum);
+	j = cJSON_CreateObject();
+	cJSON_AddNumberToObject(j, "count", (double)sum.count);
+	cJSON_AddNumberToObject(j, "in_flight", (double)l->pairing.in_flight);
+	cJSON_AddNumberToObject(j, "in_flight_oldest_ns", (double)l->pairing.in_flight_oldest_ns);
+	cJSON_AddNumberToObject(j, "min_ns", (double)sum.min_ns);
+	cJSON_AddNumberToObject(j, "p50_ns", (double)sum.p50_ns);
+	cJSON_AddNumberToObject(j, "p90_ns", (double)sum.p90_ns);
+	cJSON_AddNumberToObject(j, "p99_ns", (double)sum.p99_ns);
+	cJSON_AddNumberToObject(j, "max_ns", (double)sum.max_ns);
+	cJSON_AddNumberToObject(j, "mean_ns", sum.count ? (double)sum.sum_ns / (double)sum.count : 0);
+	cJSON_AddBoolToObject(j, "percentiles_exact", sum.exact);
+	cJSON_AddNumberToObject(j, "unmatched_returns", (double)l->pairing.unmatched_returns);
+	cJSON_AddNumberToObject(j, "unreturned", (double)l->pairing.unreturned);
+	h = cJSON_AddArrayToObject(j, "histogram");
+	for (unsigned k = sum.log2_lo; k <= sum.log2_hi && k < VG_LOG2_BUCKETS; k++) {
+		cJSON *b;
+
+		if (!sum.log2[k])
+			continue;
+		b = cJSON_CreateObject();
+		cJSON_AddNumberToObject(b, "lo_ns", k ? (double)(1ull << k) : 0);
+		cJSON_AddNumberToObject(b, "hi_ns", (double)((k >= 63 ? UINT64_MAX : (2ull << k) - 1)));
+		cJSON_AddNumberToObject(b, "count", (double)sum.log2[k]);
+		cJSON_AddItemToArray(h, b);
+	}
+	return j;
+}
+
+static cJSON *args_json(const struct vg_probe_location_result *l, size_t top)
+{
+	cJSON *arr;
+	struct vg_value_count *tv;
+
+	if (!l->n_args)
+		return cJSON_CreateNull();
+	arr = cJSON_CreateArray();
+	tv = calloc(top, sizeof(*tv));
+	for (size_t i = 0; tv && i < l->n_args; i++) {
+		const struct vg_probe_param *p = &l->args[i].param;
+		struct vg_values_summary sum;
+		size_t n_top = 0;
+		cJSON *j = cJSON_CreateObject(), *t, *h;
+		char buf[32], buf2[32];
+
+		vg_values_summarize(l->args[i].values, tv, top, &n_top, &sum);
+		cJSON_AddStringToObject(j, "reg", vg_probe_param_reg_name(p->reg));
+		if (p->name[0])
+			vg_json_add_text(j, "name", p->name);
+		else
+			cJSON_AddNullToObject(j, "name");
+		if (p->type[0])
+			vg_json_add_text(j, "type", p->type);
+		else
+			cJSON_AddNullToObject(j, "type");
+		cJSON_AddStringToObject(j, "kind", param_kind_name(p->kind));
+		cJSON_AddNumberToObject(j, "count", (double)sum.count);
+		cJSON_AddNumberToObject(j, "distinct", (double)sum.distinct);
+		cJSON_AddNumberToObject(j, "other", (double)sum.other);
+		t = cJSON_AddArrayToObject(j, "top");
+		for (size_t k = 0; k < n_top; k++) {
+			cJSON *e = cJSON_CreateObject();
+
+			value_text(p, tv[k].value, buf, sizeof(buf));
+			cJSON_AddStringToObject(e, "value", buf);
+			cJSON_AddNumberToObject(e, "count", (double)tv[k].count);
+			cJSON_AddItemToArray(t, e);
+		}
+		h = cJSON_AddArrayToObject(j, "histogram");
+		/* Negative buckets first, most negative first, then the rest. */
+		for (unsigned k = VG_LOG2_BUCKETS + 1; sum.is_signed && k-- > 0;) {
+			uint64_t lo, hi;
+			cJSON *b;
+
+			if (!sum.neg_log2[k])
+				continue;
+			bucket_range(k, &lo, &hi);
+			b = cJSON_CreateObject();
+			snprintf(buf, sizeof(buf), "-%" PRIu64, hi);
+			snprintf(buf2, sizeof(buf2), "-%" PRIu64, lo);
+			cJSON_AddStringToObject(b, "lo", buf);
+			cJSON_AddStringToObject(b, "hi", buf2);
+			cJSON_AddNumberToObject(b, "count", (double)sum.neg_log2[k]);
+			cJSON_AddItemToArray(h, b);
+		}
+		for (unsigned k = 0; k <= VG_LOG2_BUCKETS; k++) {
+			uint64_t lo, hi;
+			cJSON *b;
+
+			if (!sum.log2[k])
+				continue;
+			bucket_range(k, &lo, &hi);
+			b = cJSON_CreateObject();
+			snprintf(buf, sizeof(buf), p->kind == VG_PARAM_POINTER || p->kind == VG_PARAM_UNKNOWN
+				 ? "0x%" PRIx64 : "%" PRIu64, lo);
+			snprintf(buf2, sizeof(buf2), p->kind == VG_PARAM_POINTER || p->kind == VG_PARAM_UNKNOWN
+				 ? "0x%" PRIx64 : "%" PRIu64, hi);
+			cJSON_AddStringToObject(b, "lo", buf);
+			cJSON_AddStringToObject(b, "hi", buf2);
+			cJSON_AddNumberToObject(b, "count", (double)sum.log2[k]);
+			cJSON_AddItemToArray(h, b);
+		}
+		cJSON_AddItemToArray(arr, j);
+	}
+	free(tv);
+	return arr;
+}
+
+/* One symbolized stack frame per inline level of each address, innermost first. */
+static void stack_frames_json(struct vg_probe_session *s, struct vg_symbolizer *sym,
+			      const struct vg_probe_stack *st, cJSON *frames)
+{
+	struct vg_sym_result *res = malloc(sizeof(*res));
+	struct vg_error err = { 0 };
+
+	(void)s;
+	for (size_t i = 0; res && i < st->n; i++) {
+		uint64_t look = st->exact[i] ? st->ips[i] : st->ips[i] - 1;
+
+		if (vg_sym_lookup(sym, look, res, &err) < 0)
+			res->n_frames = 0, res->has_symbol = false, res->file = NULL;
+		if (res->n_frames == 0) {
+			cJSON *f = cJSON_CreateObject();
+
+			vg_json_add_addr(f, "address", st->ips[i]);
+			if (res->has_symbol)
+				vg_json_add_text(f, "function", res->symbol);
+			else
+				cJSON_AddNullToObject(f, "function");
+			if (res->file)
+				vg_json_add_text(f, "file", res->file);
+			else
+				cJSON_AddNullToObject(f, "file");
+			cJSON_AddNumberToObject(f, "line", res->file ? res->line : 0);
+			cJSON_AddBoolToObject(f, "inlined", false);
+			cJSON_AddItemToArray(frames, f);
+			continue;
+		}
+		for (size_t k = 0; k < res->n_frames; k++) {
+			const struct vg_sym_frame *sf = &res->frames[k];
+			cJSON *f = cJSON_CreateObject();
+
+			vg_json_add_addr(f, "address", st->ips[i]);
+			if (sf->function)
+				vg_json_add_text(f, "function", sf->function);
+			else
+				cJSON_AddNullToObject(f, "function");
+			if (sf->file)
+				vg_json_add_text(f, "file", sf->file);
+			else
+				cJSON_AddNullToObject(f, "file");
+			cJSON_AddNumberToObject(f, "line", sf->line);
+			cJSON_AddBoolToObject(f, "inlined", sf->inlined);
+			cJSON_AddItemToArray(frames, f);
+		}
+	}
+	free(res);
+}
+
+static cJSON *stacks_json(struct vg_probe_session *s, struct vg_symbolizer *sym, size_t i, size_t top)
+{
+	struct vg_probe_location_result *l = vg_probe_location(s, i);
+	cJSON *j, *stops, *arr;
+
+	if (!vg_probe_opts(s)->stacks)
+		return cJSON_CreateNull();
+	j = cJSON_CreateObject();
+	cJSON_AddNumberToObject(j, "records", (double)l->stack_records);
+	cJSON_AddNumberToObject(j, "distinct", (double)l->n_stacks);
+	stops = cJSON_AddObjectToObject(j, "unwind_stops");
+	for (int k = 0; k < 8; k++)
+		if (l->unwind_stop[k])
+			cJSON_AddNumberToObject(stops, vg_unwind_stop_name((enum vg_unwind_stop)k),
+						(double)l->unwind_stop[k]);
+	arr = cJSON_AddArrayToObject(j, "top");
+	for (size_t k = 0; k < l->n_stacks && k < top; k++) {
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(e, "count", (double)l->stacks[k].count);
+		stack_frames_json(s, sym, &l->stacks[k], cJSON_AddArrayToObject(e, "frames"));
+		cJSON_AddItemToArray(arr, e);
+	}
+	return j;
+}
+
+static cJSON *site_json(struct vg_probe_session *s, const struct vg_probe_site *st, size_t idx)
+{
+	cJSON *j = cJSON_CreateObject();
+
+	vg_json_add_text(j, "image", st->image && st->image->path ? st->image->path : st->path);
+	vg_json_add_addr(j, "file_offset", st->file_offset);
+	vg_json_add_addr(j, "runtime_address", st->runtime_addr);
+	if (st->function)
+		vg_json_add_text(j, "function", st->function);
+	else
+		cJSON_AddNullToObject(j, "function");
+	cJSON_AddNumberToObject(j, "function_offset", (double)st->function_offset);
+	cJSON_AddBoolToObject(j, "inlined", st->inlined);
+	if (st->inlined_into)
+		vg_json_add_text(j, "inlined_into", st->inlined_into);
+	else
+		cJSON_AddNullToObject(j, "inlined_into");
+	if (st->file)
+		vg_json_add_text(j, "file", st->file);
+	else
+		cJSON_AddNullToObject(j, "file");
+	cJSON_AddNumberToObject(j, "line", st->line);
+	cJSON_AddNumberToObject(j, "calls", (double)vg_probe_site(s, idx)->calls);
+	return j;
+}
+
+static cJSON *per_thread_json(struct vg_probe_session *s, size_t i)
+{
+	struct vg_probe_location_result *l = vg_probe_location(s, i);
+	const struct vg_bpf_thread_count *tc;
+	size_t n, first = l->first_site, last = l->first_site + l->loc.n_sites;
+	cJSON *arr;
+
+	if (!vg_probe_opts(s)->per_thread)
+		return cJSON_CreateNull();
+	tc = vg_probe_thread_counts(s, &n, NULL);
+	arr = cJSON_CreateArray();
+	/* Sorted by site then tid: merge the location's sites by tid. */
+	for (size_t k = 0; k < n; k++) {
+		cJSON *e = NULL, *it;
+
+		if (tc[k].site < first || tc[k].site >= last)
+			continue;
+		cJSON_ArrayForEach(it, arr)
+			if ((uint32_t)cJSON_GetObjectItem(it, "tid")->valuedouble == tc[k].tid)
+				e = it;
+		if (e) {
+			cJSON *c = cJSON_GetObjectItem(e, "calls");
+
+			cJSON_SetNumberValue(c, c->valuedouble + (double)tc[k].calls);
+			continue;
+		}
+		e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "tid", tc[k].tid);
+		cJSON_AddNumberToObject(e, "calls", (double)tc[k].calls);
+		cJSON_AddItemToArray(arr, e);
+	}
+	return arr;
+}
+
+static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_symbolizer *sym,
+		      const struct probe_args *a, FILE *out)
+{
+	const struct vg_probe_stats *st = vg_probe_stats(s);
+	double secs = (double)vg_probe_duration_ns(s) / 1e9;
+	cJSON *doc, *obs, *reasons, *locs;
+	bool counts_short;
+	uint64_t dropped = 0;
+	char *text;
+	int r = 0;
+
+	doc = vg_json_report_new("live_probe", cli->target);
+	if (!doc)
+		return cli_out_of_memory(cli, "building the JSON report");
+	obs = cJSON_AddObjectToObject(doc, "observation");
+	cJSON_AddStringToObject(obs, "mechanism", "uprobe+bpf");
+	cJSON_AddNumberToObject(obs, "duration_ms", (double)vg_probe_duration_ns(s) / 1e6);
+	cJSON_AddStringToObject(obs, "stop_reason", vg_probe_stop_name(vg_probe_stop_reason(s)));
+	cJSON_AddStringToObject(obs, "coverage", "all_threads");
+	reasons = cJSON_CreateArray();
+	lower_bound_reasons(s, reasons, &counts_short);
+	cJSON_AddBoolToObject(obs, "counts_exact", !counts_short);
+	cJSON_AddBoolToObject(obs, "counts_are_lower_bound", counts_short);
+	cJSON_AddBoolToObject(obs, "records_complete", !st->records_lost && !st->records_malformed);
+	cJSON_AddItemToObject(obs, "lower_bound_reasons", reasons);
+	cJSON_AddNumberToObject(obs, "records", (double)st->records);
+	cJSON_AddNumberToObject(obs, "records_lost", (double)st->records_lost);
+	vg_probe_thread_counts(s, &(size_t){ 0 }, &dropped);
+	cJSON_AddNumberToObject(obs, "per_thread_unattributed", (double)dropped);
+	cJSON_AddBoolToObject(obs, "probes_removed", true);
+	if (vg_probe_stop_reason(s) == VG_PROBE_STOP_EXITED)
+		cJSON_AddNullToObject(obs, "code_restored");
+	else
+		cJSON_AddBoolToObject(obs, "code_restored", st->code_restored);
+	cJSON_AddNumberToObject(obs, "code_sites_checked", (double)st->code_checked);
+	if (st->code_why[0])
+		cJSON_AddStringToObject(obs, "code_note", st->code_why);
+	else
+		cJSON_AddNullToObject(obs, "code_note");
+
+	locs = cJSON_AddArrayToObject(doc, "locations");
+	for (size_t i = 0; i < vg_probe_n_locations(s); i++) {
+		struct vg_probe_location_result *l = vg_probe_location(s, i);
+		const struct vg_probe_site *s0 = &l->loc.sites[0];
+		cJSON *j = cJSON_CreateObject(), *arr;
+
+		vg_json_add_text(j, "input", l->loc.input);
+		vg_json_add_text(j, "image", s0->image && s0->image->path ? s0->image->path : s0->path);
+		vg_json_add_addr(j, "file_offset", s0->file_offset);
+		arr = cJSON_AddArrayToObject(j, "runtime_addresses");
+		for (size_t k = 0; k < l->loc.n_sites; k++) {
+			char buf[24];
+
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, l->loc.sites[k].runtime_addr);
+			cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+		}
+		arr = cJSON_AddArrayToObject(j, "sites");
+		for (size_t k = 0; k < l->loc.n_sites; k++)
+			cJSON_AddItemToArray(arr, site_json(s, &l->loc.sites[k], l->first_site + k));
+		cJSON_AddNumberToObject(j, "calls", (double)l->calls);
+		cJSON_AddBoolToObject(j, "calls_exact", !counts_short);
+		cJSON_AddNumberToObject(j, "calls_per_s", secs > 0 ? (double)l->calls / secs : 0);
+		cJSON_AddItemToObject(j, "per_thread", per_thread_json(s, i));
+		cJSON_AddItemToObject(j, "latency", latency_json(s, i));
+		if (a->o.latency && l->latency_why)
+			cJSON_AddStringToObject(j, "latency_note", l->latency_why);
+		cJSON_AddItemToObject(j, "args", args_json(l, (size_t)a->top));
+		if (a->o.n_args && l->args_why)
+			cJSON_AddStringToObject(j, "args_note", l->args_why);
+		cJSON_AddItemToObject(j, "stacks", stacks_json(s, sym, i, (size_t)a->top));
+		cJSON_AddItemToArray(locs, j);
+	}
+	if (out == stdout)
+		return cli_print_json(doc);
+	text = cJSON_PrintUnformatted(doc);
+	cJSON_Delete(doc);
+	if (!text)
+		return cli_out_of_memory(cli, "printing the JSON report");
+	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
+		r = -EIO;
+	free(text);
+	return r;
+}
+
+/* ---- table ---- */
+
+static void put_ns(FILE *out, uint64_t ns)
+{
+	if (ns < 10000)
+		fprintf(out, "%" PRIu64 " ns", ns);
+	else if (ns < 10000000)
+		fprintf(out, "%.1f us", (double)ns / 1e3);
+	else if (ns < 10000000000ull)
+		fprintf(out, "%.2f ms", (double)ns / 1e6);
+	else
+		fprintf(out, "%.2f s", (double)ns / 1e9);
+}
+
+/* bcc funclatency's picture: one row per non-empty log2 range. */
+static void put_bar(FILE *out, uint64_t count, uint64_t max)
+{
+	int w = max ? (int)((count * 40 + max - 1) / max) : 0;
+
+	fprintf(out, "|%-40.*s|\n", w, "****************************************");
+}
+
+static void table_latency(FILE *out, struct vg_probe_session *s, size_t i)
+{
+	struct vg_probe_location_result *l = vg_probe_location(s, i);
+	struct vg_latency *lat = vg_probe_latency(s, i);
+	struct vg_latency_summary sum;
+	uint64_t max = 0;
+
+	fputc('\n', out);
+	cli_put_text(out, l->loc.input);
+	if (!lat) {
+		fprintf(out, ": no latency: %s\n", l->latency_why ? l->latency_why : "not measured");
+		return;
+	}
+	vg_latency_summarize(lat, &sum);
+	fprintf(out, ": latency of %" PRIu64 " calls, %" PRIu64 " still running at the stop\n",
+		sum.count, l->pairing.in_flight);
+	if (!sum.count)
+		return;
+	fputs("  min ", out);
+	put_ns(out, sum.min_ns);
+	fputs("  p50 ", out);
+	put_ns(out, sum.p50_ns);
+	fputs("  p90 ", out);
+	put_ns(out, sum.p90_ns);
+	fputs("  p99 ", out);
+	put_ns(out, sum.p99_ns);
+	fputs("  max ", out);
+	put_ns(out, sum.max_ns);
+	fprintf(out, "%s\n", sum.exact ? "" : "  (percentiles within 1.6%)");
+	if (l->pairing.unmatched_returns || l->pairing.unreturned)
+		fprintf(out, "  %" PRIu64 " returns without their entry, %" PRIu64 " entries that never returned (longjmp, lost records)\n",
+			l->pairing.unmatched_returns, l->pairing.unreturned);
+	for (unsigned k = sum.log2_lo; k <= sum.log2_hi && k < VG_LOG2_BUCKETS; k++)
+		max = sum.log2[k] > max ? sum.log2[k] : max;
+	fprintf(out, "  %21s : %-8s %s\n", "nsecs", "count", "distribution");
+	for (unsigned k = sum.log2_lo; k <= sum.log2_hi && k < VG_LOG2_BUCKETS; k++) {
+		fprintf(out, "  %10" PRIu64 " -> %-10" PRIu64 ": %-8" PRIu64 " ", (uint64_t)(k ? 1ull << k : 0),
+			(uint64_t)(k >= 63 ? UINT64_MAX : (2ull << k) - 1), sum.log2[k]);
+		put_bar(out, sum.log2[k], max);
+	}
+}
+
+static void table_args(FILE *out, struct vg_probe_session *s, size_t i, size_t top)
+{
+	struct vg_probe_location_result *l = vg_probe_location(s, i);
+	struct vg_value_count *tv = calloc(top, sizeof(*tv));
+
+	fputc('\n', out);
+	cli_put_text(out, l->loc.input);
+	fprintf(out, ": arguments%s%s\n", l->args_why ? " - " : "", l->args_why ? l->args_why : "");
+	for (size_t k = 0; tv && k < l->n_args; k++) {
+		const struct vg_probe_param *p = &l->args[k].param;
+		struct vg_values_summary sum;
+		size_t n_top = 0;
+		char buf[32];
+
+		vg_values_summarize(l->args[k].values, tv, top, &n_top, &sum);
+		fprintf(out, "  %-3s ", vg_probe_param_reg_name(p->reg));
+		if (p->name[0]) {
+			cli_put_text(out, p->type[0] ? p->type : "?");
+			fputc(' ', out);
+			cli_put_text(out, p->name);
+		} else {
+			fprintf(out, "arg%u", p->reg + 1);
+		}
+		fprintf(out, ": %" PRIu64 " values, %" PRIu64 " distinct%s\n", sum.count, sum.distinct,
+			sum.other ? " or more" : "");
+		for (size_t v = 0; v < n_top; v++) {
+			value_text(p, tv[v].value, buf, sizeof(buf));
+			fprintf(out, "      %-20s x%-8" PRIu64 " %5.1f%%\n", buf, tv[v].count,
+				sum.count ? 100.0 * (double)tv[v].count / (double)sum.count : 0);
+		}
+	}
+	free(tv);
+}
+
+static void table_stacks(FILE *out, struct vg_probe_session *s, struct vg_symbolizer *sym,
+			 size_t i, size_t top)
+{
+	struct vg_probe_location_result *l = vg_probe_location(s, i);
+	struct vg_sym_result *res = malloc(sizeof(*res));
+	struct vg_error err = { 0 };
+
+	fputc('\n', out);
+	cli_put_text(out, l->loc.input);
+	fprintf(out, ": callers (%" PRIu64 " stacks recorded, %zu distinct)\n", l->stack_records, l->n_stacks);
+	for (size_t k = 0; res && k < l->n_stacks && k < top; k++) {
+		const struct vg_probe_stack *st = &l->stacks[k];
+
+		fprintf(out, "  %" PRIu64 " calls (%.1f%%):\n", st->count,
+			l->stack_records ? 100.0 * (double)st->count / (double)l->stack_records : 0);
+		for (size_t f = 0; f < st->n; f++) {
+			uint64_t look = st->exact[f] ? st->ips[f] : st->ips[f] - 1;
+
+			if (vg_sym_lookup(sym, look, res, &err) < 0 || res->n_frames == 0) {
+				fprintf(out, "    0x%" PRIx64 " %s\n", st->ips[f],
+					res->has_symbol ? res->symbol : "??");
+				continue;
+			}
+			for (size_t fr = 0; fr < res->n_frames; fr++) {
+				const struct vg_sym_frame *sf = &res->frames[fr];
+
+				fputs("    ", out);
+				cli_put_text(out, sf->function ? sf->function : "??");
+				if (sf->inlined)
+					fputs(" (inlined)", out);
+				if (sf->file) {
+					const char *base = strrchr(sf->file, '/');
+
+					fputc(' ', out);
+					cli_put_text(out, base ? base + 1 : sf->file);
+					fprintf(out, ":%u", sf->line);
+				}
+				fputc('\n', out);
+			}
+		}
+	}
+	free(res);
+}
+
+static void print_table(FILE *out, struct vg_probe_session *s, struct vg_symbolizer *sym,
+			const struct probe_args *a, const struct vg_target *t)
+{
+	double secs = (double)vg_probe_duration_ns(s) / 1e9;
+	const struct vg_probe_stats *st = vg_probe_stats(s);
+	cJSON *reasons = cJSON_CreateArray(), *it;
+	bool counts_short = false;
+
+	if (reasons)
+		lower_bound_reasons(s, reasons, &counts_short);
+	fprintf(out, "# pid %d (", (int)t->pid);
+	cli_put_text(out, t->comm);
+	fprintf(out, "): probed %.3f s, stopped by %s; counts %s\n", secs,
+		vg_probe_stop_name(vg_probe_stop_reason(s)), counts_short ? "are lower bounds" : "exact");
+	cJSON_ArrayForEach(it, reasons)
+		fprintf(out, "# note: %s\n", it->valuestring);
+	cJSON_Delete(reasons);
+	fprintf(out, "%-32s %5s %14s %12s\n", "LOCATION", "SITES", "CALLS", "CALLS/S");
+	for (size_t i = 0; i < vg_probe_n_locations(s); i++) {
+		struct vg_probe_location_result *l = vg_probe_location(s, i);
+
+		cli_put_text(out, l->loc.input);
+		fprintf(out, "%*s %5zu %14" PRIu64 " %12.1f\n",
+			(int)(strlen(l->loc.input) < 32 ? 32 - strlen(l->loc.input) : 0), "",
+			l->loc.n_sites, l->calls, secs > 0 ? (double)l->calls / secs : 0);
+		for (size_t k = 0; l->loc.n_sites > 1 && k < l->loc.n_sites; k++) {
+			const struct vg_probe_site *ps = &l->loc.sites[k];
+
+			fprintf(out, "  0x%" PRIx64 " ", ps->runtime_addr);
+			cli_put_text(out, ps->inlined_into ? ps->inlined_into : ps->function ? ps->function : "??");
+			fprintf(out, "%s %" PRIu64 " calls\n", ps->inlined ? " (inlined copy)" : "",
+				vg_probe_site(s, l->first_site + k)->calls);
+		}
+		if (a->o.per_thread) {
+			const struct vg_bpf_thread_count *tc;
+			size_t n;
+
+			tc = vg_probe_thread_counts(s, &n, NULL);
+			for (size_t k = 0; k < n; k++)
+				if (tc[k].site >= l->first_site && tc[k].site < l->first_site + l->loc.n_sites)
+					fprintf(out, "  tid %-10u %14" PRIu64 "%s\n", tc[k].tid, tc[k].calls,
+						l->loc.n_sites > 1 ? " (one site)" : "");
+		}
+	}
+	for (size_t i = 0; a->o.latency && i < vg_probe_n_locations(s); i++)
+		table_latency(out, s, i);
+	for (size_t i = 0; a->o.n_args && i < vg_probe_n_locations(s); i++)
+		table_args(out, s, i, (size_t)a->top);
+	for (size_t i = 0; a->o.stacks && i < vg_probe_n_locations(s); i++)
+		table_stacks(out, s, sym, i, (size_t)a->top);
+	if (st->records_lost)
+		fprintf(out, "# %" PRIu64 " records lost: latency, arguments and stacks cover fewer calls than counted\n",
+			st->records_lost);
+}
+
+int cmd_probe(struct vg_cli *cli, int argc, char **argv)
+{
+	struct probe_args a;
+	struct vg_error err = { 0 };
+	struct vg_symbolizer *sym = NULL;
+	struct vg_probe_session *s = NULL;
+	struct cli_stop_signals stop = { .fd = -1 };
+	struct live lv;
+	FILE *out = stdout;
+	int r;
+
+	cli->operation = "live_probe";
+	memset(&a, 0, sizeof(a));
+	memset(&lv, 0, sizeof(lv));
+	r = parse_args(cli, argc, argv, &a);
+	if (r)
+		return r < 0 ? 0 : r;
+	r = cli_attach(cli, a.pid);
+	if (r)
+		return r;
+	if (vg_symbolizer_open_target(cli->target, 0, &sym, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	r = vg_probe_new(cli->target, sym, a.specs, a.n_specs, &a.o, &s, &err);
+	if (r < 0) {
+		if (r == -ESRCH)
+			vg_target_explain(cli->target, err.code, &err);
+		else if (r == -E2BIG || r == -ENODATA)
+			vg_error_set_exit(&err, VG_EXIT_USAGE);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (a.out_path) {
+		out = fopen(a.out_path, "we");
+		if (!out) {
+			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
+			out = stdout;
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+	}
+	/* Ctrl-C and SIGTERM end the probe, not vigil: the report follows. */
+	cli_stop_signals_begin(&stop);
+	if (vg_probe_arm(s, &err) < 0) {
+		vg_target_explain(cli->target, err.code, &err);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	fprintf(stderr, "# probing pid %d: %zu location%s, %zu site%s (mechanism uprobe+bpf)%s; Ctrl-C to stop\n",
+		(int)cli->target->pid, vg_probe_n_locations(s), vg_probe_n_locations(s) == 1 ? "" : "s",
+		vg_probe_n_sites(s), vg_probe_n_sites(s) == 1 ? "" : "s",
+		a.o.duration_ms ? ", for the --duration" : "");
+	if (vg_probe_run(s, stop.fd, a.o.interval_ms ? interval_line : NULL, &lv, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (a.json) {
+		r = print_json(cli, s, sym, &a, out);
+		if (r > 0)
+			goto out;
+	} else {
+		print_table(out, s, sym, &a, cli->target);
+		r = ferror(out) ? -EIO : 0;
+	}
+	if (r < 0) {
+		vg_error_set(&err, r, "cannot write the report: %s", strerror(-r));
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (out != stdout) {
+		FILE *f = out;
+
+		out = stdout;
+		if (fclose(f) != 0) {
+			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+	}
+	{
+		const struct vg_probe_stats *st = vg_probe_stats(s);
+		uint64_t calls = 0;
+
+		for (size_t i = 0; i < vg_probe_n_locations(s); i++)
+			calls += vg_probe_location(s, i)->calls;
+		fprintf(stderr, "# probe: stopped (%s) after %.3f s; %" PRIu64 " calls; %" PRIu64 " records, %" PRIu64
+			" lost; probes removed%s\n",
+			vg_probe_stop_name(vg_probe_stop_reason(s)), (double)vg_probe_duration_ns(s) / 1e9, calls,
+			st->records, st->records_lost,
+			vg_probe_stop_reason(s) == VG_PROBE_STOP_EXITED ? "" :
+			st->code_restored ? ", code bytes verified" : "; code bytes NOT verified");
+	}
+	cli_print_target_notes(cli->target);
+	r = 0;
+out:
+	if (out != stdout)
+		fclose(out);
+	vg_probe_free(s);
+	cli_stop_signals_end(&stop);
+	vg_symbolizer_free(sym);
+	return r;
+}

@@ -1,0 +1,151 @@
+/* probe.h - vigil probe: how often, how long and with what arguments code
+ * runs in a live process.
+ *
+ * A session resolves its LOCATIONs to sites (resolve.h), puts one uprobe
+ * with a counting eBPF program on each (bpf.h: every thread of the
+ * process, later ones included, exact counts read from a map), and, for
+ * --latency, --args or --stacks, has the programs record each hit into
+ * per-CPU rings, which the session drains in time order into the pairing,
+ * value and stack tables (stats.h).
+ *
+ * Arming order: return probes before entry probes, so no call recorded at
+ * its entry misses its return; disarming: entry probes are disabled first,
+ * the rings drained, then every event is closed (the kernel restores the
+ * original instruction bytes), and the bytes at every site are read back
+ * from the target and compared with the file (code_restored).  Every path
+ * out of a session (stop, target exit, error, vg_probe_free) closes the
+ * events. */
+#ifndef VG_PROBE_H
+#define VG_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probe/bpf.h"
+#include "probe/resolve.h"
+#include "probe/stats.h"
+#include "profile/unwind.h"
+#include "sym/symbolizer.h"
+#include "target/target.h"
+#include "util/error.h"
+
+#define VG_PROBE_MAX_LOCATIONS 64
+#define VG_PROBE_MAX_SITES 256
+#define VG_PROBE_MAX_ARGS 6
+
+struct vg_probe_opts {
+	uint64_t duration_ms;        /* 0: until stopped */
+	uint64_t interval_ms;        /* 0: no interval callback */
+	bool latency;
+	unsigned n_args;             /* 0..6 */
+	bool stacks;
+	bool per_thread;
+	uint32_t stack_bytes;        /* --stacks: user stack copied per hit (default 8192) */
+	size_t ring_pages;           /* per CPU (default 256) */
+};
+
+enum vg_probe_stop {
+	VG_PROBE_RUNNING = 0,
+	VG_PROBE_STOP_DURATION,      /* "duration" */
+	VG_PROBE_STOP_INTERRUPTED,   /* "interrupted" */
+	VG_PROBE_STOP_EXITED,        /* "target_exited" */
+};
+
+/* A call stack that reached a location, innermost first (ips[0] is the
+ * probed address). */
+struct vg_probe_stack {
+	uint64_t *ips;
+	bool *exact;                 /* ips[i] is exact (else a return address) */
+	size_t n;
+	uint64_t count;
+};
+
+struct vg_probe_site_result {
+	uint64_t calls;
+	bool has_return;             /* latency measured (a function entry) */
+};
+
+struct vg_probe_arg {
+	struct vg_probe_param param;
+	struct vg_values *values;
+};
+
+struct vg_probe_location_result {
+	struct vg_probe_location loc;
+	size_t first_site;           /* index of loc.sites[0] in the session */
+	uint64_t calls;
+	/* --latency: entry+return at every site of this location (NULL
+	 * latency_why), else why not. */
+	const char *latency_why;
+	struct vg_pairing_site_stats pairing;
+	/* --args */
+	struct vg_probe_arg args[VG_PROBE_MAX_ARGS];
+	size_t n_args;
+	const char *args_why;        /* not at a function entry: registers, not arguments */
+	/* --stacks: distinct stacks, by count descending */
+	struct vg_probe_stack *stacks;
+	size_t n_stacks;
+	uint64_t stack_records;
+	uint64_t unwind_stop[8];
+};
+
+struct vg_probe_stats {
+	uint64_t records;            /* ring records handed out */
+	uint64_t records_lost;
+	uint64_t records_malformed;
+	uint64_t records_other;      /* of an unknown site or another process */
+	bool leader_exited;          /* the thread the probes are opened on exited */
+	bool code_restored;          /* every site's bytes read back equal the file's */
+	size_t code_checked;         /* sites whose bytes were read back */
+	char code_why[256];          /* why not restored/checked, or "" */
+};
+
+struct vg_probe_session;
+
+/* Resolve every spec (errors are the resolver's: -EINVAL, -ENOENT,
+ * -ENOEXEC, -EFAULT, -ENODATA, with the spec named in the sentence). */
+int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *const *specs,
+		 size_t n_specs, const struct vg_probe_opts *o, struct vg_probe_session **out,
+		 struct vg_error *err);
+/* Disarms if still armed. */
+struct vg_probe_session *vg_probe_free(struct vg_probe_session *s);
+
+/* Load the programs and open, attach and enable every event.  On error
+ * nothing stays armed.  -EPERM/-EACCES (CAP_BPF, CAP_PERFMON),
+ * -EOPNOTSUPP (no uprobe PMU), -ESRCH (target gone). */
+int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err);
+
+/* Run until duration, a readable stop_fd (signalfd of Ctrl-C; -1: none)
+ * or the target's exit, calling interval(s, arg) every interval_ms.  Then
+ * disarms (see above) and computes the results. */
+typedef void (*vg_probe_interval_fn)(struct vg_probe_session *s, uint64_t elapsed_ns, void *arg);
+int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn interval, void *arg,
+		 struct vg_error *err);
+
+/* Close every event now (idempotent); vg_probe_run does it itself. */
+void vg_probe_disarm(struct vg_probe_session *s);
+
+/* Live counts for the interval callback: calls of location i so far. */
+uint64_t vg_probe_live_calls(struct vg_probe_session *s, size_t loc);
+
+size_t vg_probe_n_locations(const struct vg_probe_session *s);
+size_t vg_probe_n_sites(const struct vg_probe_session *s);
+struct vg_probe_location_result *vg_probe_location(struct vg_probe_session *s, size_t i);
+const struct vg_probe_site_result *vg_probe_site(const struct vg_probe_session *s, size_t i);
+/* --latency: the location's durations (borrowed; summarize them), or
+ * NULL when it has none (latency_why). */
+struct vg_latency *vg_probe_latency(struct vg_probe_session *s, size_t loc);
+/* --per-thread: (site, tid, calls) sorted by site then tid; *dropped
+ * hits not attributed (hash full). */
+const struct vg_bpf_thread_count *vg_probe_thread_counts(const struct vg_probe_session *s,
+							 size_t *n, uint64_t *dropped);
+const struct vg_probe_stats *vg_probe_stats(const struct vg_probe_session *s);
+enum vg_probe_stop vg_probe_stop_reason(const struct vg_probe_session *s);
+const char *vg_probe_stop_name(enum vg_probe_stop r);
+uint64_t vg_probe_duration_ns(const struct vg_probe_session *s);
+/* The time everything was armed (CLOCK_MONOTONIC ns), 0 before. */
+uint64_t vg_probe_armed_ns(const struct vg_probe_session *s);
+const struct vg_probe_opts *vg_probe_opts(const struct vg_probe_session *s);
+
+#endif
