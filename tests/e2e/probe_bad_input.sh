@@ -1,3 +1,106 @@
 #!/bin/bash
-# placeholder: being written
-echo "not written yet"; exit 77
+# probe_bad_input: what `vigil probe` refuses, before arming anything, each
+# with its exit code, one stderr line "vigil: error: ..." naming what is
+# wrong, nothing on stdout, and with --json an error document with the same
+# exit code: an unknown symbol, an address in no executable mapping (the
+# target's [stack]), an unmapped address (0x10), a FILE:LINE of no file,
+# no LOCATION, --args 7, --interval 0 (exit 2); a dead PID (exit 4); as
+# user nobody against a root target (exit 3).  The target's code is
+# untouched afterwards.
+source "$(dirname "$0")/lib.sh"
+
+truth=$T/truth
+start_target tgt_probe "$truth" count 1000
+wait_truth "$truth" ready
+pid=$(truth_get "$truth" pid)
+
+sleep 0 &
+dead=$!
+wait "$dead" || true
+[[ ! -e /proc/$dead ]] || harness_error "pid $dead still exists"
+stack=$(awk '$6 == "[stack]" { split($1, r, "-"); print "0x" r[1]; exit }' "/proc/$pid/maps")
+[[ -n $stack ]] || harness_error "no [stack] line in /proc/$pid/maps"
+
+# refuse NAME RC REGEX ARGS...  - vigil probe ARGS exits RC with one error
+# line matching REGEX (grep -Ei) and no stdout, then the same with --json:
+# an error document with exit_code RC.
+refuse() {
+	local name=$1 rc=$2 re=$3 t0 t1
+	shift 3
+	t0=$(date +%s%N)
+	vg "$name" probe "$@"
+	t1=$(date +%s%N)
+	assert_rc "$rc"
+	assert_one_error_line
+	grep -Eiq -- "$re" "$T/$name.err" || { show_last; fail "$LAST_CMD: the error does not match /$re/"; }
+	[[ ! -s $T/$name.out ]] || { show_last; fail "$LAST_CMD: output on stdout despite the error"; }
+	(((t1 - t0) / 1000000 < 3000)) || { show_last; fail "$LAST_CMD: took $(((t1 - t0) / 1000000)) ms to refuse (did it probe first?)"; }
+	vg "${name}_json" probe "$@" --json
+	assert_rc "$rc"
+	vg_py "$T/${name}_json.out" "$rc" "$LAST_CMD" <<'PY' || { show_last; fail "$LAST_CMD: bad error document"; }
+import sys
+from vgcheck import *
+check_error_doc(load_json(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+done()
+PY
+	echo "ok: $name: exit $rc, $(head -c 160 "$T/$name.err")"
+}
+
+refuse unknown_symbol 2 "no_such_function_xyz" "$pid" no_such_function_xyz --duration 500
+refuse stack_address 2 "$stack|executable|mapping" "$pid" "$stack" --duration 500
+refuse unmapped 2 "0x10|mapping|mapped" "$pid" 0x10 --duration 500
+refuse no_file_line 2 "nosuchfile\\.c" "$pid" nosuchfile.c:12 --duration 500
+refuse no_location 2 "location" "$pid" --duration 500
+refuse args_7 2 "args|7" "$pid" probe_counted --args 7 --duration 500
+refuse interval_0 2 "interval" "$pid" probe_counted --interval 0 --duration 500
+refuse dead 4 "$dead" "$dead" probe_counted --duration 500
+refuse not_a_pid 2 "12ab" 12ab probe_counted --duration 500
+
+# Permission: as nobody against this root-owned target.
+if [[ $(id -u) != 0 ]]; then
+	echo "skip: permission case: needs root to start a target another user cannot observe"
+elif ! command -v setpriv >/dev/null; then
+	echo "skip: permission case: setpriv (util-linux) not installed"
+else
+	chmod 755 "$T"
+	cp "$VIGIL" "$T/vigil"
+	chmod 755 "$T/vigil"
+	asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+	asnobody true 2>"$T/setpriv.err" || skip "setpriv cannot switch to uid 65534: $(cat "$T/setpriv.err")"
+	for j in "" --json; do
+		set +e
+		# shellcheck disable=SC2086
+		asnobody "$T/vigil" probe "$pid" probe_counted --duration 500 $j >"$T/perm.out" 2>"$T/perm.err"
+		RC=$?
+		set -e
+		LAST=perm LAST_CMD="(as nobody) vigil probe $pid probe_counted --duration 500 $j"
+		assert_rc 3
+		if [[ -z $j ]]; then
+			assert_one_error_line
+			cp "$T/perm.err" "$T/perm_text.err"
+		else
+			vg_py "$T/perm.out" <<'PY' || { show_last; fail "$LAST_CMD: bad error document"; }
+import sys
+from vgcheck import *
+check_error_doc(load_json(sys.argv[1]), 3)
+done()
+PY
+		fi
+	done
+	echo "ok: as nobody: exit 3, $(head -c 160 "$T/perm_text.err")"
+fi
+
+# Nothing was armed: the target's code is as it was.
+kill -USR1 "$pid"
+wait_truth "$truth" done
+kill -USR2 "$pid"
+wait_truth "$truth" final
+vg_py "$truth" <<'PY' || fail "the target's code changed"
+import sys
+from probecheck import *
+t = ProbeTruth(sys.argv[1])
+for fn, hx in t.code["code"].items():
+    eq("probe_bad_input: " + fn + " code_final vs code", hx, t.code["code_final"].get(fn))
+done()
+PY
+echo "ok"
