@@ -32,6 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <Zydis/Zydis.h>
 
 #include <elfutils/libdw.h>
 
@@ -157,6 +161,54 @@ static int fill_names(struct vg_probe_site *site, const struct vg_sym_result *re
 }
 
 /* The site at runtime address addr: checked, located in its file, named. */
+/* A uprobe must sit on the first byte of an instruction: the kernel
+ * refuses some offsets inside one and accepts others (bytes that happen
+ * to decode), which would then count nothing or corrupt the target's
+ * instruction stream as the kernel sees it.  Decode the function from its
+ * start, in the file (the bytes the kernel will patch), up to the site. */
+#define MAX_DECODE_BYTES (1u << 20)
+static int check_instruction_start(const struct vg_probe_site *site, uint64_t fn_size,
+				   struct vg_error *err)
+{
+	uint64_t fn_off = site->file_offset - site->function_offset, pos = 0, prev = 0;
+	size_t len = site->function_offset + 16;
+	ZydisDecoder dec;
+	uint8_t *code;
+	ssize_t got;
+	int fd;
+
+	if (!site->function || site->function_offset == 0 || site->function_offset >= fn_size ||
+	    site->function_offset > MAX_DECODE_BYTES || site->file_offset < site->function_offset)
+		return 0;
+	code = malloc(len);
+	fd = code ? open(site->path, O_RDONLY | O_CLOEXEC) : -1;
+	got = fd >= 0 ? pread(fd, code, len, (off_t)fn_off) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (got < (ssize_t)site->function_offset) {
+		free(code);
+		return 0;   /* unreadable here: the kernel still checks what it can */
+	}
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	while (pos < site->function_offset) {
+		ZydisDecodedInstruction in;
+
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, code + pos, (size_t)got - pos, &in))) {
+			free(code);
+			return 0;   /* data in code, or bytes Zydis does not know: no verdict */
+		}
+		prev = pos;
+		pos += in.length;
+	}
+	free(code);
+	if (pos == site->function_offset)
+		return 0;
+	return vg_error_set(err, -EINVAL,
+			    "cannot probe %s+%" PRIu64 ": it is inside the instruction at %s+%" PRIu64 " (%" PRIu64 " bytes); a probe must be on an instruction's first byte (%s+%" PRIu64 " or %s+%" PRIu64 ")",
+			    site->function, site->function_offset, site->function, prev, pos - prev,
+			    site->function, prev, site->function, pos);
+}
+
 static int fill_site(struct vg_symbolizer *sym, const struct vg_maps *maps, pid_t pid,
 		     uint64_t addr, struct vg_probe_site *site, struct vg_error *err)
 {
@@ -198,7 +250,10 @@ static int fill_site(struct vg_symbolizer *sym, const struct vg_maps *maps, pid_
 		site_clear(site);
 		return vg_error_set(err, -ENOMEM, "out of memory");
 	}
-	return 0;
+	rc = check_instruction_start(site, res.symbol_size, err);
+	if (rc < 0)
+		site_clear(site);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
