@@ -219,9 +219,22 @@ static void bucket_range(unsigned k, uint64_t *lo, uint64_t *hi)
 static void lower_bound_reasons(struct vg_probe_session *s, cJSON *arr, bool *counts_short)
 {
 	const struct vg_probe_stats *st = vg_probe_stats(s);
-	char buf[256];
+	char buf[640];
 
 	*counts_short = false;
+	if (st->rearms) {
+		snprintf(buf, sizeof(buf), "the thread the probes were on exited %u time%s; they were re-armed on "
+			 "thread %d, and calls in the moments between are missing (and calls then running show as in_flight)",
+			 st->rearms, st->rearms == 1 ? "" : "s", (int)st->rearmed_on);
+		cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+		*counts_short = true;
+	}
+	if (vg_probe_stop_reason(s) == VG_PROBE_STOP_TASK_LOST) {
+		snprintf(buf, sizeof(buf), "the thread the probes were on exited and no other thread could take them%s%s: "
+			 "the probe stopped early", st->rearm_why[0] ? ": " : "", st->rearm_why);
+		cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+		*counts_short = true;
+	}
 	if (st->leader_exited) {
 		cJSON_AddItemToArray(arr, cJSON_CreateString(
 			"the thread the probes were opened on exited while its process went on: "

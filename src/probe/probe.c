@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -17,7 +18,7 @@
 
 #define STACK_MAX_FRAMES 128
 #define STACKS_MAX_DISTINCT 65536
-#define POLL_MS_MAX 100
+#define POLL_MS_MAX 20   /* also how late a lost probe task is noticed */
 
 /* Distinct stacks of one location, open addressing on a hash of the ips. */
 struct stack_entry {
@@ -238,7 +239,8 @@ struct vg_probe_session *vg_probe_free(struct vg_probe_session *s)
 	return NULL;
 }
 
-static int load_and_open(struct vg_probe_session *s, size_t i, bool ret, struct vg_error *err)
+static int load_and_open(struct vg_probe_session *s, size_t i, bool ret, int *fd,
+			 struct vg_error *err)
 {
 	struct site_state *ss = &s->sites[i];
 	struct vg_bpf_prog_spec spec = {
@@ -252,8 +254,7 @@ static int load_and_open(struct vg_probe_session *s, size_t i, bool ret, struct 
 	r = vg_bpf_prog_load(&spec, s->counters, ret || recording(&s->o) ? s->output : NULL, &prog, err);
 	if (r < 0)
 		return r;
-	r = vg_uprobe_open(ss->site->path, ss->site->file_offset, ret, s->probe_task, prog,
-			   ret ? &ss->return_fd : &ss->entry_fd, err);
+	r = vg_uprobe_open(ss->site->path, ss->site->file_offset, ret, s->probe_task, prog, fd, err);
 	close(prog);
 	return r;
 }
@@ -274,9 +275,9 @@ int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 	 * records a call always has its return probe in place. */
 	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
 		if (s->sites[i].result.has_return)
-			r = load_and_open(s, i, true, err);
+			r = load_and_open(s, i, true, &s->sites[i].return_fd, err);
 	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
-		r = load_and_open(s, i, false, err);
+		r = load_and_open(s, i, false, &s->sites[i].entry_fd, err);
 	s->armed = true;   /* from here on, disarm closes what was opened */
 	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
 		if (s->sites[i].return_fd >= 0 && vg_uprobe_enable(s->sites[i].return_fd, true) < 0)
@@ -480,6 +481,101 @@ uint64_t vg_probe_live_calls(struct vg_probe_session *s, size_t loc)
 	return sum;
 }
 
+/* Image paths under /proc/PID/ (map_files, root) die with the task that
+ * PID names when it is a leader that exited: go through a live thread's
+ * /proc/TID/ instead, the same mm and mount namespace. */
+static int repoint_path(char **path, pid_t tid)
+{
+	const char *p = *path, *rest;
+	char *np;
+
+	if (strncmp(p, "/proc/", 6) != 0)
+		return 0;
+	rest = p + 6 + strspn(p + 6, "0123456789");
+	if (rest == p + 6 || *rest != '/')
+		return 0;
+	if (asprintf(&np, "/proc/%d%s", (int)tid, rest) < 0)
+		return -ENOMEM;
+	free(*path);
+	*path = np;
+	return 0;
+}
+
+/* The kernel runs a probe's program for hits in the mm of the task the
+ * event was opened on; when that task exits (pthread_exit in main) the
+ * event hangs up and counts nothing more.  Open every event again on a
+ * live thread, enable the new ones (returns first), then close the old:
+ * the calls in between are missing, and the report says so.  Returns 0,
+ * or -ESRCH when no thread is left (the process is exiting). */
+static int rearm(struct vg_probe_session *s, struct vg_error *err)
+{
+	pid_t *tids = NULL, old = s->probe_task;
+	size_t n = 0;
+	int r;
+
+	if (vg_target_threads(s->t, &tids, &n, err) < 0)
+		return -ESRCH;
+	s->probe_task = 0;
+	for (size_t i = 0; i < n && !s->probe_task; i++) {
+		struct vg_proc_stat st;
+
+		if (tids[i] != old && vg_proc_stat_read(tids[i], &st) == 0 && st.state != 'Z' &&
+		    st.state != 'X' && !(st.flags & VG_PF_EXITING))
+			s->probe_task = tids[i];
+	}
+	free(tids);
+	if (!s->probe_task) {
+		s->probe_task = old;
+		return -ESRCH;
+	}
+	r = 0;
+	for (size_t i = 0; i < s->n_sites && r >= 0; i++)
+		if (repoint_path(&s->sites[i].site->path, s->probe_task) < 0)
+			r = vg_error_set(err, -ENOMEM, "out of memory");
+	for (size_t pass = 0; pass < 2 && r >= 0; pass++) {
+		for (size_t i = 0; i < s->n_sites && r >= 0; i++) {
+			struct site_state *ss = &s->sites[i];
+			bool ret = pass == 0;
+			int *fd = ret ? &ss->return_fd : &ss->entry_fd, nfd = -1;
+
+			if (ret && !ss->result.has_return)
+				continue;
+			r = load_and_open(s, i, ret, &nfd, err);
+			if (r >= 0 && vg_uprobe_enable(nfd, true) < 0)
+				r = vg_error_set(err, -errno, "cannot enable a re-armed probe: %s", strerror(errno));
+			if (r < 0) {
+				if (nfd >= 0)
+					close(nfd);
+				break;
+			}
+			close(*fd);
+			*fd = nfd;
+		}
+	}
+	s->stats.rearms++;
+	s->stats.rearmed_on = s->probe_task;
+	if (r < 0 && err)
+		snprintf(s->stats.rearm_why, sizeof(s->stats.rearm_why), "%.255s", err->msg);
+	return r;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* A pidfd of one thread (readable when it exits), or -1. */
+static int task_pidfd(pid_t tid)
+{
+	return (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+}
+
+static bool task_exited(pid_t tid)
+{
+	struct vg_proc_stat st;
+
+	return vg_proc_stat_read(tid, &st) < 0 || st.state == 'Z' || st.state == 'X';
+}
+
 static bool target_gone(struct vg_probe_session *s, struct pollfd *pidfd)
 {
 	bool alive = true, changed = false;
@@ -493,19 +589,33 @@ static bool target_gone(struct vg_probe_session *s, struct pollfd *pidfd)
 int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn interval, void *arg,
 		 struct vg_error *err)
 {
-	struct pollfd pfd[2 + 64];
-	size_t n_out = 0, np = 0;
+	struct pollfd *pfd;
+	size_t n_out = 0, np = 0, task_fd;
 	const int *out_fds = s->output ? vg_bpf_output_fds(s->output, &n_out) : NULL;
 	uint64_t start = s->armed_ns, deadline = s->o.duration_ms ? start + s->o.duration_ms * 1000000ull : 0;
 	uint64_t next_tick = s->o.interval_ms ? start + s->o.interval_ms * 1000000ull : 0;
 	int pidfd = vg_target_pidfd(s->t);
 
-	(void)err;
+	pfd = calloc(3 + n_out, sizeof(*pfd));
+	if (!pfd) {
+		if (pidfd >= 0)
+			close(pidfd);
+		vg_probe_disarm(s);
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	}
 	pfd[np++] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
 	pfd[np++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-	for (size_t i = 0; i < n_out && np < sizeof(pfd) / sizeof(pfd[0]); i++)
+	/* The probe task's exit (see rearm): a thread pidfd where the kernel
+	 * has them (6.9+), and its state read at every wake-up.  The
+	 * events' own fds cannot tell: perf_poll reports POLLHUP for any
+	 * event without a ring. */
+	task_fd = np;
+	pfd[np++] = (struct pollfd){ .fd = task_pidfd(s->probe_task), .events = POLLIN };
+	for (size_t i = 0; i < n_out; i++)
 		pfd[np++] = (struct pollfd){ .fd = out_fds[i], .events = POLLIN };
 	while (s->stop == VG_PROBE_RUNNING) {
+		bool lost;
+
 		uint64_t now = vg_perf_now(), wait_ns = POLL_MS_MAX * 1000000ull;
 
 		if (deadline && deadline - now < wait_ns)
@@ -516,10 +626,21 @@ int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn i
 			break;
 		now = vg_perf_now();
 		drain(s, now);
+		/* A leader that exits before its threads stays a zombie and its
+		 * thread pidfd does not fire (6.18): read its state too. */
+		lost = (pfd[task_fd].fd >= 0 && (pfd[task_fd].revents & (POLLIN | POLLHUP))) ||
+		       task_exited(s->probe_task);
 		if (stop_fd >= 0 && (pfd[0].revents & POLLIN))
 			s->stop = VG_PROBE_STOP_INTERRUPTED;
 		else if (target_gone(s, pidfd >= 0 ? &pfd[1] : NULL))
 			s->stop = VG_PROBE_STOP_EXITED;
+		else if (lost && rearm(s, err) < 0)
+			s->stop = target_gone(s, NULL) ? VG_PROBE_STOP_EXITED : VG_PROBE_STOP_TASK_LOST;
+		if (lost) {
+			if (pfd[task_fd].fd >= 0)
+				close(pfd[task_fd].fd);
+			pfd[task_fd].fd = task_pidfd(s->probe_task);
+		}
 		else if (deadline && now >= deadline)
 			s->stop = VG_PROBE_STOP_DURATION;
 		if (next_tick && now >= next_tick && s->stop == VG_PROBE_RUNNING) {
@@ -530,6 +651,9 @@ int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn i
 		}
 	}
 	s->stopped_ns = vg_perf_now();
+	if (pfd[task_fd].fd >= 0)
+		close(pfd[task_fd].fd);
+	free(pfd);
 	if (pidfd >= 0)
 		close(pidfd);
 	vg_probe_disarm(s);
@@ -573,7 +697,7 @@ static void check_code_restored(struct vg_probe_session *s)
 		const struct vg_probe_site *st = s->sites[i].site;
 		uint8_t mem[16], file[16];
 		struct iovec l = { mem, sizeof(mem) }, r = { (void *)(uintptr_t)st->runtime_addr, sizeof(mem) };
-		ssize_t got = process_vm_readv(s->t->mm_pid ? s->t->mm_pid : s->t->pid, &l, 1, &r, 1, 0);
+		ssize_t got = process_vm_readv(s->probe_task, &l, 1, &r, 1, 0);
 		int fd = open(st->path, O_RDONLY | O_CLOEXEC);
 		ssize_t fgot = fd >= 0 ? pread(fd, file, sizeof(file), (off_t)st->file_offset) : -1;
 
@@ -689,6 +813,7 @@ const char *vg_probe_stop_name(enum vg_probe_stop r)
 	case VG_PROBE_STOP_DURATION: return "duration";
 	case VG_PROBE_STOP_INTERRUPTED: return "interrupted";
 	case VG_PROBE_STOP_EXITED: return "target_exited";
+	case VG_PROBE_STOP_TASK_LOST: return "probe_task_lost";
 	case VG_PROBE_RUNNING: break;
 	}
 	return "running";

@@ -50,6 +50,9 @@ enum vg_probe_stop {
 	VG_PROBE_STOP_DURATION,      /* "duration" */
 	VG_PROBE_STOP_INTERRUPTED,   /* "interrupted" */
 	VG_PROBE_STOP_EXITED,        /* "target_exited" */
+	/* "probe_task_lost": the task the probes were on exited and no
+	 * other thread could take them (see rearm in probe.c) */
+	VG_PROBE_STOP_TASK_LOST,
 };
 
 /* A call stack that reached a location, innermost first (ips[0] is the
@@ -96,6 +99,9 @@ struct vg_probe_stats {
 	uint64_t records_malformed;
 	uint64_t records_other;      /* of an unknown site or another process */
 	bool leader_exited;          /* the thread the probes are opened on exited */
+	unsigned rearms;             /* times the probes moved to another thread */
+	pid_t rearmed_on;            /* the last thread they moved to */
+	char rearm_why[256];         /* why the last move failed, or "" */
 	bool code_restored;          /* every site's bytes read back equal the file's */
 	size_t code_checked;         /* sites whose bytes were read back */
 	char code_why[256];          /* why not restored/checked, or "" */
