@@ -13,6 +13,10 @@
  *   stacks      probe_leaf() from stack_a x60 and from stack_b x40
  *   spin SECS   probe_bench(i) in a tight loop for SECS seconds (bench/probe.sh)
  *   exit MS     probe_counted() in a loop for MS ms, then exit(0) (no wait)
+ *   leader N    a worker calls probe_counted() N times, 200 us apart; the
+ *               main thread calls pthread_exit once the worker made N/4
+ *               ("calls_before_exit K"): the thread vigil's probes are
+ *               opened on is gone while the process goes on
  *
  * Writes the truth (truth.h) with "state ready", waits for SIGUSR1 (the go:
  * sent once vigil has armed its probes), does the calls, rewrites the truth
@@ -192,6 +196,7 @@ static long calls;                 /* the work's calls, all threads */
 static long lat_dur[40], lat_us[40];
 static long fl_a, fl_b, st_a, st_b, args_n1, args_n2;
 static double spin_secs;
+static long leader_before_exit;
 
 static void die(const char *what)
 {
@@ -244,8 +249,9 @@ static void write_truth(const char *state)
 	FILE *f = truth_begin(truth_path);
 	truth_objects(f);
 	fprintf(f, "mode %s\n", mode);
-	if (!realpath("/proc/self/exe", exe))
-		die("realpath /proc/self/exe");
+	/* thread-self: /proc/self/exe is gone once the main thread exited (leader) */
+	if (!realpath("/proc/thread-self/exe", exe))
+		die("realpath /proc/thread-self/exe");
 	for (size_t i = 0; i < NFUNCS; i++) {
 		struct find_off fo = { (uintptr_t)funcs[i].addr, -1 };
 		dl_iterate_phdr(find_off_cb, &fo);
@@ -261,7 +267,9 @@ static void write_truth(const char *state)
 	if (have_after) {
 		code_lines(f, "code_after", code_after);
 		fprintf(f, "calls %ld\n", calls);
-		if (!strcmp(mode, "count") || !strcmp(mode, "exit")) {
+		if (!strcmp(mode, "leader"))
+			fprintf(f, "calls_before_exit %ld\n", leader_before_exit);
+		if (!strcmp(mode, "count") || !strcmp(mode, "exit") || !strcmp(mode, "leader")) {
 			for (int r = 0; r < NTHREADS; r++)
 				if (th[r].tid)
 					fprintf(f, "thread %d calls %ld %s\n", (int)th[r].tid,
@@ -465,10 +473,50 @@ static void do_spin(void)
 	spin_secs = t - t0;
 }
 
+static void finish_and_serve(void);
+
+/* leader: the worker does all the calls, and the rest of main's job. */
+static void *leader_worker(void *p)
+{
+	(void)p;
+	__atomic_store_n(&th[EARLY].tid, gettid(), __ATOMIC_RELEASE);
+	pthread_barrier_wait(&go_bar);
+	for (long i = 0; i < arg; i++) {
+		probe_counted(i);
+		__atomic_store_n(&th[EARLY].count, th[EARLY].count + 1, __ATOMIC_RELEASE);
+		usleep(200);
+	}
+	/* Let main's exit finish before the truth reads its count. */
+	while (!__atomic_load_n(&leader_before_exit, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	calls = th[EARLY].count;
+	finish_and_serve();
+	return NULL;
+}
+
+static void do_leader(void)
+{
+	pthread_t w;
+
+	pthread_barrier_init(&go_bar, NULL, 2);
+	th[MAIN].tid = gettid();
+	if (pthread_create(&w, NULL, leader_worker, NULL))
+		die("pthread_create");
+	while (!__atomic_load_n(&th[EARLY].tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	write_truth("ready");
+	wait_signal(SIGUSR1);
+	pthread_barrier_wait(&go_bar);
+	while (__atomic_load_n(&th[EARLY].count, __ATOMIC_ACQUIRE) < arg / 4)
+		usleep(100);
+	__atomic_store_n(&leader_before_exit, th[EARLY].count, __ATOMIC_RELEASE);
+	pthread_exit(NULL);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: tgt_probe TRUTH count N|latency|recursive|fileline|args|stacks|spin SECS|exit MS");
+		die("usage: tgt_probe TRUTH count N|latency|recursive|fileline|args|stacks|spin SECS|exit MS|leader N");
 	truth_path = argv[1];
 	mode = argv[2];
 	arg = argc > 3 ? strtol(argv[3], NULL, 10) : 0;
@@ -498,14 +546,21 @@ int main(int argc, char **argv)
 		do_stacks();
 	else if (!strcmp(mode, "spin") && arg > 0)
 		do_spin();
+	else if (!strcmp(mode, "leader") && arg > 0)
+		do_leader();
 	else
 		die("unknown mode or missing argument");
+	finish_and_serve();
+	return 0;
+}
 
+static void finish_and_serve(void)
+{
 	read_code(code_after);
 	have_after = 1;
 	write_truth("done");
 	if (!strcmp(mode, "exit"))
-		return 0;
+		exit(0);
 	for (;;) {
 		wait_signal(SIGUSR2);
 		write_truth("final");
