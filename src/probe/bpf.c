@@ -1081,9 +1081,13 @@ static int uprobe_open_error(int e, const char *path, uint64_t off, pid_t pid,
 				    "instruction it can probe", path, o);
 	case KERNEL_ENOTSUPP:
 	case EOPNOTSUPP:
+		/* vigil's resolver already checked the instruction boundary:
+		 * what is left are instructions the kernel will not step out
+		 * of line (lock-prefixed, int3, some privileged ones). */
 		return vg_error_set(err, -EINVAL, "the kernel cannot probe the instruction at "
-				    "file offset 0x%llx of '%s' (is the offset an instruction's "
-				    "first byte?)", o, path);
+				    "file offset 0x%llx of '%s': uprobes refuse some instructions "
+				    "(lock-prefixed, int3, ...); probe the next instruction "
+				    "(SYMBOL+OFF) instead", o, path);
 	case EACCES:
 	case EPERM:
 		return vg_error_set(err, -e, "creating a uprobe on pid %d was refused: vigil "

@@ -140,8 +140,11 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 	s->o = *o;
 	if (!s->o.stack_bytes)
 		s->o.stack_bytes = 8192;
+	/* A hit with a stack copy is ~8 KiB: 1024 pages (4 MiB) per CPU hold
+	 * ~500 of them between two drains; 256 pages lost a quarter of the
+	 * records of a tight loop. */
 	if (!s->o.ring_pages)
-		s->o.ring_pages = 256;
+		s->o.ring_pages = s->o.stacks ? 1024 : 256;
 	s->probe_task = t->mm_pid ? t->mm_pid : t->pid;
 	s->locs = calloc(n_specs, sizeof(*s->locs));
 	if (!s->locs) {

@@ -42,7 +42,7 @@ struct vg_probe_opts {
 	bool stacks;
 	bool per_thread;
 	uint32_t stack_bytes;        /* --stacks: user stack copied per hit (default 8192) */
-	size_t ring_pages;           /* per CPU (default 256) */
+	size_t ring_pages;           /* per CPU (default 256, 1024 with stacks) */
 };
 
 enum vg_probe_stop {
