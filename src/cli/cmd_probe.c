@@ -643,9 +643,15 @@ static void table_latency(FILE *out, struct vg_probe_session *s, size_t i)
 	fputs("  max ", out);
 	put_ns(out, sum.max_ns);
 	fprintf(out, "%s\n", sum.exact ? "" : "  (percentiles within 1.6%)");
-	if (l->pairing.unmatched_returns || l->pairing.unreturned)
-		fprintf(out, "  %" PRIu64 " returns without their entry, %" PRIu64 " entries that never returned (longjmp, lost records)\n",
-			l->pairing.unmatched_returns, l->pairing.unreturned);
+	/* Return probes are armed first, so a call already entered when
+	 * they were armed returns with no entry recorded. */
+	if (l->pairing.unmatched_returns)
+		fprintf(out, "  %" PRIu64 " returns of calls that began before the probe was armed%s, not timed\n",
+			l->pairing.unmatched_returns,
+			vg_probe_stats(s)->records_lost ? " (or whose entry record was lost)" : "");
+	if (l->pairing.unreturned)
+		fprintf(out, "  %" PRIu64 " calls left without returning (longjmp, exceptions%s), not timed\n",
+			l->pairing.unreturned, vg_probe_stats(s)->records_lost ? ", lost records" : "");
 	for (unsigned k = sum.log2_lo; k <= sum.log2_hi && k < VG_LOG2_BUCKETS; k++)
 		max = sum.log2[k] > max ? sum.log2[k] : max;
 	fprintf(out, "  %21s : %-8s %s\n", "nsecs", "count", "distribution");

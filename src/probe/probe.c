@@ -35,6 +35,7 @@ struct site_state {
 	struct vg_probe_site *site;  /* borrowed from its location */
 	size_t location;
 	int entry_fd, return_fd;
+	int entry_prog, return_prog;   /* kept for a re-arm */
 	struct vg_probe_site_result result;
 };
 
@@ -181,6 +182,8 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 			s->sites[k].location = i;
 			s->sites[k].entry_fd = -1;
 			s->sites[k].return_fd = -1;
+			s->sites[k].entry_prog = -1;
+			s->sites[k].return_prog = -1;
 			s->sites[k].result.has_return = o->latency && !s->locs[i].latency_why;
 		}
 	}
@@ -242,23 +245,33 @@ struct vg_probe_session *vg_probe_free(struct vg_probe_session *s)
 	return NULL;
 }
 
-static int load_and_open(struct vg_probe_session *s, size_t i, bool ret, int *fd,
-			 struct vg_error *err)
+static int load_prog(struct vg_probe_session *s, size_t i, bool ret, int *prog,
+		     struct vg_error *err)
 {
-	struct site_state *ss = &s->sites[i];
 	struct vg_bpf_prog_spec spec = {
 		.site = (uint32_t)i,
 		.kind = ret ? VG_PROBE_REC_RETURN : VG_PROBE_REC_ENTRY,
 		.count = !ret,
 		.stack_bytes = !ret && s->o.stacks ? s->o.stack_bytes : 0,
 	};
-	int prog = -1, r;
 
-	r = vg_bpf_prog_load(&spec, s->counters, ret || recording(&s->o) ? s->output : NULL, &prog, err);
-	if (r < 0)
-		return r;
-	r = vg_uprobe_open(ss->site->path, ss->site->file_offset, ret, s->probe_task, prog, fd, err);
-	close(prog);
+	return vg_bpf_prog_load(&spec, s->counters, ret || recording(&s->o) ? s->output : NULL,
+				prog, err);
+}
+
+static int open_probe(struct vg_probe_session *s, size_t i, bool ret, int *fd,
+		      struct vg_error *err)
+{
+	struct site_state *ss = &s->sites[i];
+	int r = vg_uprobe_open(ss->site->path, ss->site->file_offset, ret, s->probe_task,
+			       ret ? ss->return_prog : ss->entry_prog, fd, err);
+
+	/* The program runs from the attach on, enabled or not (the kernel
+	 * calls it from the uprobe handler); enabling is for kernels that
+	 * would check. */
+	if (r >= 0 && vg_uprobe_enable(*fd, true) < 0)
+		r = vg_error_set(err, -errno, "cannot enable the probe at 0x%" PRIx64 ": %s",
+				 ss->site->runtime_addr, strerror(errno));
 	return r;
 }
 
@@ -274,22 +287,23 @@ int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 		r = vg_bpf_output_new(s->o.ring_pages, &s->output, err);
 	if (r >= 0 && s->o.stacks)
 		r = vg_unwinder_new(s->t->pid, vg_symbolizer_images(s->sym), &s->unwinder, err);
-	/* Every event is created disabled: returns first, so an entry that
-	 * records a call always has its return probe in place. */
+	/* Programs first (the verifier takes milliseconds), so the return
+	 * probes and entry probes go in one right after the other. */
+	for (size_t i = 0; r >= 0 && i < s->n_sites; i++) {
+		if (s->sites[i].result.has_return)
+			r = load_prog(s, i, true, &s->sites[i].return_prog, err);
+		if (r >= 0)
+			r = load_prog(s, i, false, &s->sites[i].entry_prog, err);
+	}
+	s->armed = true;   /* from here on, disarm closes what was opened */
+	/* Returns before entries: an entry recorded always has its return
+	 * probe in place (a call entered in between returns unmatched, and
+	 * is reported as begun before arming). */
 	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
 		if (s->sites[i].result.has_return)
-			r = load_and_open(s, i, true, &s->sites[i].return_fd, err);
+			r = open_probe(s, i, true, &s->sites[i].return_fd, err);
 	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
-		r = load_and_open(s, i, false, &s->sites[i].entry_fd, err);
-	s->armed = true;   /* from here on, disarm closes what was opened */
-	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
-		if (s->sites[i].return_fd >= 0 && vg_uprobe_enable(s->sites[i].return_fd, true) < 0)
-			r = vg_error_set(err, -errno, "cannot enable the return probe of site %zu: %s",
-					 i, strerror(errno));
-	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
-		if (vg_uprobe_enable(s->sites[i].entry_fd, true) < 0)
-			r = vg_error_set(err, -errno, "cannot enable the probe of site %zu: %s",
-					 i, strerror(errno));
+		r = open_probe(s, i, false, &s->sites[i].entry_fd, err);
 	if (r < 0) {
 		vg_probe_disarm(s);
 		return r;
@@ -543,9 +557,7 @@ static int rearm(struct vg_probe_session *s, struct vg_error *err)
 
 			if (ret && !ss->result.has_return)
 				continue;
-			r = load_and_open(s, i, ret, &nfd, err);
-			if (r >= 0 && vg_uprobe_enable(nfd, true) < 0)
-				r = vg_error_set(err, -errno, "cannot enable a re-armed probe: %s", strerror(errno));
+			r = open_probe(s, i, ret, &nfd, err);
 			if (r < 0) {
 				if (nfd >= 0)
 					close(nfd);
@@ -734,10 +746,14 @@ void vg_probe_disarm(struct vg_probe_session *s)
 	s->armed = false;
 	if (!s->stopped_ns)
 		s->stopped_ns = vg_perf_now();
-	/* Entries first: calls already entered can still return and pair. */
-	for (size_t i = 0; i < s->n_sites; i++)
+	/* Entries first (closing, not disabling: the program runs while
+	 * attached): the counts are final, and calls already entered can
+	 * still return and pair. */
+	for (size_t i = 0; i < s->n_sites; i++) {
 		if (s->sites[i].entry_fd >= 0)
-			vg_uprobe_enable(s->sites[i].entry_fd, false);
+			close(s->sites[i].entry_fd);
+		s->sites[i].entry_fd = -1;
+	}
 	for (size_t i = 0; i < s->n_sites; i++) {
 		uint64_t c = 0;
 
@@ -749,11 +765,13 @@ void vg_probe_disarm(struct vg_probe_session *s)
 		vg_bpf_counters_threads(s->counters, &s->threads, &s->n_threads, &s->threads_dropped, NULL);
 	drain(s, UINT64_MAX);
 	for (size_t i = 0; i < s->n_sites; i++) {
-		if (s->sites[i].entry_fd >= 0)
-			close(s->sites[i].entry_fd);
 		if (s->sites[i].return_fd >= 0)
 			close(s->sites[i].return_fd);
-		s->sites[i].entry_fd = s->sites[i].return_fd = -1;
+		if (s->sites[i].entry_prog >= 0)
+			close(s->sites[i].entry_prog);
+		if (s->sites[i].return_prog >= 0)
+			close(s->sites[i].return_prog);
+		s->sites[i].return_fd = s->sites[i].entry_prog = s->sites[i].return_prog = -1;
 	}
 	drain(s, UINT64_MAX);
 	if (s->output) {

@@ -8,13 +8,18 @@
  * per-CPU rings, which the session drains in time order into the pairing,
  * value and stack tables (stats.h).
  *
- * Arming order: return probes before entry probes, so no call recorded at
- * its entry misses its return; disarming: entry probes are disabled first,
- * the rings drained, then every event is closed (the kernel restores the
- * original instruction bytes), and the bytes at every site are read back
- * from the target and compared with the file (code_restored).  Every path
- * out of a session (stop, target exit, error, vg_probe_free) closes the
- * events. */
+ * A program runs from the moment it is attached to its event (enabled or
+ * not: the kernel calls it from the uprobe handler), so the order is the
+ * order of opening.  Arming: every program is loaded first, then the
+ * return probes are opened, then the entry probes, so no call recorded at
+ * its entry misses its return (a call entered in between returns with no
+ * entry: counted as unmatched, reported as begun before arming).
+ * Disarming: the entry probes are closed (the counts are then final), the
+ * counts read, the rings drained, the return probes closed, the rings
+ * drained again; the kernel restores the original instruction bytes as
+ * each probe closes, and the bytes at every site are read back from the
+ * target and compared with the file (code_restored).  Every path out of a
+ * session (stop, target exit, error, vg_probe_free) closes the events. */
 #ifndef VG_PROBE_H
 #define VG_PROBE_H
 
