@@ -19,48 +19,12 @@ for c in json thread dur table; do
 	wait_truth "$T/$c.truth" ready
 done
 
-# probe_bg NAME STOP TRUTH TPID ARGS...  - vigil ARGS in the background,
-# the go (SIGUSR1) to TPID once vigil printed '# probing', then, once TRUTH
-# says "state done", stopped by STOP (int, term, or wait: by itself); $RC.
-probe_bg() {
-	local name=$1 stop=$2 truth=$3 tpid=$4
-	shift 4
-	LAST=$name
-	LAST_CMD="vigil $*"
-	"$PYTHON" -S "$E2E_DIR/probecheck.py" run "$name" "$stop" "$truth" "$tpid" "$VIGIL" "$@" ||
-		harness_error "probecheck.py run failed"
-	RC=$(cat "$T/$name.rc")
-	case $RC in
-	notarmed) RC=$(cat "$T/$name.rc2"); show_last; fail "$LAST_CMD: exited before its '# probing' line" ;;
-	noarm) show_last; fail "$LAST_CMD: no '# probing' line on stderr within 10 s" ;;
-	notdone) show_last; fail "$LAST_CMD: the target did not finish its calls within 30 s of the go" ;;
-	timeout) show_last; fail "$LAST_CMD: still running 20 s after the stop ($stop; killed)" ;;
-	esac
-}
-
-# final C  - SIGUSR2 to target C (vigil has exited): it re-reads its code.
-final() {
-	local p=pid_$1
-	kill -USR2 "${!p}"
-	wait_truth "$T/$1.truth" final
-}
-
-# check C PYTHON  - the report $T/C.out against the truth of target C
-# (t: ProbeTruth, d: the document, w: what, loc: locations[0]).
-check() {
-	vg_py "$T/$1.truth" "$T/$1.out" "$2" "$LAST_CMD" <<'PY' || { show_last; fail "$LAST_CMD: report differs (above)"; }
-import sys
-from probecheck import *
-t, d, code, w = ProbeTruth(sys.argv[1]), load_json(sys.argv[2]), sys.argv[3], sys.argv[4]
-exec(code)
-done()
-PY
-}
+source "$E2E_DIR/probelib.bash"
 
 probe_bg json int "$T/json.truth" "$pid_json" probe "$pid_json" probe_counted --json
 assert_rc 0 "vigil probe stopped by SIGINT"
-final json
-check json '
+final "$T/json.truth" "$pid_json"
+check "$T/json.truth" "$T/json.out" '
 eq(w + ": the per-thread calls add up to the calls line (harness)", t.int("calls"), sum(x["calls"] for x in t.threads))
 obs, locs = check_probe_doc(d, t.pid, w, stop="interrupted")
 loc = locs[0]
@@ -75,8 +39,8 @@ echo "ok: calls == $N exactly, code restored"
 
 probe_bg thread int "$T/thread.truth" "$pid_thread" probe "$pid_thread" probe_counted --per-thread --json
 assert_rc 0 "vigil probe --per-thread"
-final thread
-check thread '
+final "$T/thread.truth" "$pid_thread"
+check "$T/thread.truth" "$T/thread.out" '
 obs, locs = check_probe_doc(d, t.pid, w, stop="interrupted")
 loc = locs[0]
 check_function_location(loc, t, "probe_counted", w, calls=t.int("calls"))
@@ -92,8 +56,8 @@ echo "ok: --per-thread: 3 threads, each its own count, the one created after arm
 
 probe_bg dur wait "$T/dur.truth" "$pid_dur" probe "$pid_dur" probe_counted --duration 3000 --interval 500 --json
 assert_rc 0 "vigil probe --duration 3000"
-final dur
-check dur '
+final "$T/dur.truth" "$pid_dur"
+check "$T/dur.truth" "$T/dur.out" '
 obs, locs = check_probe_doc(d, t.pid, w, stop="duration")
 check_function_location(locs[0], t, "probe_counted", w, calls=t.int("calls"))
 ms = obs.get("duration_ms") or 0

@@ -15,19 +15,12 @@ start_target tgt_probe "$T/l.truth" leader "$N"
 pid=$TPID
 wait_truth "$T/l.truth" ready
 
-LAST=l
-LAST_CMD="vigil probe $pid probe_counted --json"
-"$PYTHON" -S "$E2E_DIR/probecheck.py" run l int "$T/l.truth" "$pid" "$VIGIL" probe "$pid" probe_counted --json ||
-	harness_error "probecheck.py run failed"
-RC=$(cat "$T/l.rc")
-[[ $RC == 0 ]] || { show_last; fail "$LAST_CMD: exit $RC (run: $(cat "$T/l.rc2" 2>/dev/null))"; }
-kill -USR2 "$pid"
-wait_truth "$T/l.truth" final
+source "$E2E_DIR/probelib.bash"
 
-vg_py "$T/l.truth" "$T/l.out" "$LAST_CMD" <<'PY' || { show_last; fail "$LAST_CMD: report differs (above)"; }
-import sys
-from probecheck import *
-t, d, w = ProbeTruth(sys.argv[1]), load_json(sys.argv[2]), sys.argv[3]
+probe_bg l int "$T/l.truth" "$pid" probe "$pid" probe_counted --json
+assert_rc 0 "vigil probe (the main thread exits meanwhile)"
+final "$T/l.truth" "$pid"
+check "$T/l.truth" "$T/l.out" '
 n, before = t.int("calls"), t.int("calls_before_exit")
 check(0 < before < n, w + ": harness: calls_before_exit %d of %d" % (before, n))
 obs, locs = check_probe_doc(d, t.pid, w, stop="interrupted", exact=False)
@@ -42,6 +35,5 @@ check(isinstance(calls, int) and before < calls <= n and n - calls <= 250,
 eq(w + ": calls_exact", False, locs[0].get("calls_exact"))
 eq(w + ": code_restored", True, obs.get("code_restored"))
 check_code_restored(t, ["probe_counted"], w)
-done()
-PY
+'
 echo "ok: the main thread exited after $(awk '$1=="calls_before_exit"{print $2}' "$T/l.truth") calls; vigil re-armed and counted $(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["locations"][0]["calls"])' "$T/l.out") of $N, flagged as a lower bound"
