@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perf/cpus.h"
 #include "perf/ring.h"
 #include "util/vec.h"
 
@@ -103,56 +104,14 @@ const char *vg_cover_how_name(enum vg_cover_how h)
 	return "?";
 }
 
-/* "0-3,5,7-8" from /sys/devices/system/cpu/online. */
+/* Online CPUs as the set keeps them (an int count). */
 static int online_cpus(int **out, int *n, struct vg_error *err)
 {
-	char buf[1024];
-	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
-	ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	int *cpus = NULL, cap = 0, count = 0;
-	char *p = buf;
+	size_t k = 0;
+	int r = vg_cpus_online(out, &k, err);
 
-	if (fd >= 0)
-		close(fd);
-	if (len <= 0) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-
-		len = snprintf(buf, sizeof(buf), "0-%ld", c > 0 ? c - 1 : 0);
-	}
-	buf[len] = '\0';
-	while (*p && *p != '\n') {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-
-		if (end == p || a < 0)
-			break;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			p = end;
-		}
-		for (long c = a; c <= b && c < 65536; c++) {
-			if (count == cap) {
-				int *g = realloc(cpus, (size_t)(cap = cap ? cap * 2 : 8) * sizeof(*g));
-
-				if (!g) {
-					free(cpus);
-					return vg_error_set(err, -ENOMEM, "out of memory listing CPUs");
-				}
-				cpus = g;
-			}
-			cpus[count++] = (int)c;
-		}
-		if (*p == ',')
-			p++;
-	}
-	if (count == 0) {
-		free(cpus);
-		return vg_error_set(err, -ENOENT, "no online CPU found in /sys/devices/system/cpu/online");
-	}
-	*out = cpus;
-	*n = count;
-	return 0;
+	*n = (int)k;
+	return r;
 }
 
 int vg_perf_set_new(const struct vg_target *t, size_t data_pages,

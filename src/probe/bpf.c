@@ -43,6 +43,7 @@
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 
+#include "perf/cpus.h"
 #include "perf/records.h"
 #include "perf/ring.h"
 #include "util/vec.h"
@@ -426,73 +427,18 @@ struct vg_bpf_output {
 	bool exact_lost;                 /* every event reads its lost count */
 };
 
-/* "0-3,5,7-8" (a sysfs CPU list) into ascending CPU numbers. */
-static int read_cpu_list(const char *path, int **out, size_t *n)
-{
-	char buf[1024], *p = buf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	int *cpus = NULL;
-	size_t cap = 0, k = 0;
-
-	if (fd >= 0)
-		close(fd);
-	if (len <= 0)
-		return -ENOENT;
-	buf[len] = '\0';
-	while (*p && *p != '\n') {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-
-		if (end == p || a < 0)
-			break;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			p = end;
-		}
-		for (long cpu = a; cpu <= b && cpu < 65536; cpu++) {
-			if (VG_GROW(cpus, cap, k + 1) < 0) {
-				free(cpus);
-				return -ENOMEM;
-			}
-			cpus[k++] = (int)cpu;
-		}
-		if (*p == ',')
-			p++;
-	}
-	if (k == 0) {
-		free(cpus);
-		return -ENOENT;
-	}
-	*out = cpus;
-	*n = k;
-	return 0;
-}
-
 static int online_cpus(int **cpus, size_t *n, int *max_entries, struct vg_error *err)
 {
 	int *possible = NULL;
 	size_t n_possible = 0;
-	int r = read_cpu_list("/sys/devices/system/cpu/online", cpus, n);
+	int r = vg_cpus_online(cpus, n, err);
 
-	if (r == -ENOENT) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
-
-		*cpus = malloc(sizeof(int) * (size_t)(c > 0 ? c : 1));
-		if (!*cpus)
-			return vg_error_set(err, -ENOMEM, "out of memory listing CPUs");
-		*n = (size_t)(c > 0 ? c : 1);
-		for (size_t i = 0; i < *n; i++)
-			(*cpus)[i] = (int)i;
-		r = 0;
-	}
 	if (r < 0)
-		return vg_error_set(err, r, "cannot list the online CPUs: %s", strerror(-r));
+		return r;
 	/* The program indexes the array by the CPU it runs on: size it for
 	 * every possible CPU, not just those online now. */
 	*max_entries = (*cpus)[*n - 1] + 1;
-	if (read_cpu_list("/sys/devices/system/cpu/possible", &possible, &n_possible) == 0) {
+	if (vg_cpu_list_read("/sys/devices/system/cpu/possible", &possible, &n_possible) == 0) {
 		if (possible[n_possible - 1] + 1 > *max_entries)
 			*max_entries = possible[n_possible - 1] + 1;
 		free(possible);
