@@ -828,6 +828,15 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
+	for (size_t i = 0; i < vg_probe_n_locations(s); i++) {
+		const struct vg_probe_location *l = &vg_probe_location(s, i)->loc;
+
+		if (l->n_definitions > 1)
+			cli_warn("'%s' is defined in %u images: probing the one in %s (main executable first, "
+				 "then map order); name the image with IMAGE:SYMBOL to choose", l->input,
+				 l->n_definitions, l->sites[0].image && l->sites[0].image->path[0]
+				 ? l->sites[0].image->path : l->sites[0].path);
+	}
 	if (a.out_path) {
 		out = fopen(a.out_path, "we");
 		if (!out) {

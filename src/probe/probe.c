@@ -72,6 +72,12 @@ static bool recording(const struct vg_probe_opts *o)
  * hijack a return address that is not the function's own. */
 static void decide_latency(struct vg_probe_location_result *l)
 {
+	/* Its code may sit at the start of the enclosing function, but the
+	 * line's time is not that function's. */
+	if (l->loc.is_file_line) {
+		l->latency_why = "a FILE:LINE location is a line, not a function: there is no return to time";
+		return;
+	}
 	for (size_t i = 0; i < l->loc.n_sites; i++) {
 		const struct vg_probe_site *st = &l->loc.sites[i];
 
