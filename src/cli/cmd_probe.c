@@ -39,14 +39,14 @@ const char cmd_probe_usage[] =
 	"                    recursion included): min, p50, p90, p99, max, histogram\n"
 	"  --args N          the first N integer/pointer arguments (1-6, System V\n"
 	"                    registers rdi rsi rdx rcx r8 r9), named and typed from\n"
-	"                    DWARF: top values and a log2 histogram\n"
+	"                    DWARF: top values and a log2 histogram of integers\n"
 	"  --stacks          the call stacks that reach each location (CFI unwinding)\n"
 	"  --per-thread      calls per thread\n"
 	"  --interval MS     a stderr line every MS: calls/s per location (perf stat -I)\n"
 	"  --top N           stacks and values listed per location (default 5)\n"
 	"  --stack-bytes N   --stacks: user stack bytes copied per hit (default 8192)\n"
 	"  --json            one JSON document (docs/json-schema/live_probe.json)\n"
-	"  -o FILE           write the report to FILE\n"
+	"  -o, --output FILE write the report to FILE\n"
 	"  -h, --help        this help\n"
 	"\n"
 	"Counting costs the target one kernel trap per hit (~1-20 us, the hardware's\n"
@@ -465,6 +465,10 @@ static cJSON *site_json(struct vg_probe_session *s, const struct vg_probe_site *
 		vg_json_add_text(j, "inlined_into", st->inlined_into);
 	else
 		cJSON_AddNullToObject(j, "inlined_into");
+	if (st->inlined_function)
+		vg_json_add_text(j, "inlined_function", st->inlined_function);
+	else
+		cJSON_AddNullToObject(j, "inlined_function");
 	if (st->file)
 		vg_json_add_text(j, "file", st->file);
 	else
@@ -614,6 +618,64 @@ static void put_bar(FILE *out, uint64_t count, uint64_t max)
 	fprintf(out, "|%-40.*s|\n", w, "****************************************");
 }
 
+/* The location's calls per thread, its sites merged (the counts come
+ * sorted by site, then tid). */
+static void table_per_thread(FILE *out, struct vg_probe_session *s,
+			     const struct vg_probe_location_result *l)
+{
+	const struct vg_bpf_thread_count *tc;
+	size_t n;
+
+	tc = vg_probe_thread_counts(s, &n, NULL);
+	for (size_t k = 0; k < n; k++) {
+		uint64_t calls = 0;
+		bool first = true;
+
+		if (tc[k].site < l->first_site || tc[k].site >= l->first_site + l->loc.n_sites)
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			if (tc[j].tid != tc[k].tid || tc[j].site < l->first_site ||
+			    tc[j].site >= l->first_site + l->loc.n_sites)
+				continue;
+			first &= j >= k;
+			calls += tc[j].calls;
+		}
+		if (first)
+			fprintf(out, "  tid %-10u %14" PRIu64 "\n", tc[k].tid, calls);
+	}
+}
+
+/* An integer argument's log2 histogram, negative magnitudes first. */
+static void table_value_histogram(FILE *out, const struct vg_probe_param *p,
+				  const struct vg_values_summary *sum)
+{
+	uint64_t max = 0, lo, hi;
+	char a[24], b[24];
+
+	if (p->kind != VG_PARAM_SIGNED && p->kind != VG_PARAM_UNSIGNED)
+		return;
+	for (unsigned k = 0; k <= VG_LOG2_BUCKETS; k++) {
+		max = sum->log2[k] > max ? sum->log2[k] : max;
+		max = sum->neg_log2[k] > max ? sum->neg_log2[k] : max;
+	}
+	for (unsigned k = VG_LOG2_BUCKETS + 1; sum->is_signed && k-- > 0;) {
+		if (!sum->neg_log2[k])
+			continue;
+		bucket_range(k, &lo, &hi);
+		snprintf(a, sizeof(a), "-%" PRIu64, hi);
+		snprintf(b, sizeof(b), "-%" PRIu64, lo);
+		fprintf(out, "      %20s -> %-17s : %-8" PRIu64 " ", a, b, sum->neg_log2[k]);
+		put_bar(out, sum->neg_log2[k], max);
+	}
+	for (unsigned k = 0; k <= VG_LOG2_BUCKETS; k++) {
+		if (!sum->log2[k])
+			continue;
+		bucket_range(k, &lo, &hi);
+		fprintf(out, "      %20" PRIu64 " -> %-17" PRIu64 " : %-8" PRIu64 " ", lo, hi, sum->log2[k]);
+		put_bar(out, sum->log2[k], max);
+	}
+}
+
 static void table_latency(FILE *out, struct vg_probe_session *s, size_t i)
 {
 	struct vg_probe_location_result *l = vg_probe_location(s, i);
@@ -692,6 +754,7 @@ static void table_args(FILE *out, struct vg_probe_session *s, size_t i, size_t t
 			fprintf(out, "      %-20s x%-8" PRIu64 " %5.1f%%\n", buf, tv[v].count,
 				sum.count ? 100.0 * (double)tv[v].count / (double)sum.count : 0);
 		}
+		table_value_histogram(out, p, &sum);
 	}
 	free(tv);
 }
@@ -770,19 +833,15 @@ static void print_table(FILE *out, struct vg_probe_session *s, struct vg_symboli
 
 			fprintf(out, "  0x%" PRIx64 " ", ps->runtime_addr);
 			cli_put_text(out, ps->inlined_into ? ps->inlined_into : ps->function ? ps->function : "??");
-			fprintf(out, "%s %" PRIu64 " calls\n", ps->inlined ? " (inlined copy)" : "",
-				vg_probe_site(s, l->first_site + k)->calls);
+			if (ps->inlined) {
+				fputs(" (inlined copy of ", out);
+				cli_put_text(out, ps->inlined_function ? ps->inlined_function : "??");
+				fputc(')', out);
+			}
+			fprintf(out, " %" PRIu64 " calls\n", vg_probe_site(s, l->first_site + k)->calls);
 		}
-		if (a->o.per_thread) {
-			const struct vg_bpf_thread_count *tc;
-			size_t n;
-
-			tc = vg_probe_thread_counts(s, &n, NULL);
-			for (size_t k = 0; k < n; k++)
-				if (tc[k].site >= l->first_site && tc[k].site < l->first_site + l->loc.n_sites)
-					fprintf(out, "  tid %-10u %14" PRIu64 "%s\n", tc[k].tid, tc[k].calls,
-						l->loc.n_sites > 1 ? " (one site)" : "");
-		}
+		if (a->o.per_thread)
+			table_per_thread(out, s, l);
 	}
 	for (size_t i = 0; a->o.latency && i < vg_probe_n_locations(s); i++)
 		table_latency(out, s, i);
@@ -850,6 +909,8 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	cli_stop_signals_begin(&stop);
 	if (vg_probe_arm(s, &err) < 0) {
 		vg_target_explain(cli->target, err.code, &err);
+		if (err.code == -EOPNOTSUPP)   /* no uprobe PMU: a kernel capability */
+			vg_error_set_exit(&err, VG_EXIT_PERM);
 		r = cli_fail(cli, &err);
 		goto out;
 	}

@@ -923,12 +923,13 @@ int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_co
 	}
 	if ((r == -EACCES || r == -EPERM) && !reason[0])
 		return bpf_refused(err, "loading the probe's BPF program");
-	/* The verifier says EACCES for a bad memory access: that is our bug,
-	 * not a missing privilege. */
-	if (r == -EACCES || r == -EPERM)
-		r = -EINVAL;
-	return vg_error_set(err, r, "the kernel's BPF verifier refused the probe program for "
-			    "site %u: %s", spec->site, reason[0] ? reason : strerror(-r));
+	/* The verifier says EACCES for a bad memory access: that is vigil's
+	 * bug, neither a missing privilege nor the user's input (exit 1). */
+	r = vg_error_set(err, r == -EACCES || r == -EPERM ? -EPROTO : r,
+			 "the kernel's BPF verifier refused the probe program for site %u: %s",
+			 spec->site, reason[0] ? reason : strerror(-r));
+	vg_error_set_exit(err, VG_EXIT_RUNTIME);
+	return r;
 }
 
 /* ------------------------------------------------------------ uprobes */

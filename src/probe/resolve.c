@@ -79,6 +79,7 @@ static void site_clear(struct vg_probe_site *s)
 	free(s->path);
 	free(s->function);
 	free(s->inlined_into);
+	free(s->inlined_function);
 	free(s->file);
 	memset(s, 0, sizeof(*s));
 }
@@ -155,7 +156,8 @@ static int fill_names(struct vg_probe_site *site, const struct vg_sym_result *re
 	site->inlined = res->n_frames > 1 && res->frames[0].inlined;
 	if (dup_or_null(res->has_symbol ? res->symbol : NULL, &site->function) < 0 ||
 	    dup_or_null(res->file, &site->file) < 0 ||
-	    dup_or_null(site->inlined ? res->frames[1].function : NULL, &site->inlined_into) < 0)
+	    dup_or_null(site->inlined ? res->frames[1].function : NULL, &site->inlined_into) < 0 ||
+	    dup_or_null(site->inlined ? res->frames[0].function : NULL, &site->inlined_function) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -471,7 +473,7 @@ static int add_site(struct vg_probe_location *out, size_t *cap, struct vg_symbol
 		    const struct line_row *row, uint32_t line, struct vg_error *err)
 {
 	struct vg_probe_site *s;
-	char file[4096];
+	char file[4096], norm[4096];
 	int rc;
 
 	if (VG_GROW(out->sites, *cap, out->n_sites + 1) < 0)
@@ -484,8 +486,9 @@ static int add_site(struct vg_probe_location *out, size_t *cap, struct vg_symbol
 	/* The line asked for, in the file whose name matched: the innermost
 	 * row at addr may be another line at the same address. */
 	absolute_name(row->file, row->comp_dir, file, sizeof(file));
+	normalize_path(file, norm, sizeof(norm));
 	free(s->file);
-	s->file = strdup(file);
+	s->file = strdup(norm);
 	s->line = line;
 	if (!s->file)
 		return vg_error_set(err, -ENOMEM, "out of memory");

@@ -48,6 +48,7 @@ struct vg_probe_site {
 	 * which may itself be inlined); set for every form.  For FILE:LINE
 	 * that innermost scope is the one the site stands for. */
 	char *inlined_into;            /* owned: the function it is inlined into, or NULL */
+	char *inlined_function;        /* owned: the inlined function this is a copy of, or NULL */
 	bool inlined;
 	/* owned: source file of the address, or NULL; for FILE:LINE the
 	 * matched file (absolute as the symbolizer prints it) and LINE. */
