@@ -215,7 +215,20 @@ static void bucket_range(unsigned k, uint64_t *lo, uint64_t *hi)
 	*hi = k == 0 ? 0 : k >= 64 ? UINT64_MAX : (1ull << k) - 1;
 }
 
-/* Why counts or records may be short of the truth, one sentence each. */
+/* A negative bucket's bounds as text: [-hi, -lo]; the last bucket holds
+ * only INT64_MIN (|v| = 2^63), whose -hi would not be an int64. */
+static void neg_bucket_text(unsigned k, uint64_t lo, uint64_t hi, char *lo_text, char *hi_text,
+			    size_t size)
+{
+	if (k >= 64)
+		hi = lo;
+	snprintf(lo_text, size, "-%" PRIu64, hi);
+	snprintf(hi_text, size, "-%" PRIu64, lo);
+}
+
+/* Why the calls counts may be short of the truth (counts_short), one
+ * sentence each; the sentences may quote the kernel's or the target's
+ * words, so they go through vg_json_text. */
 static void lower_bound_reasons(struct vg_probe_session *s, cJSON *arr, bool *counts_short)
 {
 	const struct vg_probe_stats *st = vg_probe_stats(s);
@@ -226,29 +239,38 @@ static void lower_bound_reasons(struct vg_probe_session *s, cJSON *arr, bool *co
 		snprintf(buf, sizeof(buf), "the thread the probes were on exited %u time%s; they were re-armed on "
 			 "thread %d, and calls in the moments between are missing (and calls then running show as in_flight)",
 			 st->rearms, st->rearms == 1 ? "" : "s", (int)st->rearmed_on);
-		cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+		cJSON_AddItemToArray(arr, vg_json_text(buf));
 		*counts_short = true;
 	}
 	if (vg_probe_stop_reason(s) == VG_PROBE_STOP_TASK_LOST) {
 		snprintf(buf, sizeof(buf), "the thread the probes were on exited and no other thread could take them%s%s: "
 			 "the probe stopped early", st->rearm_why[0] ? ": " : "", st->rearm_why);
-		cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+		cJSON_AddItemToArray(arr, vg_json_text(buf));
 		*counts_short = true;
 	}
 	if (st->leader_exited) {
-		cJSON_AddItemToArray(arr, cJSON_CreateString(
+		cJSON_AddItemToArray(arr, vg_json_text(
 			"the thread the probes were opened on exited while its process went on: "
 			"the kernel stops a probe whose task is gone, so calls after that are missing"));
 		*counts_short = true;
 	}
+}
+
+/* Why latency, argument and stack figures cover fewer calls than counted
+ * (the counts themselves do not depend on records). */
+static void record_notes(struct vg_probe_session *s, cJSON *arr)
+{
+	const struct vg_probe_stats *st = vg_probe_stats(s);
+	char buf[256];
+
 	if (st->records_lost) {
 		snprintf(buf, sizeof(buf), "%" PRIu64 " records lost (ring full): latency, argument and stack "
 			 "figures cover fewer calls than counted; the counts are exact", st->records_lost);
-		cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+		cJSON_AddItemToArray(arr, vg_json_text(buf));
 	}
 	if (st->records_malformed) {
 		snprintf(buf, sizeof(buf), "%" PRIu64 " records could not be decoded or queued", st->records_malformed);
-		cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+		cJSON_AddItemToArray(arr, vg_json_text(buf));
 	}
 }
 
@@ -341,8 +363,7 @@ static cJSON *args_json(const struct vg_probe_location_result *l, size_t top)
 				continue;
 			bucket_range(k, &lo, &hi);
 			b = cJSON_CreateObject();
-			snprintf(buf, sizeof(buf), "-%" PRIu64, hi);
-			snprintf(buf2, sizeof(buf2), "-%" PRIu64, lo);
+			neg_bucket_text(k, lo, hi, buf, buf2, sizeof(buf));
 			cJSON_AddStringToObject(b, "lo", buf);
 			cJSON_AddStringToObject(b, "hi", buf2);
 			cJSON_AddNumberToObject(b, "count", (double)sum.neg_log2[k]);
@@ -537,6 +558,7 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 	cJSON_AddBoolToObject(obs, "counts_are_lower_bound", counts_short);
 	cJSON_AddBoolToObject(obs, "records_complete", !st->records_lost && !st->records_malformed);
 	cJSON_AddItemToObject(obs, "lower_bound_reasons", reasons);
+	record_notes(s, cJSON_AddArrayToObject(obs, "record_notes"));
 	cJSON_AddNumberToObject(obs, "records", (double)st->records);
 	cJSON_AddNumberToObject(obs, "records_lost", (double)st->records_lost);
 	vg_probe_thread_counts(s, &(size_t){ 0 }, &dropped);
@@ -548,7 +570,7 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 		cJSON_AddBoolToObject(obs, "code_restored", st->code_restored);
 	cJSON_AddNumberToObject(obs, "code_sites_checked", (double)st->code_checked);
 	if (st->code_why[0])
-		cJSON_AddStringToObject(obs, "code_note", st->code_why);
+		vg_json_add_text(obs, "code_note", st->code_why);
 	else
 		cJSON_AddNullToObject(obs, "code_note");
 
@@ -577,10 +599,10 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 		cJSON_AddItemToObject(j, "per_thread", per_thread_json(s, i));
 		cJSON_AddItemToObject(j, "latency", latency_json(s, i));
 		if (a->o.latency && l->latency_why)
-			cJSON_AddStringToObject(j, "latency_note", l->latency_why);
+			vg_json_add_text(j, "latency_note", l->latency_why);
 		cJSON_AddItemToObject(j, "args", args_json(l, (size_t)a->top));
 		if (a->o.n_args && l->args_why)
-			cJSON_AddStringToObject(j, "args_note", l->args_why);
+			vg_json_add_text(j, "args_note", l->args_why);
 		cJSON_AddItemToObject(j, "stacks", stacks_json(s, sym, i, (size_t)a->top));
 		cJSON_AddItemToArray(locs, j);
 	}
@@ -662,8 +684,7 @@ static void table_value_histogram(FILE *out, const struct vg_probe_param *p,
 		if (!sum->neg_log2[k])
 			continue;
 		bucket_range(k, &lo, &hi);
-		snprintf(a, sizeof(a), "-%" PRIu64, hi);
-		snprintf(b, sizeof(b), "-%" PRIu64, lo);
+		neg_bucket_text(k, lo, hi, a, b, sizeof(a));
 		fprintf(out, "      %20s -> %-17s : %-8" PRIu64 " ", a, b, sum->neg_log2[k]);
 		put_bar(out, sum->neg_log2[k], max);
 	}
@@ -811,8 +832,10 @@ static void print_table(FILE *out, struct vg_probe_session *s, struct vg_symboli
 	cJSON *reasons = cJSON_CreateArray(), *it;
 	bool counts_short = false;
 
-	if (reasons)
+	if (reasons) {
 		lower_bound_reasons(s, reasons, &counts_short);
+		record_notes(s, reasons);
+	}
 	fprintf(out, "# pid %d (", (int)t->pid);
 	cli_put_text(out, t->comm);
 	fprintf(out, "): probed %.3f s, stopped by %s; counts %s\n", secs,

@@ -2,7 +2,7 @@
 # json_schema: every kind of JSON document vigil prints validates against
 # its schema in docs/json-schema/ (maps.json, read.json, error.json,
 # symbolize.json, live_watch.json, live_scan.json, live_profile.json,
-# version.json; common.json holds the
+# live_probe.json, version.json; common.json holds the
 # shared parts).  The schemas close
 # their objects (additionalProperties: false), so a key the code adds
 # without documenting it fails here: the documentation stays true.
@@ -17,7 +17,11 @@
 # idle target and on tgt_watch, which
 # stores (register, immediate, lock add, rep movsb, read(2); a followed
 # pointer re-pointed twice), with hardware breakpoints where they fire and
-# VIGIL_WATCH_EMULATE_TRAPS (uprobes) where they do not; errors of every
+# VIGIL_WATCH_EMULATE_TRAPS (uprobes) where they do not; probe (live_probe)
+# on tgt_probe, which calls its functions on SIGUSR1: --per-thread,
+# --latency, --args, --stacks, FILE:LINE (two inlined sites), SYMBOL+OFF
+# (latency_note, args_note: raw registers), the target exiting mid-probe
+# (code_restored null), and a --duration run with no calls; errors of every
 # stage; --version.
 source "$(dirname "$0")/lib.sh"
 
@@ -357,6 +361,61 @@ run profile_fp live_profile 0 profile "$thrpid" --duration 200 --unwind fp --for
 run err_profile_dead error 4 profile "$dead" --duration 100 --json
 run err_profile_unwind error 2 profile "$pid" --unwind lbr --json
 
+# probe: tgt_probe (tests/targets/tgt_probe.c) makes its calls on SIGUSR1.
+# Started here, not above: targets end themselves after 120 s.
+declare -A prpid
+for m in count latency args stacks fileline fileoff idle; do
+	mode=$m
+	[[ $m == count ]] && mode="count 3000"
+	[[ $m == fileoff ]] && mode=fileline
+	[[ $m == idle ]] && mode="count 10"
+	# shellcheck disable=SC2086  # mode is the target's arguments
+	start_target tgt_probe "$T/pr_$m.truth" $mode
+	prpid[$m]=$TPID
+done
+start_target tgt_probe "$T/pr_exit.truth" exit 500
+prpid[exit]=$TPID
+for m in count latency args stacks fileline fileoff idle exit; do
+	wait_truth "$T/pr_$m.truth" ready
+done
+# probe_go NAME MODE SCHEMA EXPECTED_EXIT STOP ARGS...  - vigil ARGS in the
+# background, the go (SIGUSR1) to the tgt_probe of MODE once vigil printed
+# '# probing', then, once the target says "state done", stopped by STOP
+# (int: SIGINT, or wait: by itself); see probecheck.py's run.
+probe_go() {
+	local name=$1 mode=$2 schema=$3 want=$4 stop=$5
+	shift 5
+	# shellcheck disable=SC2034  # read by show_last
+	LAST=$name
+	LAST_CMD="vigil $*"
+	"$PYTHON" -S "$E2E_DIR/probecheck.py" run "$name" "$stop" "$T/pr_$mode.truth" "${prpid[$mode]}" "$VIGIL" "$@" ||
+		harness_error "probecheck.py run failed"
+	RC=$(cat "$T/$name.rc")
+	[[ $RC == notarmed ]] && RC=$(cat "$T/$name.rc2")
+	assert_rc "$want"
+	record_case "$name" "$schema"
+}
+probe_go probe_count count live_probe 0 int probe "${prpid[count]}" probe_counted --per-thread --json
+probe_go probe_latency latency live_probe 0 int probe "${prpid[latency]}" probe_sleep --latency --json
+probe_go probe_args args live_probe 0 int probe "${prpid[args]}" probe_args --args 4 --json
+probe_go probe_stacks stacks live_probe 0 int probe "${prpid[stacks]}" probe_leaf --stacks --json
+line=$(truth_get "$T/pr_fileline.truth" line)
+probe_go probe_fileline fileline live_probe 0 int probe "${prpid[fileline]}" "tgt_probe.c:$line" --json
+# An instruction inside a function (the line's site in probe_caller_a): no
+# return to time, registers that are not arguments.
+inside=$(jget "$T/probe_fileline.out" \
+	'[s["function"] + "+" + str(s["function_offset"]) for s in d["locations"][0]["sites"] if s["function_offset"]][0]')
+probe_go probe_offset fileoff live_probe 0 int probe "${prpid[fileoff]}" "$inside" --latency --args 2 --json
+probe_go probe_exit exit live_probe 0 wait probe "${prpid[exit]}" probe_counted --json
+# No go: every option, no call (empty tables, zero latency).
+run probe_idle live_probe 0 probe "${prpid[idle]}" probe_counted probe_args --duration 200 \
+	--latency --args 2 --stacks --per-thread --json
+run err_probe_dead error 4 probe "$dead" probe_counted --json
+run err_probe_no_symbol error 2 probe "${prpid[idle]}" nosuchsymbol --json
+run err_probe_args error 2 probe "${prpid[idle]}" probe_args --args 9 --json
+run err_probe_no_location error 2 probe "${prpid[idle]}" --json
+run err_probe_data error 2 probe "${prpid[idle]}" __data_start --json
+
 # Version.
 run version version 0 --json --version
 run version_short version 0 --json -V
@@ -376,7 +435,8 @@ except ImportError:
 
 sdir, cases = sys.argv[1], sys.argv[2]
 T = os.environ["T"]
-NAMES = ("common", "maps", "read", "symbolize", "live_watch", "live_scan", "live_profile", "error", "version")
+NAMES = ("common", "maps", "read", "symbolize", "live_watch", "live_scan", "live_profile", "live_probe", "error",
+         "version")
 schemas = {}
 for n in NAMES:
     schemas[n] = load_json(f"{sdir}/{n}.json")
@@ -504,6 +564,37 @@ def check_live_watch(cmd, doc):
            w["binding_state"])
 
 
+def check_live_probe(cmd, doc):
+    """What live_probe.json cannot say: sites, threads, buckets and stacks
+    add up to the counts."""
+    for i, l in enumerate(doc["locations"]):
+        at = f"{cmd}: locations[{i}] ({l['input']!r})"
+        sites = l["sites"]
+        eq(f"{at}: calls is the sites' sum", l["calls"], sum(s["calls"] for s in sites))
+        eq(f"{at}: runtime_addresses are the sites'", [s["runtime_address"] for s in sites],
+           l["runtime_addresses"])
+        eq(f"{at}: image and file_offset are the first site's", (sites[0]["image"], sites[0]["file_offset"]),
+           (l["image"], l["file_offset"]))
+        if l["per_thread"] is not None and doc["observation"]["per_thread_unattributed"] == 0:
+            eq(f"{at}: per_thread adds up to calls", l["calls"], sum(t["calls"] for t in l["per_thread"]))
+        lat = l["latency"]
+        if lat is not None:
+            eq(f"{at}: latency histogram adds up to count", lat["count"], sum(b["count"] for b in lat["histogram"]))
+            if lat["count"]:
+                check(lat["min_ns"] <= lat["p50_ns"] <= lat["p90_ns"] <= lat["p99_ns"] <= lat["max_ns"],
+                      f"{at}: latency min <= p50 <= p90 <= p99 <= max")
+        for a in l["args"] or []:
+            eq(f"{at}: {a['reg']} histogram adds up to count", a["count"], sum(b["count"] for b in a["histogram"]))
+            check(sum(t["count"] for t in a["top"]) <= a["count"], f"{at}: {a['reg']} top exceeds count")
+        st = l["stacks"]
+        if st is not None:
+            eq(f"{at}: unwind_stops add up to records", st["records"], sum(st["unwind_stops"].values()))
+            check(sum(t["count"] for t in st["top"]) <= st["records"], f"{at}: stacks top exceeds records")
+            for k, t in enumerate(st["top"]):
+                eq(f"{at}: stacks.top[{k}] starts at the probed instruction", True,
+                   t["frames"][0]["address"] in l["runtime_addresses"])
+
+
 docs = {}
 seen = {}
 with open(cases, errors="backslashreplace") as f:
@@ -531,6 +622,8 @@ with open(cases, errors="backslashreplace") as f:
             check_symbolize(cmd, doc)
         if schema == "live_watch":
             check_live_watch(cmd, doc)
+        if schema == "live_probe":
+            check_live_probe(cmd, doc)
 
 # The documents that carry the rarer keys did carry them (else the schema
 # for those keys went untested).
@@ -582,6 +675,34 @@ for name, path in [
     ("watch_follow", ("dependent_watches", "samples", "generation")),
 ]:
     check(has(name, *path), f"{name}: expected key {'.'.join(path)} (test coverage)")
+for name, path in [
+    ("probe_count", ("locations", "per_thread", "tid")),
+    ("probe_latency", ("locations", "latency", "histogram", "lo_ns")),
+    ("probe_args", ("locations", "args", "histogram", "lo")),
+    ("probe_stacks", ("locations", "stacks", "top", "frames", "address")),
+    ("probe_stacks", ("locations", "stacks", "unwind_stops", "outermost")),
+    ("probe_offset", ("locations", "latency_note")),
+    ("probe_offset", ("locations", "args_note")),
+]:
+    check(has(name, *path), f"{name}: expected key {'.'.join(path)} (test coverage)")
+eq("probe_count: calls, 3 threads", (3000, 3),
+   (docs["probe_count"]["locations"][0]["calls"], len(docs["probe_count"]["locations"][0]["per_thread"])))
+eq("probe_latency: 40 calls timed", 40, docs["probe_latency"]["locations"][0]["latency"]["count"])
+eq("probe_args: kinds", ["unsigned", "signed", "pointer", "unsigned"],
+   [a["kind"] for a in docs["probe_args"]["locations"][0]["args"]])
+check(any(f["inlined"] for t in docs["probe_stacks"]["locations"][0]["stacks"]["top"] for f in t["frames"]),
+      "probe_stacks: no inlined frame")
+eq("probe_fileline: two inlined sites", [True, True],
+   [s["inlined"] for s in docs["probe_fileline"]["locations"][0]["sites"]])
+fl_copies = {s["inlined_function"] for s in docs["probe_fileline"]["locations"][0]["sites"]}
+check(len(fl_copies) == 1 and None not in fl_copies, f"probe_fileline: copies of one function, got {fl_copies}")
+eq("probe_offset: latency, raw registers", (None, ["unknown", "unknown"]),
+   (docs["probe_offset"]["locations"][0]["latency"], [a["kind"] for a in docs["probe_offset"]["locations"][0]["args"]]))
+eq("probe_exit: stop_reason, code_restored", ("target_exited", None),
+   (docs["probe_exit"]["observation"]["stop_reason"], docs["probe_exit"]["observation"]["code_restored"]))
+eq("probe_idle: stop_reason, calls", ("duration", [0, 0]),
+   (docs["probe_idle"]["observation"]["stop_reason"], [l["calls"] for l in docs["probe_idle"]["locations"]]))
+eq("probe_count: code_restored", True, docs["probe_count"]["observation"]["code_restored"])
 eq("watch_kinds: writer kinds", ["read_modify_write", "store"],
    sorted({s["kind"] for s in docs["watch_kinds"]["watches"][0]["writer_sites"]}))
 eq("watch_kinds: string store", ["string_store"],
@@ -697,6 +818,31 @@ for name, schema, mutate, what in [
     ("watch_idle", "live_watch", lambda d: d["watches"][0].pop("symbol_offset"), "a symbol without symbol_offset"),
     ("watch_idle", "live_watch", lambda d: d.update(backend="perf_breakpoint"), "emulation called perf_breakpoint"),
     ("err_watch_unaligned", "error", lambda d: d.update(watches=[]), "watches in an error"),
+    ("probe_count", "live_probe", lambda d: d.update(bogus=1), "an undocumented top-level key"),
+    ("probe_count", "live_probe", lambda d: d["observation"].update(bogus=1), "an undocumented observation key"),
+    ("probe_count", "live_probe", lambda d: d["locations"][0]["sites"][0].update(bogus=1), "an undocumented site key"),
+    ("probe_count", "live_probe", lambda d: d["locations"][0]["per_thread"][0].update(bogus=1), "an undocumented per_thread key"),
+    ("probe_count", "live_probe", lambda d: d["locations"][0].pop("latency"), "no latency"),
+    ("probe_count", "live_probe", lambda d: d["observation"].update(code_restored=None), "code_restored null, target alive"),
+    ("probe_count", "live_probe", lambda d: d["observation"].update(counts_are_lower_bound=True, counts_exact=False),
+     "a lower bound without a reason"),
+    ("probe_count", "live_probe", lambda d: d["observation"].update(stop_reason="running"), "an unknown stop reason"),
+    ("probe_count", "live_probe", lambda d: d["locations"][0].update(file_offset=4096), "a numeric file_offset"),
+    ("probe_latency", "live_probe", lambda d: d["locations"][0]["latency"].update(bogus=1), "an undocumented latency key"),
+    ("probe_latency", "live_probe", lambda d: d["locations"][0]["latency"]["histogram"][0].update(lo_ns="0"),
+     "a latency bound as a string"),
+    ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0]["top"][0].update(value=4096), "a numeric arg value"),
+    ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0].update(kind="pointer"), "decimal values of a pointer"),
+    ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0].update(reg="rax"), "an unknown register"),
+    ("probe_stacks", "live_probe", lambda d: d["locations"][0]["stacks"]["unwind_stops"].update(bogus=1), "an unknown unwind stop"),
+    ("probe_stacks", "live_probe", lambda d: d["locations"][0]["stacks"]["top"][0]["frames"][0].update(bogus=1),
+     "an undocumented frame key"),
+    ("probe_offset", "live_probe", lambda d: d["locations"][0].update(latency=docs["probe_latency"]["locations"][0]["latency"]),
+     "a latency beside latency_note"),
+    ("probe_fileline", "live_probe", lambda d: d["locations"][0]["sites"][0].update(inlined_function=None),
+     "an inlined copy of nothing"),
+    ("probe_exit", "live_probe", lambda d: d["observation"].update(code_restored=True), "code_restored after the exit"),
+    ("err_probe_dead", "error", lambda d: d.update(locations=[]), "locations in an error"),
 ]:
     d = copy.deepcopy(docs[name])
     mutate(d)

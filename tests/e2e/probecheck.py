@@ -99,6 +99,7 @@ def check_probe_doc(doc, pid, w, stop=None, exact=True, n_locations=1, alive=Tru
         eq(f"{w}: observation.counts_are_lower_bound", False, obs.get("counts_are_lower_bound"))
         eq(f"{w}: observation.lower_bound_reasons", [], obs.get("lower_bound_reasons"))
     eq(f"{w}: observation.records_lost", 0, obs.get("records_lost"))
+    eq(f"{w}: observation.record_notes", [], obs.get("record_notes"))
     check(isinstance(obs.get("records"), int), f"{w}: observation.records must be an integer, got {obs.get('records')!r}")
     eq(f"{w}: observation.probes_removed", True, obs.get("probes_removed"))
     locs = doc.get("locations")
