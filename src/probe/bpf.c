@@ -14,6 +14,12 @@
  *            (BPF_NOEXIST; on EEXIST another CPU inserted it first: look
  *            it up once more), and counts[n_sites] (the "dropped" slot)
  *            += 1 when the hash is full.
+ *   gate:    entry programs first read counts[n_sites + 1] and do
+ *            nothing while it is 0 (vg_bpf_counters_gate): one map store
+ *            starts or stops every entry probe at one instant, however
+ *            long the kernel takes to attach or detach them.  Return
+ *            programs are not gated: a call entered before the stop
+ *            still returns.
  *   record:  kind, site, pid_tgid, time and the 21 registers into a
  *            struct vg_probe_record, then bpf_perf_event_output into this
  *            CPU's ring.  Without stack bytes the record is on the BPF
@@ -266,7 +272,7 @@ int vg_bpf_counters_new(size_t n_sites, bool per_thread, size_t max_thread_entri
 	c->n_sites = n_sites;
 	c->counts_fd = c->threads_fd = -1;
 	r = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t),
-		       (uint32_t)n_sites + 1, "vg_counts", &c->counts_fd, err);
+		       (uint32_t)n_sites + 2, "vg_counts", &c->counts_fd, err);
 	if (r == 0 && per_thread)
 		r = map_create(BPF_MAP_TYPE_HASH, sizeof(struct thread_key), sizeof(uint64_t),
 			       (uint32_t)max_thread_entries, "vg_thread_counts", &c->threads_fd,
@@ -308,6 +314,18 @@ int vg_bpf_counters_read(const struct vg_bpf_counters *c, size_t site, uint64_t 
 		return vg_error_set(err, -EINVAL, "internal: probe site %zu of %zu", site,
 				    c->n_sites);
 	return read_slot(c, (uint32_t)site, calls, err);
+}
+
+int vg_bpf_counters_gate(const struct vg_bpf_counters *c, bool open, struct vg_error *err)
+{
+	uint32_t slot = (uint32_t)c->n_sites + 1;
+	uint64_t v = open;
+	int r = map_update(c->counts_fd, &slot, &v);
+
+	if (r < 0)
+		return vg_error_set(err, r, "cannot %s the probes: %s", open ? "start" : "stop",
+				    strerror(-r));
+	return 0;
 }
 
 static int cmp_thread_count(const void *a, const void *b)
@@ -788,10 +806,24 @@ static void emit_record_with_stack(struct prog_buf *p, const struct vg_bpf_outpu
 	place(p, &out);
 }
 
+/* Jump to closed while the gate slot reads 0 (or cannot be read). */
+static void emit_gate(struct prog_buf *p, int counts_fd, uint32_t slot, struct label *closed)
+{
+	emit(p, ST_W(FP, FP_KEY, (int32_t)slot));
+	emit_lookup(p, counts_fd, FP_KEY);
+	emit_jump(p, JEQ_IMM(R0, 0), closed);
+	emit(p, LDX_DW(R1, R0, 0));
+	emit_jump(p, JEQ_IMM(R1, 0), closed);
+}
+
 static void build_prog(struct prog_buf *p, const struct vg_bpf_prog_spec *s,
 		       const struct vg_bpf_counters *c, const struct vg_bpf_output *o)
 {
+	struct label closed = { .n = 0 };
+
 	emit(p, MOV64_REG(R6, R1));
+	if (c && s->kind == VG_PROBE_REC_ENTRY)
+		emit_gate(p, c->counts_fd, (uint32_t)c->n_sites + 1, &closed);
 	if (s->count) {
 		emit_count_slot(p, c->counts_fd, s->site);
 		if (c->threads_fd >= 0)
@@ -801,6 +833,7 @@ static void build_prog(struct prog_buf *p, const struct vg_bpf_prog_spec *s,
 		emit_record_with_stack(p, o, s->kind, s->site, s->stack_bytes);
 	else if (o)
 		emit_record_on_stack(p, o, s->kind, s->site);
+	place(p, &closed);
 	emit(p, MOV64_IMM(R0, 0));
 	emit(p, EXIT());
 }

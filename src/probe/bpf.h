@@ -82,6 +82,12 @@ struct vg_bpf_counters *vg_bpf_counters_free(struct vg_bpf_counters *c);
 int vg_bpf_counters_read(const struct vg_bpf_counters *c, size_t site, uint64_t *calls,
 			 struct vg_error *err);
 
+/* Open or close the gate of every entry program built on c: closed (the
+ * initial state) they neither count nor record.  Opening it after every
+ * probe is attached, and closing it before any is detached, makes the
+ * probes start and stop at one instant. */
+int vg_bpf_counters_gate(const struct vg_bpf_counters *c, bool open, struct vg_error *err);
+
 struct vg_bpf_thread_count {
 	uint32_t site;
 	uint32_t tid;              /* initial PID namespace */

@@ -58,6 +58,7 @@ struct vg_probe_session {
 	struct vg_probe_stats stats;
 	enum vg_probe_stop stop;
 	uint64_t armed_ns, stopped_ns;
+	uint64_t entries_closed_ns;  /* when closing the entry probes began; 0 before */
 	bool armed;
 	pid_t probe_task;            /* the task the events are opened on */
 	uint8_t *stack_buf;          /* unwinding scratch */
@@ -310,6 +311,10 @@ int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 			r = open_probe(s, i, true, &s->sites[i].return_fd, err);
 	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
 		r = open_probe(s, i, false, &s->sites[i].entry_fd, err);
+	/* Every probe starts now, at one instant: attaching took tens of ms
+	 * per probe (the kernel waits for a grace period). */
+	if (r >= 0)
+		r = vg_bpf_counters_gate(s->counters, true, err);
 	if (r < 0) {
 		vg_probe_disarm(s);
 		return r;
@@ -476,6 +481,14 @@ static void on_record(const struct vg_probe_record *r, size_t len, void *arg)
 	} else if (r->kind == VG_PROBE_REC_RETURN && s->pairing) {
 		uint64_t ns;
 
+		/* Between closing the entry probes and the return probes,
+		 * calls still enter (the return probe's breakpoint is there)
+		 * with no entry recorded: their returns are after the stop. */
+		if (s->entries_closed_ns && r->time_ns >= s->entries_closed_ns &&
+		    !vg_pairing_is_open(s->pairing, (uint32_t)r->pid_tgid, (uint32_t)loc)) {
+			s->stats.returns_after_stop++;
+			return;
+		}
 		vg_pairing_return(s->pairing, (uint32_t)r->pid_tgid, (uint32_t)loc, r->time_ns, &ns);
 	} else {
 		s->stats.records_other++;
@@ -752,9 +765,13 @@ void vg_probe_disarm(struct vg_probe_session *s)
 	s->armed = false;
 	if (!s->stopped_ns)
 		s->stopped_ns = vg_perf_now();
-	/* Entries first (closing, not disabling: the program runs while
-	 * attached): the counts are final, and calls already entered can
-	 * still return and pair. */
+	/* Every entry program stops at one instant (the gate): the counts
+	 * are final, and calls already entered can still return and pair;
+	 * a return with no open entry after it is of a call entered after
+	 * the stop.  Then the entries are closed (tens of ms each). */
+	if (s->counters)
+		vg_bpf_counters_gate(s->counters, false, NULL);
+	s->entries_closed_ns = vg_perf_now();
 	for (size_t i = 0; i < s->n_sites; i++) {
 		if (s->sites[i].entry_fd >= 0)
 			close(s->sites[i].entry_fd);

@@ -9,13 +9,16 @@
  * value and stack tables (stats.h).
  *
  * A program runs from the moment it is attached to its event (enabled or
- * not: the kernel calls it from the uprobe handler), so the order is the
- * order of opening.  Arming: every program is loaded first, then the
- * return probes are opened, then the entry probes, so no call recorded at
- * its entry misses its return (a call entered in between returns with no
- * entry: counted as unmatched, reported as begun before arming).
- * Disarming: the entry probes are closed (the counts are then final), the
- * counts read, the rings drained, the return probes closed, the rings
+ * not: the kernel calls it from the uprobe handler), and attaching or
+ * detaching one takes tens of milliseconds, so entry programs are gated
+ * (vg_bpf_counters_gate): closed while the probes are opened, opened at
+ * one instant (armed_ns), closed at one instant at the stop.  Return
+ * probes are opened before entry probes and not gated, so every call
+ * recorded at its entry has its return recorded (a call in flight at the
+ * start returns with no entry: counted as unmatched, reported as begun
+ * before arming; one entered after the stop is dropped).  Disarming: the
+ * gate closes (the counts are final), the entry probes close, the counts
+ * are read, the rings drained, the return probes closed, the rings
  * drained again; the kernel restores the original instruction bytes as
  * each probe closes, and the bytes at every site are read back from the
  * target and compared with the file (code_restored).  Every path out of a
@@ -103,6 +106,7 @@ struct vg_probe_stats {
 	uint64_t records_lost;
 	uint64_t records_malformed;
 	uint64_t records_other;      /* of an unknown site or another process */
+	uint64_t returns_after_stop; /* of calls entered after the entry probes closed */
 	bool leader_exited;          /* the thread the probes are opened on exited */
 	unsigned rearms;             /* times the probes moved to another thread */
 	pid_t rearmed_on;            /* the last thread they moved to */

@@ -397,6 +397,18 @@ bool vg_pairing_return(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64
 	return true;
 }
 
+bool vg_pairing_is_open(struct vg_pairing *p, uint32_t tid, uint32_t site)
+{
+	struct thread *t;
+
+	if (site >= p->n_sites || !p->sites[site].open || !(t = thread_get(p, tid, false)))
+		return false;
+	for (size_t i = t->depth; i > 0; i--)
+		if (t->stack[i - 1].site == site)
+			return true;
+	return false;
+}
+
 void vg_pairing_site(const struct vg_pairing *p, uint32_t site, uint64_t now_ns,
 		     struct vg_pairing_site_stats *out)
 {

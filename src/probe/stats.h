@@ -66,6 +66,11 @@ int vg_pairing_entry(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t
 bool vg_pairing_return(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t time_ns,
 		       uint64_t *ns);
 
+/* Whether tid has an open call of site (a return would pair).  For
+ * returns a caller knows may have no entry (probes closing): it can drop
+ * them instead of counting them unmatched. */
+bool vg_pairing_is_open(struct vg_pairing *p, uint32_t tid, uint32_t site);
+
 struct vg_pairing_site_stats {
 	uint64_t paired;
 	uint64_t unmatched_returns;   /* a return with no open call of the site */

@@ -361,6 +361,7 @@ static void test_count_exact(void **state)
 	(void)state;
 	NEED_PROBES();
 	assert_int_equal(vg_bpf_counters_new(3, true, 16, &c, &err), 0);
+	assert_int_equal(vg_bpf_counters_gate(c, true, &err), 0);
 	k = spawn(false);
 	ev = attach(&k, false, load(2, VG_PROBE_REC_ENTRY, true, 0, c, NULL));
 	run_child(&k, &rep, NULL, NULL);
@@ -391,6 +392,41 @@ static void test_count_exact(void **state)
 	vg_bpf_counters_free(c);
 }
 
+/* A closed gate (the initial state) stops entry programs from counting
+ * and recording: every call is made, none is counted or recorded, while
+ * the ungated return program still records each return. */
+static void test_gate_closed(void **state)
+{
+	struct vg_error err = { 0 };
+	struct vg_bpf_counters *c;
+	struct vg_bpf_output *o;
+	struct tally y = { 0 };
+	struct report rep;
+	struct kid k;
+	uint64_t calls;
+	int ev[2];
+
+	(void)state;
+	NEED_PROBES();
+	assert_int_equal(vg_bpf_counters_new(1, false, 0, &c, &err), 0);
+	assert_int_equal(vg_bpf_output_new(256, &o, &err), 0);
+	k = spawn(false);
+	ev[0] = attach(&k, false, load(0, VG_PROBE_REC_ENTRY, true, 0, c, o));
+	ev[1] = attach(&k, true, load(0, VG_PROBE_REC_RETURN, false, 0, NULL, o));
+	run_child(&k, &rep, NULL, NULL);
+	close(ev[0]);
+	close(ev[1]);
+	assert_int_equal(vg_bpf_counters_read(c, 0, &calls, &err), 0);
+	assert_int_equal(calls, 0);
+	assert_int_equal(drain(o, &y, UINT64_MAX), N_CALLS);
+	for (size_t i = 0; i < y.n; i++)
+		assert_int_equal(y.rec[i].kind, VG_PROBE_REC_RETURN);
+	free(y.rec);
+	reap(&k);
+	vg_bpf_output_free(o);
+	vg_bpf_counters_free(c);
+}
+
 /* A full per-thread table drops pairs, never calls from the total. */
 static void test_per_thread_table_full(void **state)
 {
@@ -406,6 +442,7 @@ static void test_per_thread_table_full(void **state)
 	(void)state;
 	NEED_PROBES();
 	assert_int_equal(vg_bpf_counters_new(1, true, 2, &c, &err), 0);
+	assert_int_equal(vg_bpf_counters_gate(c, true, &err), 0);
 	k = spawn(false);
 	ev = attach(&k, false, load(0, VG_PROBE_REC_ENTRY, true, 0, c, NULL));
 	run_child(&k, &rep, NULL, NULL);
@@ -481,6 +518,7 @@ static void test_records_entry_return(void **state)
 	(void)state;
 	NEED_PROBES();
 	assert_int_equal(vg_bpf_counters_new(1, false, 0, &c, &err), 0);
+	assert_int_equal(vg_bpf_counters_gate(c, true, &err), 0);
 	assert_int_equal(vg_bpf_output_new(256, &o, &err), 0);
 	fds = vg_bpf_output_fds(o, &n_fds);
 	assert_int_equal(n_fds, (size_t)sysconf(_SC_NPROCESSORS_ONLN));
@@ -705,6 +743,7 @@ static void test_zombie_leader(void **state)
 		k.offset = w.offset;
 	}
 	assert_int_equal(vg_bpf_counters_new(1, false, 0, &c, &err), 0);
+	assert_int_equal(vg_bpf_counters_gate(c, true, &err), 0);
 	prog = load(0, VG_PROBE_REC_ENTRY, true, 0, c, NULL);
 	assert_int_equal(vg_uprobe_open(k.exe, k.offset, false, k.pid, prog, &fd, &err), -ESRCH);
 	assert_non_null(strstr(err.msg, "live thread"));
@@ -742,6 +781,7 @@ static void test_errors(void **state)
 	(void)state;
 	NEED_PROBES();
 	assert_int_equal(vg_bpf_counters_new(1, false, 0, &c, &err), 0);
+	assert_int_equal(vg_bpf_counters_gate(c, true, &err), 0);
 	/* Not a multiple of 512. */
 	assert_int_equal(vg_bpf_prog_load(&spec, c, NULL, &prog, &err), -EINVAL);
 	vg_error_clear(&err);
@@ -792,6 +832,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_count_exact),
+		cmocka_unit_test(test_gate_closed),
 		cmocka_unit_test(test_per_thread_table_full),
 		cmocka_unit_test(test_records_entry_return),
 		cmocka_unit_test(test_records_with_stack),
