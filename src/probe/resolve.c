@@ -11,11 +11,10 @@
  * offset is the mapping's offset plus the distance into the mapping: the
  * same number the kernel computes back when the uprobe fires.
  *
- * The symbolizer keeps its debug info private, so this module finds each
- * image's DWARF again with vg_debuginfo_find (same sources, same order)
- * and ends it before returning; it reads the target's pid from the
- * images' /proc/PID/... open paths to read the maps.  Neither is cached:
- * resolving happens once per probe session.  Not to be called while
+ * Each image's DWARF is the symbolizer's own (vg_symbolizer_dwarf: found
+ * once, as lookups find it), and the maps are those of the symbolizer's
+ * target, read afresh (offline, without a target, the image's PT_LOADs
+ * give the file offset).  Not to be called while
  * another thread uses the same symbolizer (the image set may be
  * refreshed by a lookup).
  *
@@ -434,18 +433,35 @@ static bool is_function_scope(Dwarf_Die *d)
 	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
 }
 
+/* The innermost function or inlined copy under parent containing addr.
+ * Not dwarf_getscopes: it leaks its array when an inlined copy's abstract
+ * origin cannot be read (libdw 0.188), and walks the origin's CU again
+ * for scopes this search does not need. */
+static Dwarf_Off innermost_scope(Dwarf_Die *parent, uint64_t addr, int depth)
+{
+	Dwarf_Die c;
+
+	if (depth > 64 || dwarf_child(parent, &c) != 0)
+		return 0;
+	do {
+		Dwarf_Off inner;
+
+		/* As dwarf_getscopes: a DIE not containing addr (or with no
+		 * pc attributes at all) is pruned with its children. */
+		if (dwarf_haspc(&c, addr) != 1)
+			continue;
+		inner = innermost_scope(&c, addr, depth + 1);
+		if (inner)
+			return inner;
+		if (is_function_scope(&c))
+			return dwarf_dieoffset(&c);
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
 static void find_scope(struct line_row *row)
 {
-	Dwarf_Die *scopes = NULL;
-	int n = dwarf_getscopes(&row->cu, row->addr, &scopes);
-
-	row->scope = 0;
-	for (int i = 0; i < n; i++)
-		if (is_function_scope(&scopes[i])) {
-			row->scope = dwarf_dieoffset(&scopes[i]);
-			break;
-		}
-	free(scopes);
+	row->scope = innermost_scope(&row->cu, row->addr, 0);
 }
 
 /* Rows by scope, then is_stmt first, then address: the first row of each
@@ -766,19 +782,27 @@ static void function_pointer(Dwarf_Die *fn, char *buf, size_t size, int depth)
 		type_name(&ret_t, ret, sizeof(ret), depth + 1);
 	else
 		snprintf(ret, sizeof(ret), "void");
+	/* Each argument may be a function pointer again (a type loop in
+	 * corrupt DWARF need not end): past two levels, or once the text
+	 * is full, do not name them, or the work grows as args^TYPE_DEPTH. */
+	if (depth >= 2) {
+		snprintf(buf, size, "%s (*)(...)", ret);
+		return;
+	}
 	if (dwarf_child(fn, &child) == 0) {
 		do {
 			Dwarf_Die at;
 			int tag = dwarf_tag(&child);
 
+			if (used >= sizeof(args))
+				break;
 			if (tag == DW_TAG_unspecified_parameters)
 				snprintf(arg, sizeof(arg), "...");
 			else if (tag == DW_TAG_formal_parameter && attr_die(&child, DW_AT_type, &at))
 				type_name(&at, arg, sizeof(arg), depth + 1);
 			else
 				continue;
-			if (used < sizeof(args))
-				used += (size_t)snprintf(args + used, sizeof(args) - used, "%s%s",
+			used += (size_t)snprintf(args + used, sizeof(args) - used, "%s%s",
 							 used ? ", " : "", arg);
 		} while (dwarf_siblingof(&child, &child) == 0);
 	}
@@ -1126,11 +1150,21 @@ static bool subprogram_at(Dwarf_Die *parent, uint64_t addr, int depth, Dwarf_Die
 	return false;
 }
 
+/* dwarf_addrdie reads .debug_aranges only (libdw 0.188), which clang
+ * does not emit by default: without it, ask each CU's own ranges. */
 static bool function_die(Dwarf *dw, uint64_t addr, Dwarf_Die *out)
 {
-	Dwarf_Die cu;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	uint8_t unit_type;
 
-	return dwarf_addrdie(dw, addr, &cu) && subprogram_at(&cu, addr, 0, out);
+	if (dwarf_addrdie(dw, addr, &cudie))
+		return subprogram_at(&cudie, addr, 0, out);
+	while (dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0)
+		if ((unit_type == DW_UT_compile || unit_type == DW_UT_partial) &&
+		    dwarf_haspc(&cudie, addr) == 1 && subprogram_at(&cudie, addr, 0, out))
+			return true;
+	return false;
 }
 
 int vg_probe_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_probe_param *params,

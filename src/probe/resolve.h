@@ -78,10 +78,10 @@ struct vg_probe_location {
  * success fills *out (free with vg_probe_location_clear); on error *out
  * is left empty.
  *
- * The maps are read afresh on every call; each image's DWARF is found
- * again with vg_debuginfo_find (the symbolizer keeps its own private) and
- * ended before returning, so a FILE:LINE call reads every line table of
- * every image (~0.3 s with libc's debug info installed).  Not thread-safe
+ * The maps are read afresh on every call; each image's DWARF is the
+ * symbolizer's (found on first use), and a FILE:LINE call reads every
+ * line table of every image (~0.3 s with libc's debug info installed).
+ * Not thread-safe
  * against lookups in the same symbolizer from other threads. */
 int vg_probe_resolve(const char *spec, struct vg_symbolizer *sym, struct vg_probe_location *out,
 		     struct vg_error *err);

@@ -22,7 +22,7 @@ mkdir -p "$out/gen/watch" "$out/gen/report"
 sh src/watch/gen-syscalls.sh "$out/gen/watch/syscall_table.h" $cc
 protoc-c --proto_path=src/report --c_out="$out/gen/report" src/report/profile.proto
 srcs="$(ls src/perf/*.c src/util/*.c src/target/*.c src/elf/*.c src/report/*.c src/sym/*.c \
-	src/watch/*.c src/scan/*.c src/profile/*.c 2>/dev/null) $out/gen/report/profile.pb-c.c"
+	src/watch/*.c src/scan/*.c src/profile/*.c src/probe/*.c 2>/dev/null) $out/gen/report/profile.pb-c.c"
 
 status=0
 found=0
