@@ -499,37 +499,61 @@ static cJSON *site_json(struct vg_probe_session *s, const struct vg_probe_site *
 	return j;
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct vg_bpf_thread_count *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* The location's calls per thread, its sites merged, by tid: malloc'ed
+ * (site is meaningless in the result); NULL with *n = 0 when none or out
+ * of memory. */
+static struct vg_bpf_thread_count *location_threads(struct vg_probe_session *s,
+						     const struct vg_probe_location_result *l,
+						     size_t *n)
+{
+	const struct vg_bpf_thread_count *tc;
+	struct vg_bpf_thread_count *out;
+	size_t all, k = 0, m = 0;
+
+	*n = 0;
+	tc = vg_probe_thread_counts(s, &all, NULL);
+	out = all ? malloc(all * sizeof(*out)) : NULL;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < all; i++)
+		if (tc[i].site >= l->first_site && tc[i].site < l->first_site + l->loc.n_sites)
+			out[k++] = tc[i];
+	qsort(out, k, sizeof(*out), cmp_tid);
+	for (size_t i = 0; i < k; i++) {
+		if (m && out[m - 1].tid == out[i].tid)
+			out[m - 1].calls += out[i].calls;
+		else
+			out[m++] = out[i];
+	}
+	*n = m;
+	return out;
+}
+
 static cJSON *per_thread_json(struct vg_probe_session *s, size_t i)
 {
-	struct vg_probe_location_result *l = vg_probe_location(s, i);
-	const struct vg_bpf_thread_count *tc;
-	size_t n, first = l->first_site, last = l->first_site + l->loc.n_sites;
+	struct vg_bpf_thread_count *th;
+	size_t n;
 	cJSON *arr;
 
 	if (!vg_probe_opts(s)->per_thread)
 		return cJSON_CreateNull();
-	tc = vg_probe_thread_counts(s, &n, NULL);
+	th = location_threads(s, vg_probe_location(s, i), &n);
 	arr = cJSON_CreateArray();
-	/* Sorted by site then tid: merge the location's sites by tid. */
 	for (size_t k = 0; k < n; k++) {
-		cJSON *e = NULL, *it;
+		cJSON *e = cJSON_CreateObject();
 
-		if (tc[k].site < first || tc[k].site >= last)
-			continue;
-		cJSON_ArrayForEach(it, arr)
-			if ((uint32_t)cJSON_GetObjectItem(it, "tid")->valuedouble == tc[k].tid)
-				e = it;
-		if (e) {
-			cJSON *c = cJSON_GetObjectItem(e, "calls");
-
-			cJSON_SetNumberValue(c, c->valuedouble + (double)tc[k].calls);
-			continue;
-		}
-		e = cJSON_CreateObject();
-		cJSON_AddNumberToObject(e, "tid", tc[k].tid);
-		cJSON_AddNumberToObject(e, "calls", (double)tc[k].calls);
+		cJSON_AddNumberToObject(e, "tid", th[k].tid);
+		cJSON_AddNumberToObject(e, "calls", (double)th[k].calls);
 		cJSON_AddItemToArray(arr, e);
 	}
+	free(th);
 	return arr;
 }
 
@@ -645,26 +669,12 @@ static void put_bar(FILE *out, uint64_t count, uint64_t max)
 static void table_per_thread(FILE *out, struct vg_probe_session *s,
 			     const struct vg_probe_location_result *l)
 {
-	const struct vg_bpf_thread_count *tc;
 	size_t n;
+	struct vg_bpf_thread_count *th = location_threads(s, l, &n);
 
-	tc = vg_probe_thread_counts(s, &n, NULL);
-	for (size_t k = 0; k < n; k++) {
-		uint64_t calls = 0;
-		bool first = true;
-
-		if (tc[k].site < l->first_site || tc[k].site >= l->first_site + l->loc.n_sites)
-			continue;
-		for (size_t j = 0; j < n; j++) {
-			if (tc[j].tid != tc[k].tid || tc[j].site < l->first_site ||
-			    tc[j].site >= l->first_site + l->loc.n_sites)
-				continue;
-			first &= j >= k;
-			calls += tc[j].calls;
-		}
-		if (first)
-			fprintf(out, "  tid %-10u %14" PRIu64 "\n", tc[k].tid, calls);
-	}
+	for (size_t k = 0; k < n; k++)
+		fprintf(out, "  tid %-10u %14" PRIu64 "\n", th[k].tid, th[k].calls);
+	free(th);
 }
 
 /* An integer argument's log2 histogram, negative magnitudes first. */
@@ -828,7 +838,6 @@ static void print_table(FILE *out, struct vg_probe_session *s, struct vg_symboli
 			const struct probe_args *a, const struct vg_target *t)
 {
 	double secs = (double)vg_probe_duration_ns(s) / 1e9;
-	const struct vg_probe_stats *st = vg_probe_stats(s);
 	cJSON *reasons = cJSON_CreateArray(), *it;
 	bool counts_short = false;
 
@@ -872,9 +881,14 @@ static void print_table(FILE *out, struct vg_probe_session *s, struct vg_symboli
 		table_args(out, s, i, (size_t)a->top);
 	for (size_t i = 0; a->o.stacks && i < vg_probe_n_locations(s); i++)
 		table_stacks(out, s, sym, i, (size_t)a->top);
-	if (st->records_lost)
-		fprintf(out, "# %" PRIu64 " records lost: latency, arguments and stacks cover fewer calls than counted\n",
-			st->records_lost);
+	if (a->o.per_thread) {
+		uint64_t dropped = 0;
+
+		vg_probe_thread_counts(s, &(size_t){ 0 }, &dropped);
+		if (dropped)
+			fprintf(out, "# %" PRIu64 " calls not attributed to a thread (the per-thread table was full): "
+				"per-thread rows add up to less than CALLS\n", dropped);
+	}
 }
 
 int cmd_probe(struct vg_cli *cli, int argc, char **argv)
@@ -919,15 +933,6 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 				 l->n_definitions, l->sites[0].image && l->sites[0].image->path[0]
 				 ? l->sites[0].image->path : l->sites[0].path);
 	}
-	if (a.out_path) {
-		out = fopen(a.out_path, "we");
-		if (!out) {
-			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
-			out = stdout;
-			r = cli_fail(cli, &err);
-			goto out;
-		}
-	}
 	/* Ctrl-C and SIGTERM end the probe, not vigil: the report follows. */
 	cli_stop_signals_begin(&stop);
 	if (vg_probe_arm(s, &err) < 0) {
@@ -944,6 +949,17 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	if (vg_probe_run(s, stop.fd, a.o.interval_ms ? interval_line : NULL, &lv, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
+	}
+	/* Opened (and truncated) only now: a probe that could not start
+	 * leaves an earlier report in place. */
+	if (a.out_path) {
+		out = fopen(a.out_path, "we");
+		if (!out) {
+			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
+			out = stdout;
+			r = cli_fail(cli, &err);
+			goto out;
+		}
 	}
 	if (a.json) {
 		r = print_json(cli, s, sym, &a, out);

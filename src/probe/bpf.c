@@ -14,12 +14,13 @@
  *            (BPF_NOEXIST; on EEXIST another CPU inserted it first: look
  *            it up once more), and counts[n_sites] (the "dropped" slot)
  *            += 1 when the hash is full.
- *   gate:    entry programs first read counts[n_sites + 1] and do
- *            nothing while it is 0 (vg_bpf_counters_gate): one map store
- *            starts or stops every entry probe at one instant, however
- *            long the kernel takes to attach or detach them.  Return
- *            programs are not gated: a call entered before the stop
- *            still returns.
+ *   gate:    entry programs first read counts[n_sites + 1], return
+ *            programs built with counters counts[n_sites + 2], and do
+ *            nothing while it is 0 (vg_bpf_counters_gate, _gate_returns):
+ *            one map store starts or stops every probe of a kind at one
+ *            instant, however long the kernel takes to attach or detach
+ *            them.  The return gate closes later than the entry gate, so
+ *            a call entered before the stop can still return.
  *   record:  kind, site, pid_tgid, time and the 21 registers into a
  *            struct vg_probe_record, then bpf_perf_event_output into this
  *            CPU's ring.  Without stack bytes the record is on the BPF
@@ -179,7 +180,8 @@ static void emit_count_thread(struct prog_buf *p, const struct vg_bpf_counters *
 
 struct vg_bpf_counters {
 	size_t n_sites;
-	int counts_fd;             /* ARRAY u32 -> u64, n_sites + 1: the last is "dropped" */
+	int counts_fd;             /* ARRAY u32 -> u64, n_sites + 3: then "dropped", the
+				    * entry gate and the return gate */
 	int threads_fd;            /* HASH struct thread_key -> u64, or -1 */
 };
 
@@ -272,7 +274,7 @@ int vg_bpf_counters_new(size_t n_sites, bool per_thread, size_t max_thread_entri
 	c->n_sites = n_sites;
 	c->counts_fd = c->threads_fd = -1;
 	r = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t),
-		       (uint32_t)n_sites + 2, "vg_counts", &c->counts_fd, err);
+		       (uint32_t)n_sites + 3, "vg_counts", &c->counts_fd, err);
 	if (r == 0 && per_thread)
 		r = map_create(BPF_MAP_TYPE_HASH, sizeof(struct thread_key), sizeof(uint64_t),
 			       (uint32_t)max_thread_entries, "vg_thread_counts", &c->threads_fd,
@@ -316,9 +318,9 @@ int vg_bpf_counters_read(const struct vg_bpf_counters *c, size_t site, uint64_t 
 	return read_slot(c, (uint32_t)site, calls, err);
 }
 
-int vg_bpf_counters_gate(const struct vg_bpf_counters *c, bool open, struct vg_error *err)
+static int set_gate(const struct vg_bpf_counters *c, uint32_t slot, bool open,
+		    struct vg_error *err)
 {
-	uint32_t slot = (uint32_t)c->n_sites + 1;
 	uint64_t v = open;
 	int r = map_update(c->counts_fd, &slot, &v);
 
@@ -326,6 +328,16 @@ int vg_bpf_counters_gate(const struct vg_bpf_counters *c, bool open, struct vg_e
 		return vg_error_set(err, r, "cannot %s the probes: %s", open ? "start" : "stop",
 				    strerror(-r));
 	return 0;
+}
+
+int vg_bpf_counters_gate(const struct vg_bpf_counters *c, bool open, struct vg_error *err)
+{
+	return set_gate(c, (uint32_t)c->n_sites + 1, open, err);
+}
+
+int vg_bpf_counters_gate_returns(const struct vg_bpf_counters *c, bool open, struct vg_error *err)
+{
+	return set_gate(c, (uint32_t)c->n_sites + 2, open, err);
 }
 
 static int cmp_thread_count(const void *a, const void *b)
@@ -822,8 +834,9 @@ static void build_prog(struct prog_buf *p, const struct vg_bpf_prog_spec *s,
 	struct label closed = { .n = 0 };
 
 	emit(p, MOV64_REG(R6, R1));
-	if (c && s->kind == VG_PROBE_REC_ENTRY)
-		emit_gate(p, c->counts_fd, (uint32_t)c->n_sites + 1, &closed);
+	if (c)
+		emit_gate(p, c->counts_fd, (uint32_t)c->n_sites + (s->kind == VG_PROBE_REC_ENTRY ? 1 : 2),
+			  &closed);
 	if (s->count) {
 		emit_count_slot(p, c->counts_fd, s->site);
 		if (c->threads_fd >= 0)

@@ -24,8 +24,9 @@
  * Recording (latency, arguments, stacks): the program writes one
  * struct vg_probe_record per hit with bpf_perf_event_output into a
  * PERF_EVENT_ARRAY of per-CPU PERF_COUNT_SW_BPF_OUTPUT events, whose rings
- * vigil reads.  A full ring loses records (counted per CPU, from
- * PERF_RECORD_LOST); counts stay exact because they are counted in maps.
+ * vigil reads.  A full ring loses records (counted per CPU, read from
+ * each event with PERF_FORMAT_LOST); counts stay exact because they are
+ * counted in maps.
  *
  * Privilege: creating a uprobe PMU event needs CAP_PERFMON (or root);
  * loading a kprobe-type program needs CAP_BPF + CAP_PERFMON.  Refusals
@@ -87,6 +88,10 @@ int vg_bpf_counters_read(const struct vg_bpf_counters *c, size_t site, uint64_t 
  * probe is attached, and closing it before any is detached, makes the
  * probes start and stop at one instant. */
 int vg_bpf_counters_gate(const struct vg_bpf_counters *c, bool open, struct vg_error *err);
+/* The same for return programs built with counters (their own gate, so
+ * that returns of calls entered before the stop can still be recorded
+ * after it, for a while). */
+int vg_bpf_counters_gate_returns(const struct vg_bpf_counters *c, bool open, struct vg_error *err);
 
 struct vg_bpf_thread_count {
 	uint32_t site;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,14 +110,19 @@ static int decide_args(struct vg_probe_session *s, struct vg_probe_location_resu
 	} else {
 		l->args_why = "not at a function's first instruction: the registers are shown, they are not arguments";
 	}
-	/* Without DWARF, or not at an entry: the raw registers, in hex. */
-	for (size_t i = n; i < s->o.n_args; i++) {
-		memset(&params[i], 0, sizeof(params[i]));
-		params[i].kind = VG_PARAM_UNKNOWN;
-		params[i].size = 8;
-		params[i].reg = (unsigned)i;
+	/* Without DWARF, or not at an entry, or past the parameters: the
+	 * raw registers that follow, in hex. */
+	for (; n < s->o.n_args; n++) {
+		unsigned reg = n ? params[n - 1].reg + 1 : 0;
+
+		if (reg >= VG_PROBE_MAX_ARGS)
+			break;
+		memset(&params[n], 0, sizeof(params[n]));
+		params[n].kind = VG_PARAM_UNKNOWN;
+		params[n].size = 8;
+		params[n].reg = reg;
 	}
-	for (size_t i = 0; i < s->o.n_args; i++) {
+	for (size_t i = 0; i < n; i++) {
 		l->args[i].param = params[i];
 		l->args[i].values = vg_values_new(params[i].kind == VG_PARAM_SIGNED);
 		if (!l->args[i].values)
@@ -194,6 +200,18 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 			s->sites[k].result.has_return = o->latency && !s->locs[i].latency_why;
 		}
 	}
+	/* One per-thread stack pairs every location: the same entry twice
+	 * (foo and 0xADDR-of-foo) would pair one location's returns with
+	 * the other's entries. */
+	for (size_t i = 0; r >= 0 && o->latency && i < s->n_sites; i++)
+		for (size_t j = i + 1; r >= 0 && j < s->n_sites; j++)
+			if (s->sites[i].result.has_return && s->sites[j].result.has_return &&
+			    s->sites[i].site->runtime_addr == s->sites[j].site->runtime_addr)
+				r = vg_error_set(err, -EINVAL,
+						 "'%s' and '%s' are the same function entry (0x%" PRIx64 "); give it once",
+						 s->locs[s->sites[i].location].loc.input,
+						 s->locs[s->sites[j].location].loc.input,
+						 s->sites[i].site->runtime_addr);
 	if (r >= 0 && o->latency) {
 		s->pairing = vg_pairing_new(s->n_locs);
 		if (!s->pairing)
@@ -252,6 +270,73 @@ struct vg_probe_session *vg_probe_free(struct vg_probe_session *s)
 	return NULL;
 }
 
+/* Image paths under /proc/PID/ (map_files, root) die with the task that
+ * PID names when it is a leader that exited: go through a live thread's
+ * /proc/TID/ instead, the same mm and mount namespace. */
+static int repoint_path(char **path, pid_t tid)
+{
+	const char *p = *path, *rest;
+	char *np;
+
+	if (strncmp(p, "/proc/", 6) != 0)
+		return 0;
+	rest = p + 6 + strspn(p + 6, "0123456789");
+	if (rest == p + 6 || *rest != '/')
+		return 0;
+	if (asprintf(&np, "/proc/%d%s", (int)tid, rest) < 0)
+		return -ENOMEM;
+	free(*path);
+	*path = np;
+	return 0;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* A pidfd of one thread (readable when it exits), or -1. */
+static int task_pidfd(pid_t tid)
+{
+	return (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+}
+
+static bool task_exited(pid_t tid)
+{
+	struct vg_proc_stat st;
+
+	return vg_proc_stat_read(tid, &st) < 0 || st.state == 'Z' || st.state == 'X';
+}
+
+/* Put the probes on a live thread of the process other than the current
+ * probe task (which exited): its /proc/TID/ paths too.  -ESRCH when no
+ * thread is left (the process is exiting). */
+static int move_to_live_thread(struct vg_probe_session *s, struct vg_error *err)
+{
+	pid_t *tids = NULL, old = s->probe_task;
+	size_t n = 0;
+
+	if (vg_target_threads(s->t, &tids, &n, err) < 0)
+		return -ESRCH;
+	s->probe_task = 0;
+	for (size_t i = 0; i < n && !s->probe_task; i++) {
+		struct vg_proc_stat st;
+
+		if (tids[i] != old && vg_proc_stat_read(tids[i], &st) == 0 && st.state != 'Z' &&
+		    st.state != 'X' && !(st.flags & VG_PF_EXITING))
+			s->probe_task = tids[i];
+	}
+	free(tids);
+	if (!s->probe_task) {
+		s->probe_task = old;
+		return vg_error_set(err, -ESRCH, "no live thread of pid %d to put the probes on",
+				    (int)s->t->pid);
+	}
+	for (size_t i = 0; i < s->n_sites; i++)
+		if (repoint_path(&s->sites[i].site->path, s->probe_task) < 0)
+			return vg_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
 static int load_prog(struct vg_probe_session *s, size_t i, bool ret, int *prog,
 		     struct vg_error *err)
 {
@@ -282,6 +367,22 @@ static int open_probe(struct vg_probe_session *s, size_t i, bool ret, int *fd,
 	return r;
 }
 
+static void close_probes(struct vg_probe_session *s, bool returns);
+
+/* Returns before entries: an entry recorded always has its return probe
+ * in place. */
+static int open_all(struct vg_probe_session *s, struct vg_error *err)
+{
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
+		if (s->sites[i].result.has_return)
+			r = open_probe(s, i, true, &s->sites[i].return_fd, err);
+	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
+		r = open_probe(s, i, false, &s->sites[i].entry_fd, err);
+	return r;
+}
+
 int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 {
 	int type, bit, r;
@@ -303,16 +404,22 @@ int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 			r = load_prog(s, i, false, &s->sites[i].entry_prog, err);
 	}
 	s->armed = true;   /* from here on, disarm closes what was opened */
-	/* Returns before entries: an entry recorded always has its return
-	 * probe in place (a call entered in between returns unmatched, and
-	 * is reported as begun before arming). */
-	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
-		if (s->sites[i].result.has_return)
-			r = open_probe(s, i, true, &s->sites[i].return_fd, err);
-	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
-		r = open_probe(s, i, false, &s->sites[i].entry_fd, err);
+	/* The probe task may have exited since vigil attached (the main
+	 * thread, pthread_exit): the probes go on a live thread. */
+	if (r >= 0 && task_exited(s->probe_task))
+		r = move_to_live_thread(s, err);
+	if (r >= 0)
+		r = open_all(s, err);
+	if (r == -ESRCH && kill(s->t->pid, 0) == 0 && move_to_live_thread(s, NULL) == 0) {
+		close_probes(s, false);
+		close_probes(s, true);
+		vg_error_clear(err);
+		r = open_all(s, err);
+	}
 	/* Every probe starts now, at one instant: attaching took tens of ms
 	 * per probe (the kernel waits for a grace period). */
+	if (r >= 0)
+		r = vg_bpf_counters_gate_returns(s->counters, true, err);
 	if (r >= 0)
 		r = vg_bpf_counters_gate(s->counters, true, err);
 	if (r < 0) {
@@ -517,26 +624,6 @@ uint64_t vg_probe_live_calls(struct vg_probe_session *s, size_t loc)
 	return sum;
 }
 
-/* Image paths under /proc/PID/ (map_files, root) die with the task that
- * PID names when it is a leader that exited: go through a live thread's
- * /proc/TID/ instead, the same mm and mount namespace. */
-static int repoint_path(char **path, pid_t tid)
-{
-	const char *p = *path, *rest;
-	char *np;
-
-	if (strncmp(p, "/proc/", 6) != 0)
-		return 0;
-	rest = p + 6 + strspn(p + 6, "0123456789");
-	if (rest == p + 6 || *rest != '/')
-		return 0;
-	if (asprintf(&np, "/proc/%d%s", (int)tid, rest) < 0)
-		return -ENOMEM;
-	free(*path);
-	*path = np;
-	return 0;
-}
-
 /* The kernel runs a probe's program for hits in the mm of the task the
  * event was opened on; when that task exits (pthread_exit in main) the
  * event hangs up and counts nothing more.  Open every event again on a
@@ -545,29 +632,8 @@ static int repoint_path(char **path, pid_t tid)
  * or -ESRCH when no thread is left (the process is exiting). */
 static int rearm(struct vg_probe_session *s, struct vg_error *err)
 {
-	pid_t *tids = NULL, old = s->probe_task;
-	size_t n = 0;
-	int r;
+	int r = move_to_live_thread(s, err);
 
-	if (vg_target_threads(s->t, &tids, &n, err) < 0)
-		return -ESRCH;
-	s->probe_task = 0;
-	for (size_t i = 0; i < n && !s->probe_task; i++) {
-		struct vg_proc_stat st;
-
-		if (tids[i] != old && vg_proc_stat_read(tids[i], &st) == 0 && st.state != 'Z' &&
-		    st.state != 'X' && !(st.flags & VG_PF_EXITING))
-			s->probe_task = tids[i];
-	}
-	free(tids);
-	if (!s->probe_task) {
-		s->probe_task = old;
-		return -ESRCH;
-	}
-	r = 0;
-	for (size_t i = 0; i < s->n_sites && r >= 0; i++)
-		if (repoint_path(&s->sites[i].site->path, s->probe_task) < 0)
-			r = vg_error_set(err, -ENOMEM, "out of memory");
 	for (size_t pass = 0; pass < 2 && r >= 0; pass++) {
 		for (size_t i = 0; i < s->n_sites && r >= 0; i++) {
 			struct site_state *ss = &s->sites[i];
@@ -591,23 +657,6 @@ static int rearm(struct vg_probe_session *s, struct vg_error *err)
 	if (r < 0 && err)
 		snprintf(s->stats.rearm_why, sizeof(s->stats.rearm_why), "%.255s", err->msg);
 	return r;
-}
-
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-
-/* A pidfd of one thread (readable when it exits), or -1. */
-static int task_pidfd(pid_t tid)
-{
-	return (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-}
-
-static bool task_exited(pid_t tid)
-{
-	struct vg_proc_stat st;
-
-	return vg_proc_stat_read(tid, &st) < 0 || st.state == 'Z' || st.state == 'X';
 }
 
 static bool target_gone(struct vg_probe_session *s, struct pollfd *pidfd)
@@ -656,8 +705,12 @@ int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn i
 			wait_ns = deadline > now ? deadline - now : 0;
 		if (next_tick && next_tick - now < wait_ns)
 			wait_ns = next_tick > now ? next_tick - now : 0;
-		if (poll(pfd, np, (int)((wait_ns + 999999) / 1000000)) < 0 && errno != EINTR)
+		if (poll(pfd, np, (int)((wait_ns + 999999) / 1000000)) < 0 && errno != EINTR) {
+			/* Not expected (the fds are vigil's own); the report is
+			 * still made, as after Ctrl-C. */
+			s->stop = VG_PROBE_STOP_INTERRUPTED;
 			break;
+		}
 		now = vg_perf_now();
 		drain(s, now);
 		/* A leader that exits before its threads stays a zombie and its
@@ -726,12 +779,17 @@ static void collect_stacks(struct vg_probe_session *s)
  * and must have put the original back when the last event closed. */
 static void check_code_restored(struct vg_probe_session *s)
 {
+	/* Through a live thread: the probe task may be a zombie leader. */
+	pid_t reader = s->probe_task;
+
+	if (task_exited(reader) && move_to_live_thread(s, NULL) == 0)
+		reader = s->probe_task;
 	s->stats.code_restored = true;
 	for (size_t i = 0; i < s->n_sites; i++) {
 		const struct vg_probe_site *st = s->sites[i].site;
 		uint8_t mem[16], file[16];
 		struct iovec l = { mem, sizeof(mem) }, r = { (void *)(uintptr_t)st->runtime_addr, sizeof(mem) };
-		ssize_t got = process_vm_readv(s->probe_task, &l, 1, &r, 1, 0);
+		ssize_t got = process_vm_readv(reader, &l, 1, &r, 1, 0);
 		int fd = open(st->path, O_RDONLY | O_CLOEXEC);
 		ssize_t fgot = fd >= 0 ? pread(fd, file, sizeof(file), (off_t)st->file_offset) : -1;
 
@@ -756,6 +814,49 @@ static void check_code_restored(struct vg_probe_session *s)
 	}
 }
 
+static void close_probes(struct vg_probe_session *s, bool returns)
+{
+	for (size_t i = 0; i < s->n_sites; i++) {
+		int *fd = returns ? &s->sites[i].return_fd : &s->sites[i].entry_fd;
+
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+}
+
+/* How long calls open at the stop may take to return and still be timed. */
+#define RETURN_GRACE_MS 200
+
+static uint64_t calls_open(struct vg_probe_session *s)
+{
+	uint64_t open = 0;
+
+	for (size_t i = 0; s->pairing && i < s->n_locs; i++) {
+		struct vg_pairing_site_stats st;
+
+		vg_pairing_site(s->pairing, (uint32_t)i, 0, &st);
+		open += st.in_flight;
+	}
+	return open;
+}
+
+static void await_returns(struct vg_probe_session *s)
+{
+	uint64_t until = vg_perf_now() + RETURN_GRACE_MS * 1000000ull;
+
+	if (!s->pairing || s->stop == VG_PROBE_STOP_EXITED)
+		return;
+	for (;;) {
+		uint64_t now = vg_perf_now();
+
+		drain(s, now);
+		if (!calls_open(s) || now >= until)
+			return;
+		usleep(2000);
+	}
+}
+
 void vg_probe_disarm(struct vg_probe_session *s)
 {
 	struct vg_proc_stat st;
@@ -766,20 +867,25 @@ void vg_probe_disarm(struct vg_probe_session *s)
 	if (!s->stopped_ns)
 		s->stopped_ns = vg_perf_now();
 	/* Every entry program stops at one instant (the gate): the counts
-	 * are final, and calls already entered can still return and pair;
-	 * a return with no open entry after it is of a call entered after
-	 * the stop.  Then the entries are closed: ~50 ms each here, one
-	 * after another whatever the caller does (the kernel waits for a
-	 * grace period under a lock it holds for every uprobe event; closes
-	 * from 10 threads still took 50 ms apiece). */
+	 * are final, and a return with no open entry after it is of a call
+	 * entered after the stop. */
+	s->entries_closed_ns = vg_perf_now();
 	if (s->counters)
 		vg_bpf_counters_gate(s->counters, false, NULL);
-	s->entries_closed_ns = vg_perf_now();
-	for (size_t i = 0; i < s->n_sites; i++) {
-		if (s->sites[i].entry_fd >= 0)
-			close(s->sites[i].entry_fd);
-		s->sites[i].entry_fd = -1;
-	}
+	/* Calls entered before the stop may still return: for a moment,
+	 * while none is left open, take their returns; then the return
+	 * gate closes too, and what is still running is in flight.  From
+	 * then on no record is written, however long the closes take
+	 * (~50 ms per event here, one after another whatever the caller
+	 * does: the kernel waits for a grace period under a lock it holds
+	 * for every uprobe event; closes from 10 threads still took 50 ms
+	 * apiece), so no ring fills up with the returns of calls entered
+	 * after the stop. */
+	await_returns(s);
+	if (s->counters)
+		vg_bpf_counters_gate_returns(s->counters, false, NULL);
+	drain(s, UINT64_MAX);
+	close_probes(s, false);
 	for (size_t i = 0; i < s->n_sites; i++) {
 		uint64_t c = 0;
 
@@ -789,15 +895,13 @@ void vg_probe_disarm(struct vg_probe_session *s)
 	}
 	if (s->counters && s->o.per_thread)
 		vg_bpf_counters_threads(s->counters, &s->threads, &s->n_threads, &s->threads_dropped, NULL);
-	drain(s, UINT64_MAX);
+	close_probes(s, true);
 	for (size_t i = 0; i < s->n_sites; i++) {
-		if (s->sites[i].return_fd >= 0)
-			close(s->sites[i].return_fd);
 		if (s->sites[i].entry_prog >= 0)
 			close(s->sites[i].entry_prog);
 		if (s->sites[i].return_prog >= 0)
 			close(s->sites[i].return_prog);
-		s->sites[i].return_fd = s->sites[i].entry_prog = s->sites[i].return_prog = -1;
+		s->sites[i].entry_prog = s->sites[i].return_prog = -1;
 	}
 	drain(s, UINT64_MAX);
 	if (s->output) {

@@ -10,17 +10,19 @@
  *
  * A program runs from the moment it is attached to its event (enabled or
  * not: the kernel calls it from the uprobe handler), and attaching or
- * detaching one takes tens of milliseconds, so entry programs are gated
- * (vg_bpf_counters_gate): closed while the probes are opened, opened at
- * one instant (armed_ns), closed at one instant at the stop.  Return
- * probes are opened before entry probes and not gated, so every call
- * recorded at its entry has its return recorded (a call in flight at the
- * start returns with no entry: counted as unmatched, reported as begun
- * before arming; one entered after the stop is dropped).  Disarming: the
- * gate closes (the counts are final), the entry probes close, the counts
- * are read, the rings drained, the return probes closed, the rings
- * drained again; the kernel restores the original instruction bytes as
- * each probe closes, and the bytes at every site are read back from the
+ * detaching one takes tens of milliseconds, so the programs are gated
+ * (vg_bpf_counters_gate, _gate_returns): closed while the probes are
+ * opened, opened at one instant (armed_ns).  Return probes are opened
+ * before entry probes, so every call recorded at its entry has its return
+ * recorded (a call in flight at the start returns with no entry: counted
+ * as unmatched, reported as begun before arming).  Disarming: the entry
+ * gate closes (the counts are final at that instant); for up to 200 ms,
+ * while calls entered before it are open, their returns are drained (one
+ * of a call entered after the stop is dropped); the return gate closes
+ * (what is open is in flight); then the events are closed, entries first
+ * (~50 ms each; the kernel restores the original instruction bytes as
+ * each closes), the rings drained, and the bytes at every site read back
+ * from the
  * target and compared with the file (code_restored).  Every path out of a
  * session (stop, target exit, error, vg_probe_free) closes the events. */
 #ifndef VG_PROBE_H

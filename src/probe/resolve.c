@@ -27,6 +27,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -772,6 +773,18 @@ static void tagged_name(Dwarf_Die *t, const char *kw, char *buf, size_t size)
 }
 
 /* "int (*)(int, char *)" for a pointer to a function type. */
+/* Type names are for reading: a long one is cut, on purpose (vsnprintf,
+ * so the compiler does not warn about each cut snprintf may make). */
+__attribute__((format(printf, 3, 4)))
+static void type_text(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
 static void function_pointer(Dwarf_Die *fn, char *buf, size_t size, int depth)
 {
 	char ret[96], arg[96], args[128] = "";
@@ -786,7 +799,7 @@ static void function_pointer(Dwarf_Die *fn, char *buf, size_t size, int depth)
 	 * corrupt DWARF need not end): past two levels, or once the text
 	 * is full, do not name them, or the work grows as args^TYPE_DEPTH. */
 	if (depth >= 2) {
-		snprintf(buf, size, "%s (*)(...)", ret);
+		type_text(buf, size, "%s (*)(...)", ret);
 		return;
 	}
 	if (dwarf_child(fn, &child) == 0) {
@@ -806,7 +819,7 @@ static void function_pointer(Dwarf_Die *fn, char *buf, size_t size, int depth)
 							 used ? ", " : "", arg);
 		} while (dwarf_siblingof(&child, &child) == 0);
 	}
-	snprintf(buf, size, "%s (*)(%s)", ret, used ? args : "void");
+	type_text(buf, size, "%s (*)(%s)", ret, used ? args : "void");
 }
 
 /* const/volatile: before a named type, after a pointer ("char *const"). */
@@ -823,7 +836,7 @@ static void qualified(Dwarf_Die *t, const char *q, char *buf, size_t size, int d
 	if (dwarf_tag(&target) == DW_TAG_pointer_type)
 		append_declarator(inner, q, buf, size);
 	else
-		snprintf(buf, size, "%s %s", q, inner);
+		type_text(buf, size, "%s %s", q, inner);
 }
 
 static void pointer_like(Dwarf_Die *t, const char *op, char *buf, size_t size, int depth)
@@ -1089,8 +1102,13 @@ static void params_of(Dwarf_Die *fn, struct param_fill *f)
 	if (!has_params(fn) && (attr_die(fn, DW_AT_abstract_origin, &origin) ||
 				attr_die(fn, DW_AT_specification, &origin)))
 		src = &origin;
-	if (returns_in_memory(fn))
-		f->reg++;
+	/* A struct returned in memory: the caller passes its address in rdi,
+	 * ahead of the parameters (a slot of its own, so the registers
+	 * listed stay rdi, rsi, ... in order). */
+	if (returns_in_memory(fn) && f->n < f->max)
+		f->params[f->n++] = (struct vg_probe_param){
+			.name = "", .type = "", .kind = VG_PARAM_POINTER, .size = 8, .reg = f->reg++,
+		};
 	if (dwarf_child(src, &c) != 0)
 		return;
 	do {

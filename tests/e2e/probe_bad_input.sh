@@ -55,6 +55,8 @@ refuse args_7 2 "args|7" "$pid" probe_counted --args 7 --duration 500
 refuse interval_0 2 "interval" "$pid" probe_counted --interval 0 --duration 500
 refuse dead 4 "$dead" "$dead" probe_counted --duration 500
 refuse not_a_pid 2 "12ab" 12ab probe_counted --duration 500
+refuse same_entry 2 "same function entry" "$pid" probe_counted probe_counted --latency --duration 500
+refuse mid_instruction 2 "inside the instruction" "$pid" probe_counted+1 --duration 500
 
 # Permission: as nobody against this root-owned target.
 if [[ $(id -u) != 0 ]]; then

@@ -13,6 +13,9 @@
  *   stacks      probe_leaf() from stack_a x60 and from stack_b x40
  *   spin SECS   probe_bench(i) in a tight loop for SECS seconds (bench/probe.sh)
  *   exit MS     probe_counted() in a loop for MS ms, then exit(0) (no wait)
+ *   inflight    probe_sleep(100 us) 10 times, then "state done", then
+ *               probe_sleep(60 s): a call still running when vigil stops
+ *               ("calls 11"; no SIGUSR2 service: the main thread sleeps)
  *   leader N    a worker calls probe_counted() N times, 200 us apart; the
  *               main thread calls pthread_exit once the worker made N/4
  *               ("calls_before_exit K"): the thread vigil's probes are
@@ -402,6 +405,20 @@ static void do_latency(void)
 	}
 }
 
+static void do_inflight(void)
+{
+	write_truth("ready");
+	wait_signal(SIGUSR1);
+	for (int i = 0; i < 10; i++)
+		probe_sleep(100);
+	calls = 11;
+	read_code(code_after);
+	have_after = 1;
+	write_truth("done");
+	probe_sleep(60 * 1000 * 1000);
+	exit(0);
+}
+
 static void do_recursive(void)
 {
 	write_truth("ready");
@@ -516,7 +533,7 @@ static void do_leader(void)
 int main(int argc, char **argv)
 {
 	if (argc < 3)
-		die("usage: tgt_probe TRUTH count N|latency|recursive|fileline|args|stacks|spin SECS|exit MS|leader N");
+		die("usage: tgt_probe TRUTH count N|latency|recursive|fileline|args|stacks|spin SECS|exit MS|leader N|inflight");
 	truth_path = argv[1];
 	mode = argv[2];
 	arg = argc > 3 ? strtol(argv[3], NULL, 10) : 0;
@@ -548,6 +565,8 @@ int main(int argc, char **argv)
 		do_spin();
 	else if (!strcmp(mode, "leader") && arg > 0)
 		do_leader();
+	else if (!strcmp(mode, "inflight"))
+		do_inflight();
 	else
 		die("unknown mode or missing argument");
 	finish_and_serve();

@@ -32,7 +32,7 @@
 
 struct fx {
 	pid_t pid;
-	uint64_t fx_args, caller_a, caller_b;
+	uint64_t fx_args, caller_a, caller_b, big_ret;
 	unsigned inline_line;
 	struct vg_target *t;
 	struct vg_symbolizer *sym;
@@ -81,10 +81,12 @@ static int setup(void **state)
 			fx.caller_a = a;
 		else if (strcmp(name, "fx_caller_b") == 0)
 			fx.caller_b = a;
+		else if (strcmp(name, "fx_big_ret") == 0)
+			fx.big_ret = a;
 	}
 	alarm(0);
 	fclose(in);
-	assert_true(fx.fx_args && fx.caller_a && fx.caller_b);
+	assert_true(fx.fx_args && fx.caller_a && fx.caller_b && fx.big_ret);
 	assert_int_equal(vg_target_open(fx.pid, &fx.t, &err), 0);
 	assert_int_equal(vg_symbolizer_open_target(fx.t, VG_SYM_NO_DEBUGINFOD, &fx.sym, &err), 0);
 	return 0;
@@ -412,6 +414,14 @@ static void test_params(void **state)
 	assert_int_equal(vg_probe_params(fx.sym, fx.caller_a, p, 6, &n, &err), 0);
 	assert_int_equal(n, 1);
 	check_param(&p[0], "v", "long int", VG_PARAM_SIGNED, 8, 0);
+
+	/* A struct returned in memory: rdi is the caller's buffer, the
+	 * parameters follow in rsi and rdx. */
+	assert_int_equal(vg_probe_params(fx.sym, fx.big_ret, p, 6, &n, &err), 0);
+	assert_int_equal(n, 3);
+	check_param(&p[0], "", "", VG_PARAM_POINTER, 8, 0);
+	check_param(&p[1], "x", "long int", VG_PARAM_SIGNED, 8, 1);
+	check_param(&p[2], "y", "long int", VG_PARAM_SIGNED, 8, 2);
 
 	assert_string_equal(vg_probe_param_reg_name(0), "rdi");
 	assert_string_equal(vg_probe_param_reg_name(4), "r8");
