@@ -265,3 +265,29 @@ vg_watch_signal() {
 	kill -"$1" "$VGPID"
 	vg_watch_wait 10
 }
+
+# refuse_cmd CMD MAX_MS NAME RC REGEX ARGS...  - vigil CMD ARGS exits RC
+# with one error line matching REGEX (grep -Ei) and nothing on stdout,
+# within MAX_MS (a refusal must come before any observation starts); then
+# the same with --json: an error document with exit_code RC.
+refuse_cmd() {
+	local cmd=$1 max_ms=$2 name=$3 rc=$4 re=$5 t0 t1
+	shift 5
+	t0=$(date +%s%N)
+	vg "$name" "$cmd" "$@"
+	t1=$(date +%s%N)
+	assert_rc "$rc"
+	assert_one_error_line
+	grep -Eiq -- "$re" "$T/$name.err" || { show_last; fail "$LAST_CMD: the error does not match /$re/"; }
+	[[ ! -s $T/$name.out ]] || { show_last; fail "$LAST_CMD: output on stdout despite the error"; }
+	(((t1 - t0) / 1000000 < max_ms)) || { show_last; fail "$LAST_CMD: took $(((t1 - t0) / 1000000)) ms to refuse (did it $cmd first?)"; }
+	vg "${name}_json" "$cmd" "$@" --json
+	assert_rc "$rc"
+	vg_py "$T/${name}_json.out" "$rc" "$LAST_CMD" <<'PY' || { show_last; fail "$LAST_CMD: bad error document"; }
+import sys
+from vgcheck import *
+check_error_doc(load_json(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+done()
+PY
+	echo "ok: $name: exit $rc, $(head -c 160 "$T/$name.err")"
+}

@@ -21,30 +21,8 @@ wait "$dead" || true
 stack=$(awk '$6 == "[stack]" { split($1, r, "-"); print "0x" r[1]; exit }' "/proc/$pid/maps")
 [[ -n $stack ]] || harness_error "no [stack] line in /proc/$pid/maps"
 
-# refuse NAME RC REGEX ARGS...  - vigil probe ARGS exits RC with one error
-# line matching REGEX (grep -Ei) and no stdout, then the same with --json:
-# an error document with exit_code RC.
-refuse() {
-	local name=$1 rc=$2 re=$3 t0 t1
-	shift 3
-	t0=$(date +%s%N)
-	vg "$name" probe "$@"
-	t1=$(date +%s%N)
-	assert_rc "$rc"
-	assert_one_error_line
-	grep -Eiq -- "$re" "$T/$name.err" || { show_last; fail "$LAST_CMD: the error does not match /$re/"; }
-	[[ ! -s $T/$name.out ]] || { show_last; fail "$LAST_CMD: output on stdout despite the error"; }
-	(((t1 - t0) / 1000000 < 3000)) || { show_last; fail "$LAST_CMD: took $(((t1 - t0) / 1000000)) ms to refuse (did it probe first?)"; }
-	vg "${name}_json" probe "$@" --json
-	assert_rc "$rc"
-	vg_py "$T/${name}_json.out" "$rc" "$LAST_CMD" <<'PY' || { show_last; fail "$LAST_CMD: bad error document"; }
-import sys
-from vgcheck import *
-check_error_doc(load_json(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
-done()
-PY
-	echo "ok: $name: exit $rc, $(head -c 160 "$T/$name.err")"
-}
+# refuse NAME RC REGEX ARGS...  - see refuse_cmd in lib.sh.
+refuse() { refuse_cmd probe 3000 "$@"; }
 
 refuse unknown_symbol 2 "no_such_function_xyz" "$pid" no_such_function_xyz --duration 500
 refuse stack_address 2 "$stack|executable|mapping" "$pid" "$stack" --duration 500

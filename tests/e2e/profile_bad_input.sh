@@ -18,30 +18,8 @@ dead=$!
 wait "$dead" || true
 [[ ! -e /proc/$dead ]] || harness_error "pid $dead still exists"
 
-# refuse NAME RC REGEX ARGS...  - vigil profile ARGS exits RC with one
-# error line matching REGEX (grep -E) and no stdout, then the same with
-# --json: an error document with exit_code RC.
-refuse() {
-	local name=$1 rc=$2 re=$3 t0 t1
-	shift 3
-	t0=$(date +%s%N)
-	vg "$name" profile "$@"
-	t1=$(date +%s%N)
-	assert_rc "$rc"
-	assert_one_error_line
-	grep -Eiq -- "$re" "$T/$name.err" || { show_last; fail "$LAST_CMD: the error does not match /$re/"; }
-	[[ ! -s $T/$name.out ]] || { show_last; fail "$LAST_CMD: output on stdout despite the error"; }
-	(((t1 - t0) / 1000000 < 2000)) || { show_last; fail "$LAST_CMD: took $(((t1 - t0) / 1000000)) ms to refuse (did it profile first?)"; }
-	vg "${name}_json" profile "$@" --json
-	assert_rc "$rc"
-	vg_py "$T/${name}_json.out" "$rc" "$LAST_CMD" <<'PY' || { show_last; fail "$LAST_CMD: bad error document"; }
-import sys
-from vgcheck import *
-check_error_doc(load_json(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
-done()
-PY
-	echo "ok: $name: exit $rc, $(head -c 160 "$T/$name.err")"
-}
+# refuse NAME RC REGEX ARGS...  - see refuse_cmd in lib.sh.
+refuse() { refuse_cmd profile 2000 "$@"; }
 
 refuse dead 4 "$dead" "$dead" --duration 500
 refuse not_a_pid 2 "12ab" 12ab --duration 500
