@@ -453,6 +453,7 @@ static cJSON *stacks_json(struct vg_probe_session *s, struct vg_symbolizer *sym,
 	j = cJSON_CreateObject();
 	cJSON_AddNumberToObject(j, "records", (double)l->stack_records);
 	cJSON_AddNumberToObject(j, "distinct", (double)l->n_stacks);
+	cJSON_AddNumberToObject(j, "dropped", (double)l->stacks_dropped);
 	stops = cJSON_AddObjectToObject(j, "unwind_stops");
 	for (int k = 0; k < 8; k++)
 		if (l->unwind_stop[k])
@@ -799,7 +800,11 @@ static void table_stacks(FILE *out, struct vg_probe_session *s, struct vg_symbol
 
 	fputc('\n', out);
 	cli_put_text(out, l->loc.input);
-	fprintf(out, ": callers (%" PRIu64 " stacks recorded, %zu distinct)\n", l->stack_records, l->n_stacks);
+	fprintf(out, ": callers (%" PRIu64 " stacks recorded, %zu distinct", l->stack_records, l->n_stacks);
+	if (l->stacks_dropped)
+		fprintf(out, "; %" PRIu64 " not kept (too many distinct stacks): the counts below are lower bounds",
+			l->stacks_dropped);
+	fputs(")\n", out);
 	for (size_t k = 0; res && k < l->n_stacks && k < top; k++) {
 		const struct vg_probe_stack *st = &l->stacks[k];
 

@@ -59,10 +59,8 @@ struct vg_probe_session {
 	struct vg_probe_stats stats;
 	enum vg_probe_stop stop;
 	uint64_t armed_ns, stopped_ns;
-	uint64_t entries_closed_ns;  /* when closing the entry probes began; 0 before */
 	bool armed;
 	pid_t probe_task;            /* the task the events are opened on */
-	uint8_t *stack_buf;          /* unwinding scratch */
 };
 
 static bool recording(const struct vg_probe_opts *o)
@@ -219,8 +217,7 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 	}
 	if (r >= 0 && o->stacks) {
 		s->stacks = calloc(s->n_locs, sizeof(*s->stacks));
-		s->stack_buf = malloc(s->o.stack_bytes);
-		if (!s->stacks || !s->stack_buf)
+		if (!s->stacks)
 			r = vg_error_set(err, -ENOMEM, "out of memory");
 	}
 	if (r < 0) {
@@ -260,7 +257,6 @@ struct vg_probe_session *vg_probe_free(struct vg_probe_session *s)
 	free(s->locs);
 	free(s->sites);
 	free(s->stacks);
-	free(s->stack_buf);
 	free(s->threads);
 	vg_pairing_free(s->pairing);
 	vg_unwinder_free(s->unwinder);
@@ -300,11 +296,22 @@ static int task_pidfd(pid_t tid)
 	return (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
 }
 
+/* Gone: unreadable, a zombie or dead.  (A task merely exiting is not
+ * gone yet: when the whole process exits, that is the target's exit.) */
 static bool task_exited(pid_t tid)
 {
 	struct vg_proc_stat st;
 
 	return vg_proc_stat_read(tid, &st) < 0 || st.state == 'Z' || st.state == 'X';
+}
+
+/* Fit to carry the probes: readable, not a zombie, not exiting. */
+static bool task_alive(pid_t tid)
+{
+	struct vg_proc_stat st;
+
+	return vg_proc_stat_read(tid, &st) == 0 && st.state != 'Z' && st.state != 'X' &&
+	       !(st.flags & VG_PF_EXITING);
 }
 
 /* Put the probes on a live thread of the process other than the current
@@ -318,13 +325,9 @@ static int move_to_live_thread(struct vg_probe_session *s, struct vg_error *err)
 	if (vg_target_threads(s->t, &tids, &n, err) < 0)
 		return -ESRCH;
 	s->probe_task = 0;
-	for (size_t i = 0; i < n && !s->probe_task; i++) {
-		struct vg_proc_stat st;
-
-		if (tids[i] != old && vg_proc_stat_read(tids[i], &st) == 0 && st.state != 'Z' &&
-		    st.state != 'X' && !(st.flags & VG_PF_EXITING))
+	for (size_t i = 0; i < n && !s->probe_task; i++)
+		if (tids[i] != old && task_alive(tids[i]))
 			s->probe_task = tids[i];
-	}
 	free(tids);
 	if (!s->probe_task) {
 		s->probe_task = old;
@@ -369,8 +372,8 @@ static int open_probe(struct vg_probe_session *s, size_t i, bool ret, int *fd,
 
 static void close_probes(struct vg_probe_session *s, bool returns);
 
-/* Returns before entries: an entry recorded always has its return probe
- * in place. */
+/* Nothing is recorded until the gates open (returns first), whatever the
+ * order of opening. */
 static int open_all(struct vg_probe_session *s, struct vg_error *err)
 {
 	int r = 0;
@@ -395,8 +398,7 @@ int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 		r = vg_bpf_output_new(s->o.ring_pages, &s->output, err);
 	if (r >= 0 && s->o.stacks)
 		r = vg_unwinder_new(s->t->pid, vg_symbolizer_images(s->sym), &s->unwinder, err);
-	/* Programs first (the verifier takes milliseconds), so the return
-	 * probes and entry probes go in one right after the other. */
+	/* Programs are kept for a re-arm, which then needs no verifier. */
 	for (size_t i = 0; r >= 0 && i < s->n_sites; i++) {
 		if (s->sites[i].result.has_return)
 			r = load_prog(s, i, true, &s->sites[i].return_prog, err);
@@ -579,26 +581,16 @@ static void on_record(const struct vg_probe_record *r, size_t len, void *arg)
 	 * filter), so no pid check: the tgid is in the initial PID namespace,
 	 * which need not be vigil's. */
 	if (r->site >= s->n_sites) {
-		s->stats.records_other++;
+		s->stats.records_malformed++;
 		return;
 	}
 	loc = s->sites[r->site].location;
 	if (r->kind == VG_PROBE_REC_ENTRY) {
 		on_entry(s, r, len, &s->locs[loc], loc);
 	} else if (r->kind == VG_PROBE_REC_RETURN && s->pairing) {
-		uint64_t ns;
-
-		/* Between closing the entry probes and the return probes,
-		 * calls still enter (the return probe's breakpoint is there)
-		 * with no entry recorded: their returns are after the stop. */
-		if (s->entries_closed_ns && r->time_ns >= s->entries_closed_ns &&
-		    !vg_pairing_is_open(s->pairing, (uint32_t)r->pid_tgid, (uint32_t)loc)) {
-			s->stats.returns_after_stop++;
-			return;
-		}
-		vg_pairing_return(s->pairing, (uint32_t)r->pid_tgid, (uint32_t)loc, r->time_ns, &ns);
+		vg_pairing_return(s->pairing, (uint32_t)r->pid_tgid, (uint32_t)loc, r->time_ns, NULL);
 	} else {
-		s->stats.records_other++;
+		s->stats.records_malformed++;
 	}
 }
 
@@ -626,8 +618,8 @@ uint64_t vg_probe_live_calls(struct vg_probe_session *s, size_t loc)
 
 /* The kernel runs a probe's program for hits in the mm of the task the
  * event was opened on; when that task exits (pthread_exit in main) the
- * event hangs up and counts nothing more.  Open every event again on a
- * live thread, enable the new ones (returns first), then close the old:
+ * program is not run any more.  Open every event again on a live thread
+ * (returns first), closing each old one as its new one is in:
  * the calls in between are missing, and the report says so.  Returns 0,
  * or -ESRCH when no thread is left (the process is exiting). */
 static int rearm(struct vg_probe_session *s, struct vg_error *err)
@@ -657,6 +649,16 @@ static int rearm(struct vg_probe_session *s, struct vg_error *err)
 	if (r < 0 && err)
 		snprintf(s->stats.rearm_why, sizeof(s->stats.rearm_why), "%.255s", err->msg);
 	return r;
+}
+
+/* Whether the probe task exited: its thread pidfd fired, or its state
+ * says so (no pidfd before 6.9; and a leader that exits before its
+ * threads stays a zombie whose thread pidfd does not fire, seen on 6.18). */
+static bool task_lost(struct vg_probe_session *s, const struct pollfd *task)
+{
+	if (task->fd >= 0 && (task->revents & (POLLIN | POLLHUP)))
+		return true;
+	return task_exited(s->probe_task);
 }
 
 static bool target_gone(struct vg_probe_session *s, struct pollfd *pidfd)
@@ -697,8 +699,6 @@ int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn i
 	for (size_t i = 0; i < n_out; i++)
 		pfd[np++] = (struct pollfd){ .fd = out_fds[i], .events = POLLIN };
 	while (s->stop == VG_PROBE_RUNNING) {
-		bool lost;
-
 		uint64_t now = vg_perf_now(), wait_ns = POLL_MS_MAX * 1000000ull;
 
 		if (deadline && deadline - now < wait_ns)
@@ -713,23 +713,19 @@ int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn i
 		}
 		now = vg_perf_now();
 		drain(s, now);
-		/* A leader that exits before its threads stays a zombie and its
-		 * thread pidfd does not fire (6.18): read its state too. */
-		lost = (pfd[task_fd].fd >= 0 && (pfd[task_fd].revents & (POLLIN | POLLHUP))) ||
-		       task_exited(s->probe_task);
-		if (stop_fd >= 0 && (pfd[0].revents & POLLIN))
+		if (stop_fd >= 0 && (pfd[0].revents & POLLIN)) {
 			s->stop = VG_PROBE_STOP_INTERRUPTED;
-		else if (target_gone(s, pidfd >= 0 ? &pfd[1] : NULL))
+		} else if (target_gone(s, pidfd >= 0 ? &pfd[1] : NULL)) {
 			s->stop = VG_PROBE_STOP_EXITED;
-		else if (lost && rearm(s, err) < 0)
-			s->stop = target_gone(s, NULL) ? VG_PROBE_STOP_EXITED : VG_PROBE_STOP_TASK_LOST;
-		if (lost) {
+		} else if (task_lost(s, &pfd[task_fd])) {
+			if (rearm(s, err) < 0)
+				s->stop = target_gone(s, NULL) ? VG_PROBE_STOP_EXITED : VG_PROBE_STOP_TASK_LOST;
 			if (pfd[task_fd].fd >= 0)
 				close(pfd[task_fd].fd);
 			pfd[task_fd].fd = task_pidfd(s->probe_task);
-		}
-		else if (deadline && now >= deadline)
+		} else if (deadline && now >= deadline) {
 			s->stop = VG_PROBE_STOP_DURATION;
+		}
 		if (next_tick && now >= next_tick && s->stop == VG_PROBE_RUNNING) {
 			if (interval)
 				interval(s, now - start, arg);
@@ -764,9 +760,12 @@ static void collect_stacks(struct vg_probe_session *s)
 		struct stack_table *t = &s->stacks[i];
 		struct vg_probe_location_result *l = &s->locs[i];
 
+		l->stacks_dropped = t->dropped;
 		l->stacks = calloc(t->used ? t->used : 1, sizeof(*l->stacks));
-		if (!l->stacks)
+		if (!l->stacks) {
+			l->stacks_dropped = l->stack_records;
 			continue;
+		}
 		for (size_t j = 0; j < t->cap; j++)
 			if (t->slots[j].hash)
 				l->stacks[l->n_stacks++] = t->slots[j].st;
@@ -859,8 +858,6 @@ static void await_returns(struct vg_probe_session *s)
 
 void vg_probe_disarm(struct vg_probe_session *s)
 {
-	struct vg_proc_stat st;
-
 	if (!s || !s->armed)
 		return;
 	s->armed = false;
@@ -869,7 +866,8 @@ void vg_probe_disarm(struct vg_probe_session *s)
 	/* Every entry program stops at one instant (the gate): the counts
 	 * are final, and a return with no open entry after it is of a call
 	 * entered after the stop. */
-	s->entries_closed_ns = vg_perf_now();
+	if (s->pairing)
+		vg_pairing_stop(s->pairing, vg_perf_now());
 	if (s->counters)
 		vg_bpf_counters_gate(s->counters, false, NULL);
 	/* Calls entered before the stop may still return: for a moment,
@@ -909,15 +907,14 @@ void vg_probe_disarm(struct vg_probe_session *s)
 
 		vg_bpf_output_stats(s->output, &os);
 		s->stats.records_lost = os.lost;
-		s->stats.records_malformed = os.malformed + os.dropped_nomem;
+		s->stats.records_malformed += os.malformed + os.dropped_nomem;
 	}
 	for (size_t i = 0; s->pairing && i < s->n_locs; i++)
 		vg_pairing_site(s->pairing, (uint32_t)i, s->stopped_ns, &s->locs[i].pairing);
 	collect_stacks(s);
-	/* The probes live on one task: if it exited while its process went
-	 * on, the kernel stopped calling the programs. */
-	if (s->stop != VG_PROBE_STOP_EXITED && vg_proc_stat_read(s->probe_task, &st) == 0 &&
-	    (st.state == 'Z' || st.state == 'X'))
+	/* The probes live on one task: if it exited (since the last look)
+	 * while its process went on, the kernel stopped calling the programs. */
+	if (s->stop != VG_PROBE_STOP_EXITED && task_exited(s->probe_task) && kill(s->t->pid, 0) == 0)
 		s->stats.leader_exited = true;
 	if (s->stop != VG_PROBE_STOP_EXITED)
 		check_code_restored(s);
@@ -975,5 +972,4 @@ uint64_t vg_probe_duration_ns(const struct vg_probe_session *s)
 	return s->armed_ns && s->stopped_ns > s->armed_ns ? s->stopped_ns - s->armed_ns : 0;
 }
 
-uint64_t vg_probe_armed_ns(const struct vg_probe_session *s) { return s->armed_ns; }
 const struct vg_probe_opts *vg_probe_opts(const struct vg_probe_session *s) { return &s->o; }

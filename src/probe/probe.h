@@ -100,15 +100,16 @@ struct vg_probe_location_result {
 	struct vg_probe_stack *stacks;
 	size_t n_stacks;
 	uint64_t stack_records;
+	/* Stacks not in the table (past 65536 distinct ones, or no memory):
+	 * counted in stack_records, in no stack's count. */
+	uint64_t stacks_dropped;
 	uint64_t unwind_stop[8];
 };
 
 struct vg_probe_stats {
 	uint64_t records;            /* ring records handed out */
 	uint64_t records_lost;
-	uint64_t records_malformed;
-	uint64_t records_other;      /* of an unknown site or another process */
-	uint64_t returns_after_stop; /* of calls entered after the entry probes closed */
+	uint64_t records_malformed;  /* undecodable, of an unknown site or kind, or not queued */
 	bool leader_exited;          /* the thread the probes are opened on exited */
 	unsigned rearms;             /* times the probes moved to another thread */
 	pid_t rearmed_on;            /* the last thread they moved to */
@@ -161,8 +162,6 @@ const struct vg_probe_stats *vg_probe_stats(const struct vg_probe_session *s);
 enum vg_probe_stop vg_probe_stop_reason(const struct vg_probe_session *s);
 const char *vg_probe_stop_name(enum vg_probe_stop r);
 uint64_t vg_probe_duration_ns(const struct vg_probe_session *s);
-/* The time everything was armed (CLOCK_MONOTONIC ns), 0 before. */
-uint64_t vg_probe_armed_ns(const struct vg_probe_session *s);
 const struct vg_probe_opts *vg_probe_opts(const struct vg_probe_session *s);
 
 #endif

@@ -241,6 +241,7 @@ struct vg_pairing {
 	size_t n_threads, cap_threads;
 	/* Records come in runs from one thread: remember the last one. */
 	struct thread *last;
+	uint64_t stop_ns;         /* vg_pairing_stop; 0: not stopped */
 };
 
 #define THREADS_INITIAL 64
@@ -375,7 +376,10 @@ bool vg_pairing_return(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64
 	while (i > 0 && t->stack[i - 1].site != site)
 		i--;
 	if (i == 0) {
-		s->unmatched++;
+		/* After the stop, a return with nothing open is of a call
+		 * entered after it: not a miss of this probe. */
+		if (!p->stop_ns || time_ns < p->stop_ns)
+			s->unmatched++;
 		return false;
 	}
 	/* Calls above the match never returned (longjmp, exception, a lost
@@ -397,16 +401,9 @@ bool vg_pairing_return(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64
 	return true;
 }
 
-bool vg_pairing_is_open(struct vg_pairing *p, uint32_t tid, uint32_t site)
+void vg_pairing_stop(struct vg_pairing *p, uint64_t time_ns)
 {
-	struct thread *t;
-
-	if (site >= p->n_sites || !p->sites[site].open || !(t = thread_get(p, tid, false)))
-		return false;
-	for (size_t i = t->depth; i > 0; i--)
-		if (t->stack[i - 1].site == site)
-			return true;
-	return false;
+	p->stop_ns = time_ns ? time_ns : 1;
 }
 
 void vg_pairing_site(const struct vg_pairing *p, uint32_t site, uint64_t now_ns,

@@ -66,10 +66,11 @@ int vg_pairing_entry(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t
 bool vg_pairing_return(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t time_ns,
 		       uint64_t *ns);
 
-/* Whether tid has an open call of site (a return would pair).  For
- * returns a caller knows may have no entry (probes closing): it can drop
- * them instead of counting them unmatched. */
-bool vg_pairing_is_open(struct vg_pairing *p, uint32_t tid, uint32_t site);
+/* Entries stopped being recorded at time_ns (the probes' stop): from
+ * then on a return with no open call of its site is of a call entered
+ * after the stop, and is ignored instead of counted as unmatched.  Returns
+ * of calls entered before still pair. */
+void vg_pairing_stop(struct vg_pairing *p, uint64_t time_ns);
 
 struct vg_pairing_site_stats {
 	uint64_t paired;

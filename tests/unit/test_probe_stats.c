@@ -204,6 +204,24 @@ static void test_unmatched(void **state)
 	vg_pairing_free(p);
 }
 
+/* After vg_pairing_stop(t): a return with nothing open at or after t is
+ * of a call entered after the stop (ignored); before t it is still
+ * unmatched; a call entered before t still pairs after it. */
+static void test_stop(void **state)
+{
+	struct vg_pairing *p = vg_pairing_new(1);
+
+	(void)state;
+	assert_int_equal(vg_pairing_entry(p, 10, 0, 100), 0);
+	vg_pairing_stop(p, 500);
+	assert_false(vg_pairing_return(p, 11, 0, 400, NULL));   /* before the stop */
+	assert_false(vg_pairing_return(p, 11, 0, 600, NULL));   /* entered after it */
+	expect_return(p, 10, 0, 700, 600);
+	assert_int_equal(site_stats(p, 0, 800).unmatched_returns, 1);
+	assert_int_equal(site_stats(p, 0, 800).paired, 1);
+	vg_pairing_free(p);
+}
+
 /* 3000 threads with records interleaved round-robin, each nesting
  * A{B{}} with durations that depend on the tid; 100 threads leave an A
  * open for in_flight. */
@@ -617,6 +635,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nested_two_sites),
+		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_deep_recursion),
 		cmocka_unit_test(test_interleaved_recursion),
 		cmocka_unit_test(test_unreturned),
