@@ -208,22 +208,51 @@ static void value_text(const struct vg_probe_param *p, uint64_t v, char *buf, si
 		snprintf(buf, len, "0x%" PRIx64, v);
 }
 
-/* Bucket k of a values log2 histogram: 0 is {0}, k >= 1 is [2^(k-1), 2^k). */
-static void bucket_range(unsigned k, uint64_t *lo, uint64_t *hi)
+/* Bucket k of a latency log2 histogram: [2^k, 2^(k+1)) ns, bucket 0
+ * from 0. */
+static void latency_bucket(unsigned k, uint64_t *lo, uint64_t *hi)
 {
-	*lo = k ? 1ull << (k - 1) : 0;
-	*hi = k == 0 ? 0 : k >= 64 ? UINT64_MAX : (1ull << k) - 1;
+	*lo = k ? 1ull << k : 0;
+	*hi = k >= 63 ? UINT64_MAX : (2ull << k) - 1;
 }
 
-/* A negative bucket's bounds as text: [-hi, -lo]; the last bucket holds
- * only INT64_MIN (|v| = 2^63), whose -hi would not be an int64. */
-static void neg_bucket_text(unsigned k, uint64_t lo, uint64_t hi, char *lo_text, char *hi_text,
-			    size_t size)
+/* One non-empty bucket of an argument's log2 histogram, its bounds in the
+ * argument's notation (decimal, or hex for pointers and unknowns). */
+struct value_bucket {
+	char lo[24], hi[24];
+	uint64_t count;
+};
+#define MAX_VALUE_BUCKETS (2 * (VG_LOG2_BUCKETS + 1))
+
+/* Bucket k >= 1 holds magnitudes [2^(k-1), 2^k), bucket 0 holds 0;
+ * negatives (signed kinds) come first, most negative first, as [-hi, -lo]
+ * (the last one holds only INT64_MIN, whose -hi is no int64).  Returns
+ * how many were filled. */
+static size_t value_buckets(const struct vg_probe_param *p, const struct vg_values_summary *sum,
+			    struct value_bucket *out)
 {
-	if (k >= 64)
-		hi = lo;
-	snprintf(lo_text, size, "-%" PRIu64, hi);
-	snprintf(hi_text, size, "-%" PRIu64, lo);
+	bool hex = p->kind == VG_PARAM_POINTER || p->kind == VG_PARAM_UNKNOWN;
+	size_t n = 0;
+
+	for (unsigned k = VG_LOG2_BUCKETS + 1; sum->is_signed && k-- > 0;) {
+		uint64_t lo = k ? 1ull << (k - 1) : 0, hi = k >= 64 ? lo : (1ull << k) - 1;
+
+		if (!sum->neg_log2[k])
+			continue;
+		snprintf(out[n].lo, sizeof(out[n].lo), "-%" PRIu64, k ? hi : 0);
+		snprintf(out[n].hi, sizeof(out[n].hi), "-%" PRIu64, lo);
+		out[n++].count = sum->neg_log2[k];
+	}
+	for (unsigned k = 0; k <= VG_LOG2_BUCKETS; k++) {
+		uint64_t lo = k ? 1ull << (k - 1) : 0, hi = !k ? 0 : k >= 64 ? UINT64_MAX : (1ull << k) - 1;
+
+		if (!sum->log2[k])
+			continue;
+		snprintf(out[n].lo, sizeof(out[n].lo), hex ? "0x%" PRIx64 : "%" PRIu64, lo);
+		snprintf(out[n].hi, sizeof(out[n].hi), hex ? "0x%" PRIx64 : "%" PRIu64, hi);
+		out[n++].count = sum->log2[k];
+	}
+	return n;
 }
 
 /* Why the calls counts may be short of the truth (counts_short), one
@@ -301,13 +330,15 @@ static cJSON *latency_json(struct vg_probe_session *s, size_t i)
 	cJSON_AddNumberToObject(j, "unreturned", (double)l->pairing.unreturned);
 	h = cJSON_AddArrayToObject(j, "histogram");
 	for (unsigned k = sum.log2_lo; k <= sum.log2_hi && k < VG_LOG2_BUCKETS; k++) {
+		uint64_t lo, hi;
 		cJSON *b;
 
 		if (!sum.log2[k])
 			continue;
+		latency_bucket(k, &lo, &hi);
 		b = cJSON_CreateObject();
-		cJSON_AddNumberToObject(b, "lo_ns", k ? (double)(1ull << k) : 0);
-		cJSON_AddNumberToObject(b, "hi_ns", (double)((k >= 63 ? UINT64_MAX : (2ull << k) - 1)));
+		cJSON_AddNumberToObject(b, "lo_ns", (double)lo);
+		cJSON_AddNumberToObject(b, "hi_ns", (double)hi);
 		cJSON_AddNumberToObject(b, "count", (double)sum.log2[k]);
 		cJSON_AddItemToArray(h, b);
 	}
@@ -326,9 +357,10 @@ static cJSON *args_json(const struct vg_probe_location_result *l, size_t top)
 	for (size_t i = 0; tv && i < l->n_args; i++) {
 		const struct vg_probe_param *p = &l->args[i].param;
 		struct vg_values_summary sum;
-		size_t n_top = 0;
+		struct value_bucket buckets[MAX_VALUE_BUCKETS];
+		size_t n_top = 0, n_b;
 		cJSON *j = cJSON_CreateObject(), *t, *h;
-		char buf[32], buf2[32];
+		char buf[32];
 
 		vg_values_summarize(l->args[i].values, tv, top, &n_top, &sum);
 		cJSON_AddStringToObject(j, "reg", vg_probe_param_reg_name(p->reg));
@@ -354,37 +386,14 @@ static cJSON *args_json(const struct vg_probe_location_result *l, size_t top)
 			cJSON_AddItemToArray(t, e);
 		}
 		h = cJSON_AddArrayToObject(j, "histogram");
-		/* Negative buckets first, most negative first, then the rest. */
-		for (unsigned k = VG_LOG2_BUCKETS + 1; sum.is_signed && k-- > 0;) {
-			uint64_t lo, hi;
-			cJSON *b;
+		n_b = value_buckets(p, &sum, buckets);
+		for (size_t k = 0; k < n_b; k++) {
+			cJSON *e = cJSON_CreateObject();
 
-			if (!sum.neg_log2[k])
-				continue;
-			bucket_range(k, &lo, &hi);
-			b = cJSON_CreateObject();
-			neg_bucket_text(k, lo, hi, buf, buf2, sizeof(buf));
-			cJSON_AddStringToObject(b, "lo", buf);
-			cJSON_AddStringToObject(b, "hi", buf2);
-			cJSON_AddNumberToObject(b, "count", (double)sum.neg_log2[k]);
-			cJSON_AddItemToArray(h, b);
-		}
-		for (unsigned k = 0; k <= VG_LOG2_BUCKETS; k++) {
-			uint64_t lo, hi;
-			cJSON *b;
-
-			if (!sum.log2[k])
-				continue;
-			bucket_range(k, &lo, &hi);
-			b = cJSON_CreateObject();
-			snprintf(buf, sizeof(buf), p->kind == VG_PARAM_POINTER || p->kind == VG_PARAM_UNKNOWN
-				 ? "0x%" PRIx64 : "%" PRIu64, lo);
-			snprintf(buf2, sizeof(buf2), p->kind == VG_PARAM_POINTER || p->kind == VG_PARAM_UNKNOWN
-				 ? "0x%" PRIx64 : "%" PRIu64, hi);
-			cJSON_AddStringToObject(b, "lo", buf);
-			cJSON_AddStringToObject(b, "hi", buf2);
-			cJSON_AddNumberToObject(b, "count", (double)sum.log2[k]);
-			cJSON_AddItemToArray(h, b);
+			cJSON_AddStringToObject(e, "lo", buckets[k].lo);
+			cJSON_AddStringToObject(e, "hi", buckets[k].hi);
+			cJSON_AddNumberToObject(e, "count", (double)buckets[k].count);
+			cJSON_AddItemToArray(h, e);
 		}
 		cJSON_AddItemToArray(arr, j);
 	}
@@ -392,51 +401,37 @@ static cJSON *args_json(const struct vg_probe_location_result *l, size_t top)
 	return arr;
 }
 
-/* One symbolized stack frame per inline level of each address, innermost first. */
-static void stack_frames_json(struct vg_probe_session *s, struct vg_symbolizer *sym,
-			      const struct vg_probe_stack *st, cJSON *frames)
+/* One symbolized stack frame per inline level of each address, innermost
+ * first, as every report shows a frame (vg_json_sym_frame) plus the
+ * address; an address without DWARF scope is one frame of its symbol. */
+static void stack_frames_json(struct vg_symbolizer *sym, const struct vg_probe_stack *st,
+			      cJSON *frames)
 {
 	struct vg_sym_result *res = malloc(sizeof(*res));
 	struct vg_error err = { 0 };
 
-	(void)s;
 	for (size_t i = 0; res && i < st->n; i++) {
 		uint64_t look = st->exact[i] ? st->ips[i] : st->ips[i] - 1;
+		struct vg_sym_frame only;
+		const struct vg_sym_frame *fr = res->frames;
+		size_t n = 0;
 
-		if (vg_sym_lookup(sym, look, res, &err) < 0)
-			res->n_frames = 0, res->has_symbol = false, res->file = NULL;
-		if (res->n_frames == 0) {
-			cJSON *f = cJSON_CreateObject();
-
-			vg_json_add_addr(f, "address", st->ips[i]);
-			if (res->has_symbol)
-				vg_json_add_text(f, "function", res->symbol);
-			else
-				cJSON_AddNullToObject(f, "function");
-			if (res->file)
-				vg_json_add_text(f, "file", res->file);
-			else
-				cJSON_AddNullToObject(f, "file");
-			cJSON_AddNumberToObject(f, "line", res->file ? res->line : 0);
-			cJSON_AddBoolToObject(f, "inlined", false);
-			cJSON_AddItemToArray(frames, f);
-			continue;
+		if (vg_sym_lookup(sym, look, res, &err) == 0)
+			n = res->n_frames;
+		if (n == 0) {
+			/* vg_sym_lookup fills res even when it fails. */
+			only = (struct vg_sym_frame){
+				.function = res->has_symbol ? res->symbol : NULL,
+				.file = res->file, .line = res->file ? res->line : 0,
+				.column = res->file ? res->column : 0,
+			};
+			fr = &only;
+			n = 1;
 		}
-		for (size_t k = 0; k < res->n_frames; k++) {
-			const struct vg_sym_frame *sf = &res->frames[k];
-			cJSON *f = cJSON_CreateObject();
+		for (size_t k = 0; k < n; k++) {
+			cJSON *f = vg_json_sym_frame(&fr[k]);
 
 			vg_json_add_addr(f, "address", st->ips[i]);
-			if (sf->function)
-				vg_json_add_text(f, "function", sf->function);
-			else
-				cJSON_AddNullToObject(f, "function");
-			if (sf->file)
-				vg_json_add_text(f, "file", sf->file);
-			else
-				cJSON_AddNullToObject(f, "file");
-			cJSON_AddNumberToObject(f, "line", sf->line);
-			cJSON_AddBoolToObject(f, "inlined", sf->inlined);
 			cJSON_AddItemToArray(frames, f);
 		}
 	}
@@ -464,7 +459,7 @@ static cJSON *stacks_json(struct vg_probe_session *s, struct vg_symbolizer *sym,
 		cJSON *e = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(e, "count", (double)l->stacks[k].count);
-		stack_frames_json(s, sym, &l->stacks[k], cJSON_AddArrayToObject(e, "frames"));
+		stack_frames_json(sym, &l->stacks[k], cJSON_AddArrayToObject(e, "frames"));
 		cJSON_AddItemToArray(arr, e);
 	}
 	return j;
@@ -682,29 +677,18 @@ static void table_per_thread(FILE *out, struct vg_probe_session *s,
 static void table_value_histogram(FILE *out, const struct vg_probe_param *p,
 				  const struct vg_values_summary *sum)
 {
-	uint64_t max = 0, lo, hi;
-	char a[24], b[24];
+	struct value_bucket b[MAX_VALUE_BUCKETS];
+	uint64_t max = 0;
+	size_t n;
 
 	if (p->kind != VG_PARAM_SIGNED && p->kind != VG_PARAM_UNSIGNED)
 		return;
-	for (unsigned k = 0; k <= VG_LOG2_BUCKETS; k++) {
-		max = sum->log2[k] > max ? sum->log2[k] : max;
-		max = sum->neg_log2[k] > max ? sum->neg_log2[k] : max;
-	}
-	for (unsigned k = VG_LOG2_BUCKETS + 1; sum->is_signed && k-- > 0;) {
-		if (!sum->neg_log2[k])
-			continue;
-		bucket_range(k, &lo, &hi);
-		neg_bucket_text(k, lo, hi, a, b, sizeof(a));
-		fprintf(out, "      %20s -> %-17s : %-8" PRIu64 " ", a, b, sum->neg_log2[k]);
-		put_bar(out, sum->neg_log2[k], max);
-	}
-	for (unsigned k = 0; k <= VG_LOG2_BUCKETS; k++) {
-		if (!sum->log2[k])
-			continue;
-		bucket_range(k, &lo, &hi);
-		fprintf(out, "      %20" PRIu64 " -> %-17" PRIu64 " : %-8" PRIu64 " ", lo, hi, sum->log2[k]);
-		put_bar(out, sum->log2[k], max);
+	n = value_buckets(p, sum, b);
+	for (size_t k = 0; k < n; k++)
+		max = b[k].count > max ? b[k].count : max;
+	for (size_t k = 0; k < n; k++) {
+		fprintf(out, "      %20s -> %-17s : %-8" PRIu64 " ", b[k].lo, b[k].hi, b[k].count);
+		put_bar(out, b[k].count, max);
 	}
 }
 
@@ -750,8 +734,10 @@ static void table_latency(FILE *out, struct vg_probe_session *s, size_t i)
 		max = sum.log2[k] > max ? sum.log2[k] : max;
 	fprintf(out, "  %21s : %-8s %s\n", "nsecs", "count", "distribution");
 	for (unsigned k = sum.log2_lo; k <= sum.log2_hi && k < VG_LOG2_BUCKETS; k++) {
-		fprintf(out, "  %10" PRIu64 " -> %-10" PRIu64 ": %-8" PRIu64 " ", (uint64_t)(k ? 1ull << k : 0),
-			(uint64_t)(k >= 63 ? UINT64_MAX : (2ull << k) - 1), sum.log2[k]);
+		uint64_t lo, hi;
+
+		latency_bucket(k, &lo, &hi);
+		fprintf(out, "  %10" PRIu64 " -> %-10" PRIu64 ": %-8" PRIu64 " ", lo, hi, sum.log2[k]);
 		put_bar(out, sum.log2[k], max);
 	}
 }
