@@ -396,7 +396,7 @@ static void value_text(const struct vg_match_set *set, const struct vg_scan_valu
 {
 	const uint8_t *v = set->value + i * set->value_size;
 
-	if (set->type != VG_SCAN_STR && set->type != VG_SCAN_BYTES) {
+	if (!vg_scan_type_is_pattern(set->type)) {
 		vg_scan_format_number(set->type, v, buf, size);
 		return;
 	}
@@ -734,14 +734,14 @@ static int run_narrow_set(struct vg_cli *cli, const struct scan_args *a, const s
 	if (r)
 		goto out;
 	/* str and bytes sets re-match their own pattern. */
-	if ((t == VG_SCAN_STR || t == VG_SCAN_BYTES) && meta.value_text[0] &&
+	if (vg_scan_type_is_pattern(t) && meta.value_text[0] &&
 	    vg_scan_value_parse(t, meta.value_text, 0, &pattern, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
 	}
 	test_sync_point();
-	r = vg_scan_narrow(cli->target->mm_pid, &set,
-			   t == VG_SCAN_STR || t == VG_SCAN_BYTES ? &pattern : NULL, &n, &st, &err);
+	/* A set saved without its VALUE text has no pattern to re-match. */
+	r = vg_scan_narrow(cli->target->mm_pid, &set, pattern.npat ? &pattern : NULL, &n, &st, &err);
 	if (r < 0) {
 		vg_target_explain(cli->target, r, &err);
 		r = cli_fail(cli, &err);
@@ -774,7 +774,7 @@ static int run_narrow_snapshot(struct vg_cli *cli, const struct scan_args *a,
 				       a->from);
 	if (vg_scan_type_parse(a->type, &t, &err) < 0)
 		return cli_fail(cli, &err);
-	if (t == VG_SCAN_STR || t == VG_SCAN_BYTES)
+	if (vg_scan_type_is_pattern(t))
 		return cli_usage_error(cli, "a snapshot compares numbers: --type %s is not one (use a first scan for str and bytes)",
 				       a->type);
 	sm.type = t;
