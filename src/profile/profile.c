@@ -578,11 +578,13 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 			next_progress += 1000000000ull;
 		}
 	}
+	/* The stop is the end, whatever stopped it, and never later than the
+	 * deadline (a Ctrl-C noticed after it ends the profile at it too):
+	 * samples are cut where the duration ends. */
 	p->end_ns = vg_perf_now();
-	if (p->stop == VG_PROFILE_STOP_DURATION && deadline && p->end_ns > deadline)
+	if (deadline && p->end_ns > deadline)
 		p->end_ns = deadline;
-	else if (!p->deadline_ns || p->end_ns < p->deadline_ns)
-		p->deadline_ns = p->end_ns;   /* the stop is the end, whatever stopped it */
+	p->deadline_ns = p->end_ns;
 	if (pidfd >= 0)
 		close(pidfd);
 	if (p->error)

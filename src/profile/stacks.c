@@ -92,12 +92,13 @@ static uint64_t hash_str(const char *p)
 		h ^= (unsigned char)*p++;
 		h *= 0x100000001b3ULL;
 	}
-	return mix64(h);
+	return h;   /* the tables mix it when they place it */
 }
 
+/* Two keys as one hash (the tables mix it when they place it). */
 static uint64_t hash2(uint64_t a, uint64_t b)
 {
-	return mix64(a * 0x9e3779b97f4a7c15ULL ^ mix64(b));
+	return a * 0x9e3779b97f4a7c15ULL ^ mix64(b);
 }
 
 static void id_hash_release(struct id_hash *h)
@@ -430,7 +431,7 @@ static int new_node(struct vg_stacks *s, uint32_t parent, uint32_t frame,
 /* The index of thread tid, created with its root node if new. */
 static int thread_index(struct vg_stacks *s, int32_t tid, uint32_t *index)
 {
-	uint64_t h = mix64((uint64_t)(uint32_t)tid);
+	uint64_t h = (uint32_t)tid;
 	uint32_t found = id_hash_find(s, &s->thread_ids, h, thread_eq, &tid);
 	uint32_t root;
 
