@@ -661,6 +661,11 @@ static void hop_child(int go, int res)
 		if (sched_setaffinity(0, sizeof(set), &set) != 0)
 			_exit(96);
 		probe_n(100);
+		if (r == 4) {   /* the middle, on the samples' clock */
+			uint64_t mid = vg_perf_now();
+
+			write_full(res, &mid, sizeof(mid));
+		}
 	}
 	write_full(res, "d", 1);
 	for (;;)
@@ -677,7 +682,9 @@ static void on_time(const struct vg_perf_hit *hit, void *arg)
 {
 	struct times *x = arg;
 
-	if (x->n && hit->sample->time < x->t[x->n - 1])
+	/* One thread's samples are µs apart: strictly increasing in order
+	 * (a repeated time is a record handed out twice). */
+	if (x->n && hit->sample->time <= x->t[x->n - 1])
 		x->inversions++;
 	if (x->n < sizeof(x->t) / sizeof(x->t[0]))
 		x->t[x->n++] = hit->sample->time;
@@ -692,6 +699,7 @@ static void hop_round(bool ordered, struct times *x)
 	struct vg_perf_set *s;
 	struct kid k;
 	int32_t me, go = 1;
+	uint64_t mid;
 	char done;
 
 	memset(x, 0, sizeof(*x));
@@ -702,11 +710,17 @@ static void hop_round(bool ordered, struct times *x)
 	assert_int_equal(vg_perf_set_add(s, &a, &err), 0);
 	assert_int_equal(vg_perf_set_attach(s, &c, &err), 0);
 	write_full(k.go, &go, sizeof(go));
+	read_full(k.res, &mid, sizeof(mid));
 	read_full(k.res, &done, 1);
-	if (ordered)
+	if (ordered) {
+		/* Cut in the middle: the newer half waits for the next drain
+		 * (it is kept, renumbered, and handed out after the older). */
+		vg_perf_set_drain_ordered(s, &c, mid);
+		assert_true(x->n >= 500 && x->n < 1000);
 		vg_perf_set_drain_ordered(s, &c, UINT64_MAX);
-	else
+	} else {
 		vg_perf_set_drain(s, &c);
+	}
 	assert_int_equal(vg_perf_set_stats(s)->lost, 0);
 	vg_perf_set_free(s);
 	vg_target_free(t);
