@@ -190,6 +190,7 @@ int vg_perf_set_add(struct vg_perf_set *s, const struct perf_event_attr *attr,
 	sl->attr.task = s->n_slots == 0;
 	sl->fmt.sample_type = sl->attr.sample_type;
 	sl->fmt.regs_user_mask = sl->attr.sample_regs_user;
+	sl->fmt.regs_intr_mask = sl->attr.sample_regs_intr;
 	return (int)s->n_slots++;
 }
 

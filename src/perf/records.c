@@ -50,6 +50,21 @@ bool vg_perf_record_identifier(const struct perf_event_header *h, uint64_t *id)
 	return true;
 }
 
+/* One u64 per bit of mask, in bit order (perf_output_sample_regs). */
+static void take_regs(struct cursor *c, uint64_t mask, struct vg_regs *out)
+{
+	for (unsigned i = 0; i < 64; i++) {
+		if (!(mask & (1ull << i)))
+			continue;
+		uint64_t v = take_u64(c);
+
+		if (i < VG_NREGS) {
+			out->regs[i] = v;
+			out->mask |= 1ull << i;
+		}
+	}
+}
+
 bool vg_perf_parse_sample(const struct perf_event_header *h,
 			  const struct vg_perf_format *fmt, struct vg_perf_sample *s)
 {
@@ -89,18 +104,8 @@ bool vg_perf_parse_sample(const struct perf_event_header *h,
 	}
 	if (t & PERF_SAMPLE_REGS_USER) {
 		s->regs_abi = take_u64(&c);
-		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
-			for (unsigned i = 0; i < 64; i++) {
-				if (!(fmt->regs_user_mask & (1ull << i)))
-					continue;
-				uint64_t v = take_u64(&c);
-
-				if (i < VG_NREGS) {
-					s->regs.regs[i] = v;
-					s->regs.mask |= 1ull << i;
-				}
-			}
-		}
+		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE)
+			take_regs(&c, fmt->regs_user_mask, &s->regs);
 	}
 	if (t & PERF_SAMPLE_STACK_USER) {
 		uint64_t size = take_u64(&c);
@@ -112,6 +117,11 @@ bool vg_perf_parse_sample(const struct perf_event_header *h,
 			s->stack = data;
 			s->stack_size = dyn < size ? dyn : size;
 		}
+	}
+	/* WEIGHT, DATA_SRC and TRANSACTION would come here: not supported. */
+	if (t & PERF_SAMPLE_REGS_INTR) {
+		if (take_u64(&c) != PERF_SAMPLE_REGS_ABI_NONE)
+			take_regs(&c, fmt->regs_intr_mask, &s->intr);
 	}
 	return c.ok;
 }

@@ -22,12 +22,13 @@
 	 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |             \
 	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |     \
 	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |                    \
-	 PERF_SAMPLE_STACK_USER)
+	 PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR)
 
 /* What the decoder needs of an event's attr. */
 struct vg_perf_format {
 	uint64_t sample_type;
 	uint64_t regs_user_mask;     /* attr.sample_regs_user */
+	uint64_t regs_intr_mask;     /* attr.sample_regs_intr */
 };
 
 struct vg_perf_sample {
@@ -44,6 +45,9 @@ struct vg_perf_sample {
 	struct vg_regs regs;         /* user registers by perf index */
 	uint64_t stack_size;         /* bytes in stack (dyn_size: what was really copied) */
 	const uint8_t *stack;        /* user stack from regs SP, borrowed */
+	struct vg_regs intr;         /* PERF_SAMPLE_REGS_INTR: the registers at the
+	                              * event (a kernel trap's are the kernel's);
+	                              * mask 0 when not asked or not given */
 };
 
 /* The event identifier of any record (sample: first u64; other records:

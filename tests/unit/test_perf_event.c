@@ -68,7 +68,7 @@ static void probe_n(unsigned n)
 }
 
 /* x86-64 perf register indices (asm/perf_regs.h). */
-enum { R_AX = 0, R_SP = 7, R_IP = 8, R_DS = 12, R_ES, R_FS, R_GS, R_R15 = 23 };
+enum { R_AX = 0, R_CX = 2, R_DI = 5, R_SP = 7, R_IP = 8, R_DS = 12, R_ES, R_FS, R_GS, R_R15 = 23 };
 /* Every register a 64-bit task can sample: DS, ES, FS and GS are refused. */
 #define ALL_REGS (((1ull << 24) - 1) & ~(0xfull << R_DS))
 
@@ -825,6 +825,8 @@ static void test_parse_sample_all_fields(void **state)
 		.sample_type = VG_PERF_SAMPLE_SUPPORTED,
 		/* AX, SP, IP, R15, and bit 30: decoded past, not stored */
 		.regs_user_mask = 1ull << R_AX | 1ull << R_SP | 1ull << R_IP | 1ull << R_R15 | 1ull << 30,
+		/* REGS_INTR: CX and DI (the kernel's at a kernel trap) */
+		.regs_intr_mask = 1ull << R_CX | 1ull << R_DI,
 	};
 	struct vg_perf_sample s;
 	struct rec r;
@@ -857,6 +859,9 @@ static void test_parse_sample_all_fields(void **state)
 	memcpy(&r.u[r.n], stack, sizeof(stack));
 	r.n += 2;
 	put(&r, 12);                              /* dyn_size */
+	put(&r, PERF_SAMPLE_REGS_ABI_64);         /* REGS_INTR */
+	put(&r, 0x7);                             /* CX */
+	put(&r, 0xffff0000);                      /* DI */
 
 	assert_true(vg_perf_parse_sample(&r.h, &fmt, &s));
 	assert_int_equal(s.identifier, 0x1111);
@@ -881,6 +886,9 @@ static void test_parse_sample_all_fields(void **state)
 	assert_int_equal(s.stack_size, 12);
 	assert_ptr_equal(s.stack, (const uint8_t *)&r.u[20]);
 	assert_memory_equal(s.stack, stack, 12);
+	assert_int_equal(s.intr.mask, 1ull << R_CX | 1ull << R_DI);
+	assert_int_equal(s.intr.regs[R_CX], 0x7);
+	assert_int_equal(s.intr.regs[R_DI], 0xffff0000);
 	assert_true(vg_perf_record_identifier(&r.h, &id));
 	assert_int_equal(id, 0x1111);
 
