@@ -376,6 +376,62 @@ static void format_text(const struct insn *d, uint64_t ip, struct vg_writer *w)
 		snprintf(w->text, sizeof(w->text), "%s", ZydisMnemonicGetString(d->in.mnemonic));
 }
 
+static const char WHY_ADDR_SEGMENT[] =
+	"the store has an fs:/gs: segment, whose base is not sampled";
+static const char WHY_ADDR_CLOBBERED[] =
+	"the instruction changed its own base or index register";
+static const char WHY_ADDR_VSIB[] = "the store is a scatter with a vector index";
+
+/* How the written address follows from the registers after d ran. */
+static void address_rule(const struct insn *d, struct vg_writer *w)
+{
+	const ZydisDecodedOperandMem *m = &d->store->mem;
+	int base = perf_reg(m->base), index = perf_reg(m->index);
+
+	w->address_width = (uint8_t)d->in.address_width;
+	if (m->segment == ZYDIS_REGISTER_FS || m->segment == ZYDIS_REGISTER_GS) {
+		w->addr_rule = VG_ADDR_UNKNOWN;
+		w->addr_why = WHY_ADDR_SEGMENT;
+		return;
+	}
+	switch (d->in.meta.category) {
+	case ZYDIS_CATEGORY_PUSH:
+	case ZYDIS_CATEGORY_CALL:
+		w->addr_rule = VG_ADDR_STACK;
+		return;
+	case ZYDIS_CATEGORY_STRINGOP:
+		w->addr_rule = VG_ADDR_STRING;
+		return;
+	case ZYDIS_CATEGORY_POP:
+		/* pop computes an rsp-based destination after incrementing
+		 * rsp: the sampled rsp is the one it used. */
+		w->addr_rule = VG_ADDR_OPERAND;
+		return;
+	default:
+		break;
+	}
+	if (m->index != ZYDIS_REGISTER_NONE && index < 0) {
+		w->addr_rule = VG_ADDR_UNKNOWN;
+		w->addr_why = WHY_ADDR_VSIB;
+		return;
+	}
+	for (unsigned i = 0; i < d->in.operand_count; i++) {
+		const ZydisDecodedOperand *op = &d->ops[i];
+		int r;
+
+		if (op->type != ZYDIS_OPERAND_TYPE_REGISTER ||
+		    !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		r = perf_reg(op->reg.value);
+		if (r >= 0 && (r == base || r == index)) {
+			w->addr_rule = VG_ADDR_UNKNOWN;
+			w->addr_why = WHY_ADDR_CLOBBERED;
+			return;
+		}
+	}
+	w->addr_rule = VG_ADDR_OPERAND;
+}
+
 static void fill_memory_operand(const ZydisDecodedOperand *mem, struct vg_writer *w)
 {
 	unsigned bytes = mem->size / 8;
@@ -410,8 +466,10 @@ static void fill(const struct insn *d, uint64_t ip, enum vg_writer_confidence co
 	snprintf(w->mnemonic, sizeof(w->mnemonic), "%s%s", prefix,
 		 ZydisMnemonicGetString(d->in.mnemonic));
 	format_text(d, ip, w);
-	if (d->store)
+	if (d->store) {
 		fill_memory_operand(d->store, w);
+		address_rule(d, w);
+	}
 	describe_value(d, w);
 	if (w->kind == VG_WRITER_STRING)
 		w->caveat = CAVEAT_STRING;
@@ -440,97 +498,102 @@ int vg_writer_decode_exact(const uint8_t *code, size_t n, uint64_t start,
 	return -ENOENT;
 }
 
-/* ---- heuristic ---- */
-
-/* Where d, ending at trap_ip, wrote, from the registers sampled after it
- * ran; false when that cannot be known.  Push and call store at the new
- * rsp; movs/stos at rdi one element back (forward or backward by DF); pop
- * computes a rsp-based destination after incrementing rsp, which is the
- * sampled rsp.  Any other instruction that changes its own base or index
- * register hides the address. */
-static bool store_address(const struct insn *d, uint64_t trap_ip,
-			  const struct vg_regs *regs, uint64_t *ea)
+int vg_writer_decode_at(const uint8_t *code, size_t n, uint64_t ip,
+			struct vg_writer *out)
 {
-	const ZydisDecodedOperandMem *m;
-	int base, index;
-	uint64_t a = 0, bytes;
+	struct insn d;
+	int r;
 
-	if (!regs || !d->store)
-		return false;
-	m = &d->store->mem;
-	if (m->segment == ZYDIS_REGISTER_FS || m->segment == ZYDIS_REGISTER_GS)
-		return false;   /* the segment base is not sampled */
-	base = perf_reg(m->base);
-	index = perf_reg(m->index);
-	bytes = d->store->size / 8;
-
-	switch (d->in.meta.category) {
-	case ZYDIS_CATEGORY_PUSH:
-	case ZYDIS_CATEGORY_CALL:
-		if (!reg_known(regs, PERF_REG_X86_SP))
-			return false;
-		*ea = regs->regs[PERF_REG_X86_SP];
-		return true;
-	case ZYDIS_CATEGORY_STRINGOP:
-		if (!reg_known(regs, PERF_REG_X86_DI) ||
-		    !reg_known(regs, PERF_REG_X86_FLAGS))
-			return false;
-		a = regs->regs[PERF_REG_X86_DI];
-		*ea = regs->regs[PERF_REG_X86_FLAGS] & RFLAGS_DF ? a + bytes : a - bytes;
-		goto address_width;
-	case ZYDIS_CATEGORY_POP:
-		break;
-	default:
-		for (unsigned i = 0; i < d->in.operand_count; i++) {
-			const ZydisDecodedOperand *op = &d->ops[i];
-			int w;
-
-			if (op->type != ZYDIS_OPERAND_TYPE_REGISTER ||
-			    !(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
-				continue;
-			w = perf_reg(op->reg.value);
-			if (w >= 0 && (w == base || w == index))
-				return false;
-		}
-		break;
-	}
-
-	if (m->base == ZYDIS_REGISTER_RIP)
-		a = trap_ip;   /* rip-relative counts from the end of the instruction */
-	else if (m->base != ZYDIS_REGISTER_NONE && !reg_known(regs, base))
-		return false;
-	else if (base >= 0)
-		a = regs->regs[base];
-	if (m->index != ZYDIS_REGISTER_NONE) {
-		if (!reg_known(regs, index))
-			return false;   /* also a VSIB vector index */
-		a += regs->regs[index] * m->scale;
-	}
-	*ea = a + (uint64_t)m->disp.value;
-address_width:
-	if (d->in.address_width < 64)
-		*ea &= (1ull << d->in.address_width) - 1;
-	return true;
+	clear(out);
+	r = decode_one(code, n, &d);
+	if (r < 0)
+		return r;
+	fill(&d, ip, VG_CONF_EXACT, out);
+	return 0;
 }
 
-static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+/* ---- where it wrote ---- */
+
+static const char WHY_ADDR_NO_REGS[] = "the registers that form the address were not sampled";
+static const char WHY_ADDR_NO_FLAGS[] =
+	"the flags were not sampled: the direction of the string instruction is unknown";
+static const char WHY_ADDR_NO_STORE[] = "the instruction writes no memory";
+
+bool vg_writer_overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 {
+	alen = alen ? alen : 1;
+	blen = blen ? blen : 1;
 	return a < b + blen && b < a + alen;
 }
+
+bool vg_writer_store_address(const struct vg_writer *w, const struct vg_regs *regs,
+			     uint64_t *ea, const char **why)
+{
+	uint64_t a = 0;
+
+	switch (w->addr_rule) {
+	case VG_ADDR_NONE:
+		*why = WHY_ADDR_NO_STORE;
+		return false;
+	case VG_ADDR_UNKNOWN:
+		*why = w->addr_why ? w->addr_why : WHY_OTHER;
+		return false;
+	case VG_ADDR_STACK:
+		if (!reg_known(regs, PERF_REG_X86_SP))
+			goto no_regs;
+		*ea = regs->regs[PERF_REG_X86_SP];
+		return true;
+	case VG_ADDR_STRING:
+		if (!reg_known(regs, PERF_REG_X86_DI))
+			goto no_regs;
+		if (!reg_known(regs, PERF_REG_X86_FLAGS)) {
+			*why = WHY_ADDR_NO_FLAGS;
+			return false;
+		}
+		a = regs->regs[PERF_REG_X86_DI];
+		a = regs->regs[PERF_REG_X86_FLAGS] & RFLAGS_DF ? a + w->width : a - w->width;
+		break;
+	case VG_ADDR_OPERAND:
+		if (w->rip_relative)
+			a = w->ip + w->length;
+		else if (w->mem_base >= 0 && !reg_known(regs, w->mem_base))
+			goto no_regs;
+		else if (w->mem_base >= 0)
+			a = regs->regs[w->mem_base];
+		if (w->mem_index >= 0) {
+			if (!reg_known(regs, w->mem_index))
+				goto no_regs;
+			a += regs->regs[w->mem_index] * w->mem_scale;
+		}
+		a += (uint64_t)w->mem_disp;
+		break;
+	}
+	if (w->address_width && w->address_width < 64)
+		a &= (1ull << w->address_width) - 1;
+	*ea = a;
+	return true;
+no_regs:
+	*why = WHY_ADDR_NO_REGS;
+	return false;
+}
+
+/* ---- heuristic ---- */
 
 /* A candidate survives when it writes memory and its store can be the
  * watched location: the address is unknown, or it overlaps. */
 static bool survives(const struct insn *d, uint64_t trap_ip, uint64_t watch_addr,
 		     unsigned watch_len, const struct vg_regs *regs)
 {
-	uint64_t ea, bytes;
+	struct vg_writer w;
+	uint64_t ea;
+	const char *why;
 
 	if (!d->store)
 		return false;
-	if (!store_address(d, trap_ip, regs, &ea))
+	fill(d, trap_ip - d->in.length, VG_CONF_HEURISTIC, &w);
+	if (!vg_writer_store_address(&w, regs, &ea, &why))
 		return true;
-	bytes = d->store->size / 8;
-	return overlaps(ea, bytes ? bytes : 1, watch_addr, watch_len ? watch_len : 1);
+	return vg_writer_overlaps(ea, w.width, watch_addr, watch_len);
 }
 
 /* The longest survivor wins: a shorter candidate that ends at the trap IP

@@ -83,6 +83,17 @@ struct vg_writer {
 	unsigned mem_scale;
 	int64_t mem_disp;
 	bool rip_relative;
+	/* How the written address follows from the registers sampled after
+	 * the instruction (vg_writer_store_address). */
+	enum vg_writer_addr {
+		VG_ADDR_NONE = 0,      /* writes no memory */
+		VG_ADDR_OPERAND,       /* base + index * scale + disp (rip: the end) */
+		VG_ADDR_STACK,         /* push / call: the new rsp */
+		VG_ADDR_STRING,        /* movs / stos: rdi one element back (by DF) */
+		VG_ADDR_UNKNOWN,       /* addr_why says why */
+	} addr_rule;
+	const char *addr_why;          /* static sentence, VG_ADDR_UNKNOWN */
+	uint8_t address_width;         /* 64, or 32 with an address-size prefix */
 
 	unsigned candidates;           /* heuristic: how many candidates survived */
 	const char *caveat;            /* static sentence or NULL ("movs/stos trap after the element ...") */
@@ -104,6 +115,27 @@ struct vg_writer {
  * error. */
 int vg_writer_decode_exact(const uint8_t *code, size_t n, uint64_t start,
 			   struct vg_writer *out);
+
+/* The one instruction that starts at ip: code holds n >= 1 bytes from
+ * ip (15 are always enough).  A trap IP is always an instruction
+ * boundary, so this is exact.  Returns 0 and fills *out (confidence
+ * EXACT; kind UNKNOWN with why when it writes no memory), -EINVAL on
+ * undecodable bytes, -ENOENT when the bytes end inside it. */
+int vg_writer_decode_at(const uint8_t *code, size_t n, uint64_t ip,
+			struct vg_writer *out);
+
+/* Where one execution of w wrote, from the registers sampled right after
+ * it (for a string instruction: right after the iteration that trapped,
+ * whether iterations remain or not; rdi/rsi/rcx have advanced by one
+ * element).  Returns true with *ea; false with *why (static) when the
+ * registers needed were not sampled, the instruction changed its own
+ * base or index register, or the operand has an fs:/gs: segment. */
+bool vg_writer_store_address(const struct vg_writer *w, const struct vg_regs *regs,
+			     uint64_t *ea, const char **why);
+
+/* Whether [a, a + alen) and [b, b + blen) share a byte (lengths 0 count
+ * as 1). */
+bool vg_writer_overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen);
 
 /* Heuristic decode: code holds the n (<= 15 is enough; more is ignored)
  * bytes just before trap_ip.  watch_addr/watch_len: the watched location;
