@@ -974,9 +974,15 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 	if (s->target && now_ns() - s->last_refresh_ns >= VG_SYM_REFRESH_NS &&
 	    (img ? !still_mapped(s, img, addr) : may_be_new_image(s, addr))) {
 		rc = refresh_locked(s, err);
-		if (rc < 0)
+		if (rc == -ESRCH && img) {
+			/* The process is gone: samples drained after its exit
+			 * ran in the maps it last had, which still hold img. */
+			vg_error_clear(err);
+		} else if (rc < 0) {
 			return rc;
-		img = find_image(s, addr);
+		} else {
+			img = find_image(s, addr);
+		}
 	}
 	if (!img) {
 		res->why = no_image_reason(s, addr, res);
