@@ -30,11 +30,17 @@ const char cmd_watch_usage[] =
 	"registers, through perf_event_open) on every thread of a running process,\n"
 	"threads created later included, without stopping it, and reports each\n"
 	"instruction that wrote: the store itself, not the instruction after it (the\n"
-	"trap IP), decoded from its function's start (confidence exact) or, with no\n"
-	"known start, backwards (heuristic); its function, inline frames and\n"
-	"file:line; the value written (--regs); and a timeline of samples.  Writes by\n"
-	"the kernel on the process's behalf (read(2) into the buffer) are named with\n"
-	"their system call and the line that called it.\n"
+	"trap IP); its function, inline frames and file:line; the value written; and a\n"
+	"timeline with one entry per write.  A writer is 'exact' only when its\n"
+	"destination, computed from the registers sampled at the trap, overlaps the\n"
+	"watched bytes; otherwise 'heuristic' with the reason.  Writes by the kernel on\n"
+	"the process's behalf (read(2) into the buffer) are named with their system\n"
+	"call and the line that called it.\n"
+	"\n"
+	"writes and traps: a rep movs/stos traps once per iteration over the watched\n"
+	"bytes and the kernel's copy once per byte; such traps of one execution (one\n"
+	"system call) are one write.  'writes' counts executions, 'traps' breakpoint\n"
+	"hits (traps >= writes).\n"
 	"\n"
 	"x86 has 4 debug registers per thread: a watch takes 1, a --follow takes 2.\n"
 	"Stops at --duration, --max-events, when the target exits, or on Ctrl-C; the\n"
@@ -48,10 +54,11 @@ const char cmd_watch_usage[] =
 	"                   aligned to N\n"
 	"  --access w|rw    writes only (default), or reads and writes\n"
 	"  --duration MS    stop after MS milliseconds (default: until Ctrl-C)\n"
-	"  --max-events N   stop after N accepted hits\n"
+	"  --max-events N   stop after N accepted traps\n"
 	"  --max-samples N  timeline entries kept per watch (default 1000); counts\n"
 	"                   stay exact past it\n"
-	"  --regs           sample the registers: the value each store wrote\n"
+	"  --regs           accepted for compatibility: the registers are always\n"
+	"                   sampled (they verify each writer and give its value)\n"
 	"  --stacks         sample user call stacks (frame pointers) for each hit\n"
 	"  --bin FILE       take @0xHEX and symbols from FILE (an unstripped copy of\n"
 	"                   the running executable)\n"
@@ -270,6 +277,10 @@ static cJSON *site_json(const struct vg_watch_site *s)
 	cJSON_AddNumberToObject(o, "column", s->column);
 	cJSON_AddItemToObject(o, "inline_frames", frames_json(s));
 	cJSON_AddNumberToObject(o, "hits", (double)s->hits);
+	cJSON_AddNumberToObject(o, "writes", (double)s->writes);
+	cJSON_AddNumberToObject(o, "traps", (double)s->traps);
+	cJSON_AddNumberToObject(o, "unverified_traps", (double)s->unverified);
+	add_text_or_null(o, "unverified_why", s->unverified ? s->unverified_why : NULL);
 	{
 		cJSON *vs = cJSON_AddObjectToObject(o, "value_source");
 
@@ -355,6 +366,7 @@ static void log_json(cJSON *o, const struct vg_watch_log *l, uint64_t start_ns, 
 		else
 			cJSON_AddNullToObject(sj, "writer_runtime_ip");
 		cJSON_AddNumberToObject(sj, "site", (double)s->site);
+		cJSON_AddNumberToObject(sj, "traps", (double)s->traps);
 		if (generations)
 			cJSON_AddNumberToObject(sj, "generation", s->generation);
 		cJSON_AddItemToObject(sj, "value", value_json(&s->value));
@@ -397,6 +409,8 @@ static cJSON *watch_json(const struct vg_watch *w, uint64_t start_ns)
 	if (w->log.has_last_value)
 		cJSON_AddItemToObject(o, "last_written_value", value_json(&w->log.last_value));
 	cJSON_AddNumberToObject(o, "accepted_hits", (double)w->log.accepted_hits);
+	cJSON_AddNumberToObject(o, "writes", (double)w->log.writes);
+	cJSON_AddNumberToObject(o, "traps", (double)w->log.accepted_hits);
 	cJSON_AddNumberToObject(o, "setup_hits", (double)w->log.setup_hits);
 	cJSON_AddNumberToObject(o, "hits_after_stop", (double)w->log.after_stop);
 	log_json(o, &w->log, start_ns, false, "writer_sites", "samples");
@@ -430,7 +444,10 @@ static cJSON *dependent_json(const struct vg_watch *w, uint64_t start_ns)
 	cJSON_AddItemToObject(o, "latest_pointer", value_hex(w->latest, 8, w->latest_ok));
 	cJSON_AddNumberToObject(o, "generation", w->n_gens ? (double)(w->n_gens - 1) : 0);
 	cJSON_AddNumberToObject(o, "root_hits", (double)w->log.accepted_hits);
+	cJSON_AddNumberToObject(o, "root_writes", (double)w->log.writes);
 	cJSON_AddNumberToObject(o, "accepted_hits", (double)w->leaf.accepted_hits);
+	cJSON_AddNumberToObject(o, "writes", (double)w->leaf.writes);
+	cJSON_AddNumberToObject(o, "traps", (double)w->leaf.accepted_hits);
 	cJSON_AddNumberToObject(o, "setup_hits", (double)(w->log.setup_hits + w->leaf.setup_hits));
 	cJSON_AddNumberToObject(o, "rebind_failures", w->rebind_failures);
 	gens = cJSON_AddArrayToObject(o, "generations");
@@ -531,7 +548,7 @@ static int print_json(struct vg_cli *cli, const struct vg_watch_session *s,
 	cJSON_AddBoolToObject(caps, "kernel_writes_visible", vg_watch_kernel_visible(s));
 	cJSON_AddNumberToObject(caps, "debug_registers", VG_WATCH_MAX_SLOTS);
 	cJSON_AddNumberToObject(caps, "debug_registers_used", vg_watch_slots_used(s));
-	cJSON_AddBoolToObject(caps, "registers_sampled", a->opt.regs);
+	cJSON_AddBoolToObject(caps, "registers_sampled", true);
 	cJSON_AddBoolToObject(caps, "stacks_sampled", a->opt.stacks);
 
 	obs = cJSON_AddObjectToObject(doc, "observation");
@@ -599,11 +616,17 @@ static void print_site(const char *indent, const struct vg_watch_site *s)
 	}
 	fputs("  ", stdout);
 	cli_put_text(stdout, s->function ? s->function : "??");
-	printf("  %s  %s  %s  hits %" PRIu64, w->text[0] ? w->text : "?",
-	       vg_writer_kind_name(w->kind), vg_writer_confidence_name(w->confidence), s->hits);
+	printf("  %s  %s  %s  writes %" PRIu64 "  traps %" PRIu64, w->text[0] ? w->text : "?",
+	       vg_writer_kind_name(w->kind), vg_writer_confidence_name(w->confidence), s->writes,
+	       s->traps);
 	if (s->kernel)
 		printf("  syscall %s(%d)", s->syscall[0] ? s->syscall : "?", s->syscall_nr);
 	printf("\n");
+	if (s->unverified)
+		printf("%s  unverified: %" PRIu64 " trap%s: %s\n", indent, s->unverified,
+		       s->unverified == 1 ? "" : "s", s->unverified_why ? s->unverified_why : "?");
+	if (s->writer.kind == VG_WRITER_UNKNOWN && s->writer.why)
+		printf("%s  no writer: %s\n", indent, s->writer.why);
 	for (size_t i = 1; i < s->n_frames; i++) {
 		printf("%s  in  ", indent);
 		cli_put_text(stdout, s->frames[i].function ? s->frames[i].function : "??");
@@ -640,6 +663,8 @@ static void print_log(const char *indent, const struct vg_watch_log *l, uint64_t
 		       l->sites[s->site].writer.ip);
 		if (gens)
 			printf("gen %u  ", s->generation);
+		if (s->traps > 1)
+			printf("traps %" PRIu64 "  ", s->traps);
 		print_value(&s->value);
 		printf("\n");
 	}
@@ -680,15 +705,17 @@ static void print_table(struct vg_cli *cli, const struct vg_watch_session *s)
 				printf("0x%" PRIx64, le64(w->latest, w->len));
 			else
 				fputs("?", stdout);
-			printf("  hits %" PRIu64 "\n", w->log.accepted_hits);
+			printf("  writes %" PRIu64 "  traps %" PRIu64 "\n", w->log.writes,
+			       w->log.accepted_hits);
 			print_log("  ", &w->log, start, false);
 			continue;
 		}
 		printf("follow %zu  slot 0x%012" PRIx64 "  ", i + 1, w->req.addr);
 		cli_put_text(stdout, w->req.input);
-		printf("  +%" PRIu64 "  len %u  %s  generation %zu  root_hits %" PRIu64 "  hits %" PRIu64 "\n",
-		       w->req.leaf_offset, w->len, vg_binding_name(w->binding),
-		       w->n_gens ? w->n_gens - 1 : 0, w->log.accepted_hits, w->leaf.accepted_hits);
+		printf("  +%" PRIu64 "  len %u  %s  generation %zu  root writes %" PRIu64 "  writes %"
+		       PRIu64 "  traps %" PRIu64 "\n", w->req.leaf_offset, w->len,
+		       vg_binding_name(w->binding), w->n_gens ? w->n_gens - 1 : 0, w->log.writes,
+		       w->leaf.writes, w->leaf.accepted_hits);
 		for (size_t g = 0; g < w->n_gens; g++)
 			printf("  gen %u  pointer 0x%" PRIx64 "  leaf 0x%" PRIx64 "  %s  hits %" PRIu64 "\n",
 			       w->gens[g].index, w->gens[g].pointer, w->gens[g].leaf_addr,

@@ -20,13 +20,10 @@
 
 #include "sym/cfa.h"
 #include "util/vec.h"
-#include "watch/syscalls.h"
 
 /* 1 MiB per CPU: at the ~450,000 trapped writes/s a process can make, a
  * sample is ~100 bytes, so the ring holds ~20 ms of work. */
 #define RING_PAGES 256
-#define KERNEL_START 0xffff800000000000ull
-#define MAX_FUNCTION_BYTES (1u << 20)   /* exact decode reads at most this much code */
 #define STACK_DUMP 512                  /* bytes of user stack per sample: one CFI step */
 #define MAX_CALLCHAIN 64
 #define PARK_ADDR 0x1000ull             /* an unbound leaf breakpoint waits here: never mapped */
@@ -35,7 +32,8 @@
 
 /* GPRs and flags by perf index: AX..FLAGS (0-9), R8..R15 (16-23). */
 #define REGS_ALL (((1ull << 10) - 1) | (0xffull << 16))
-#define REGS_MIN ((1ull << PERF_REG_X86_IP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_BP))
+#define REGS_STRING ((1ull << PERF_REG_X86_IP) | (1ull << PERF_REG_X86_CX) | \
+		     (1ull << PERF_REG_X86_DI) | (1ull << PERF_REG_X86_SI) | (1ull << PERF_REG_X86_FLAGS))
 
 enum role { ROLE_PLAIN, ROLE_ROOT, ROLE_LEAF };
 
@@ -333,7 +331,14 @@ static void base_attr(const struct vg_watch_session *s, struct perf_event_attr *
 	a->sample_period = 1;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_CALLCHAIN |
 			 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	a->sample_regs_user = s->opt.regs ? REGS_ALL : REGS_MIN;
+	/* Every trap is verified against the registers after it: always
+	 * sampled, whatever --regs says.  At a kernel trap, the kernel's own
+	 * registers show how far its string copy has come (attribute.h). */
+	a->sample_regs_user = REGS_ALL;
+	if (s->kernel_visible) {
+		a->sample_type |= PERF_SAMPLE_REGS_INTR;
+		a->sample_regs_intr = REGS_STRING;
+	}
 	a->sample_stack_user = STACK_DUMP;
 	a->exclude_callchain_user = !s->opt.stacks;
 	a->exclude_kernel = !s->kernel_visible;
@@ -568,23 +573,6 @@ static bool read_code_file(struct vg_watch_session *s, uint64_t from, uint64_t t
 	return false;
 }
 
-static bool read_code(struct vg_watch_session *s, uint64_t from, uint64_t to, uint8_t **out)
-{
-	uint8_t *buf = malloc(to - from);
-	struct vg_mem_result res;
-	struct vg_error e = { 0 };
-
-	if (!buf)
-		return false;
-	if (vg_mem_read(s->mem, from, buf, to - from, &res, &e) < 0 &&
-	    !read_code_file(s, from, to, buf)) {
-		free(buf);
-		return false;
-	}
-	*out = buf;
-	return true;
-}
-
 static struct vg_cfi *cfi_for(struct vg_watch_session *s, const struct vg_image *img)
 {
 	struct vg_error e = { 0 };
@@ -602,133 +590,56 @@ static struct vg_cfi *cfi_for(struct vg_watch_session *s, const struct vg_image 
 	return cfi;
 }
 
-/* The call that pushed onto a watched stack slot: the trap IP is the
- * callee's first instruction and the slot holds the return address. */
-static bool resolve_call(struct vg_watch_session *s, const struct vg_perf_sample *smp,
-			 uint64_t watch_addr, struct vg_watch_site *site)
+/* ---- what the attributor needs of the target ---- */
+
+static int env_read_code(void *arg, uint64_t addr, uint8_t *buf, size_t n)
 {
-	uint64_t sp = smp->regs.regs[PERF_REG_X86_SP], ra;
+	struct vg_watch_session *s = arg;
+	struct vg_mem_result res;
+	struct vg_error e = { 0 };
+
+	if (vg_mem_read(s->mem, addr, buf, n, &res, &e) == 0)
+		return 0;
+	return read_code_file(s, addr, addr + n, buf) ? 0 : -EFAULT;
+}
+
+static bool env_function_start(void *arg, uint64_t ip, uint64_t *start)
+{
+	struct vg_watch_session *s = arg;
 	struct vg_sym_result res;
 	struct vg_error e = { 0 };
-	uint8_t *code;
-	bool ok;
 
-	if (!(smp->regs.mask & (1ull << PERF_REG_X86_SP)) || smp->stack_size < 8 ||
-	    watch_addr < sp || watch_addr >= sp + 8)
+	if (vg_sym_lookup(s->sym, ip, &res, &e) < 0 || !res.has_symbol)
 		return false;
-	memcpy(&ra, smp->stack, 8);
-	if (vg_sym_lookup(s->sym, ra - 1, &res, &e) < 0 || !res.has_symbol ||
-	    ra - res.symbol_address > MAX_FUNCTION_BYTES || ra <= res.symbol_address)
-		return false;
-	if (!read_code(s, res.symbol_address, ra, &code))
-		return false;
-	ok = vg_writer_decode_exact(code, ra - res.symbol_address, res.symbol_address,
-				    &site->writer) == 0;
-	free(code);
-	if (!ok)
-		return false;
-	site->writer.kind = VG_WRITER_CALL;
-	site->writer.value_kind = VG_VALUE_UNKNOWN;
-	site->writer.why = "call: the value written is the return address";
+	*start = res.symbol_address;
 	return true;
 }
 
-static void resolve_user_site(struct vg_watch_session *s, const struct vg_perf_sample *smp,
-			      uint64_t watch_addr, unsigned len, struct vg_watch_site *site)
+static const char *env_kernel_symbol(void *arg, uint64_t ip)
 {
-	uint64_t ip = smp->ip;
+	struct vg_watch_session *s = arg;
 	struct vg_sym_result res;
 	struct vg_error e = { 0 };
-	uint8_t *code = NULL;
-	int r = -ENOENT;
 
-	if (vg_sym_lookup(s->sym, ip, &res, &e) == 0) {
-		site->trap_static_ip = res.image ? res.static_address : ip;
-		if (res.has_symbol && res.offset > 0 && res.offset <= MAX_FUNCTION_BYTES &&
-		    read_code(s, res.symbol_address, ip, &code)) {
-			r = vg_writer_decode_exact(code, res.offset, res.symbol_address, &site->writer);
-			free(code);
-		} else if (res.has_symbol && res.offset == 0 && resolve_call(s, smp, watch_addr, site)) {
-			r = 0;
-		}
-	}
-	if (r < 0 && ip > 15 && read_code(s, ip - 15, ip, &code)) {
-		r = vg_writer_decode_heuristic(code, 15, ip, watch_addr, len,
-					       s->opt.regs ? &smp->regs : NULL, &site->writer);
-		free(code);
-	}
-	if (r < 0) {
-		site->writer.kind = VG_WRITER_UNKNOWN;
-		site->writer.confidence = VG_CONF_NONE;
-		site->writer.ip = 0;
-		site->writer.why = "no instruction that writes the location ends at the trap IP";
-		fill_frames(site, &res);
-		return;
-	}
-	if (site->writer.caveat)
-		snprintf(site->caveat, sizeof(site->caveat), "%s", site->writer.caveat);
-	if (vg_sym_lookup(s->sym, site->writer.ip, &res, &e) == 0) {
-		site->writer_static_ip = res.image ? res.static_address : site->writer.ip;
-		fill_frames(site, &res);
-	}
+	if (vg_sym_lookup(s->sym, ip, &res, &e) < 0 || !res.has_symbol)
+		return NULL;
+	return res.symbol;
 }
 
-/* The system call a kernel trap happened in, from its kernel callchain. */
-static void find_syscall(struct vg_watch_session *s, const struct vg_perf_sample *smp,
-			 struct vg_watch_site *site)
-{
-	for (uint64_t i = 0; i < smp->nr_callchain; i++) {
-		uint64_t ip = smp->callchain[i];
-		struct vg_sym_result res;
-		struct vg_error e = { 0 };
+/* ---- writer sites --------------------------------------------------- */
 
-		if (ip == PERF_CONTEXT_USER)
-			break;
-		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
-			continue;
-		if (vg_sym_lookup(s->sym, ip, &res, &e) < 0 || !res.has_symbol)
-			continue;
-		if (!site->kernel_function)
-			site->kernel_function = res.symbol;
-		if (vg_syscall_from_kernel_symbol(res.symbol, site->syscall, sizeof(site->syscall))) {
-			site->syscall_nr = vg_syscall_number(site->syscall);
-			return;
-		}
-	}
-}
-
-static void resolve_kernel_site(struct vg_watch_session *s, const struct vg_perf_sample *smp,
-				struct vg_watch_site *site)
+/* A kernel write: the line that asked for it is the system call wrapper's
+ * caller, one CFI step out of the wrapper. */
+static void locate_kernel_site(struct vg_watch_session *s, const struct vg_perf_sample *smp,
+			       struct vg_watch_site *site)
 {
 	struct vg_sym_result res;
 	struct vg_error e = { 0 };
-	uint8_t before[2];
-	struct vg_mem_result mr;
 
-	site->kernel = true;
-	site->syscall_nr = -1;
-	site->trap_static_ip = smp->ip;
-	site->writer.kind = VG_WRITER_KERNEL;
-	site->writer.value_kind = VG_VALUE_UNKNOWN;
-	site->writer.value_reg = -1;
-	site->writer.why = "written by the kernel on the process's behalf";
-	find_syscall(s, smp, site);
-	if (!(smp->regs.mask & (1ull << PERF_REG_X86_IP)))
-		return;
-	site->user_ip = smp->regs.regs[PERF_REG_X86_IP];
-	if (site->user_ip >= 2 && vg_mem_read(s->mem, site->user_ip - 2, before, 2, &mr, &e) == 0 &&
-	    vg_writer_after_syscall(before)) {
-		site->writer.ip = site->user_ip - 2;
-		site->writer.length = 2;
-		site->writer.confidence = VG_CONF_EXACT;
-		snprintf(site->writer.text, sizeof(site->writer.text), "syscall");
-		snprintf(site->writer.mnemonic, sizeof(site->writer.mnemonic), "syscall");
-	}
-	if (vg_sym_lookup(s->sym, site->user_ip, &res, &e) < 0)
+	if (!site->user_ip || vg_sym_lookup(s->sym, site->user_ip, &res, &e) < 0)
 		return;
 	site->writer_static_ip = res.image ? res.static_address - 2 : site->user_ip - 2;
 	fill_frames(site, &res);
-	/* The wrapper's caller is the line that asked for the write. */
 	if (res.image && smp->stack_size) {
 		struct vg_cfi *cfi = cfi_for(s, res.image);
 		uint64_t ra, csp;
@@ -746,41 +657,73 @@ static void resolve_kernel_site(struct vg_watch_session *s, const struct vg_perf
 			 "system call wrapper", site->syscall[0] ? site->syscall : "?");
 }
 
-static struct vg_watch_site *site_for(struct vg_watch_session *s, struct vg_watch_log *log,
-				      const struct vg_perf_sample *smp, uint64_t watch_addr,
-				      unsigned len, size_t *index)
+static void new_site(struct vg_watch_session *s, const struct vg_perf_sample *smp,
+		     const struct vg_trap_result *r, struct vg_watch_site *site)
 {
-	bool kernel = smp->ip >= KERNEL_START;
-	uint64_t user_ip = kernel && (smp->regs.mask & (1ull << PERF_REG_X86_IP))
-			   ? smp->regs.regs[PERF_REG_X86_IP] : 0;
-	struct vg_watch_site *site;
+	struct vg_sym_result res;
+	struct vg_error e = { 0 };
+
+	memset(site, 0, sizeof(*site));
+	site->trap_ip = smp->ip;
+	site->trap_static_ip = smp->ip;
+	site->syscall_nr = -1;
+	if (r->writer) {
+		site->writer = *r->writer;
+	} else {
+		site->writer.value_reg = site->writer.mem_base = site->writer.mem_index = -1;
+		site->writer.why = r->why;
+	}
+	site->writer.confidence = r->confidence;
+	if (r->how == VG_TRAP_KERNEL) {
+		site->kernel = true;
+		site->user_ip = r->user_ip;
+		site->kernel_function = r->kernel_function;
+		site->syscall_nr = r->syscall_nr;
+		snprintf(site->syscall, sizeof(site->syscall), "%s", r->syscall);
+		locate_kernel_site(s, smp, site);
+		return;
+	}
+	if (vg_sym_lookup(s->sym, smp->ip, &res, &e) == 0 && res.image)
+		site->trap_static_ip = res.static_address;
+	if (site->writer.caveat)
+		snprintf(site->caveat, sizeof(site->caveat), "%s", site->writer.caveat);
+	if (vg_sym_lookup(s->sym, r->writer ? r->writer->ip : smp->ip, &res, &e) == 0) {
+		if (r->writer)
+			site->writer_static_ip = res.image ? res.static_address : r->writer->ip;
+		fill_frames(site, &res);
+	}
+}
+
+/* One site per writer: a user instruction, a (user IP, system call) of
+ * the kernel, or, without a writer, the trap IP. */
+static struct vg_watch_site *site_for(struct vg_watch_session *s, struct vg_watch_log *log,
+				      const struct vg_perf_sample *smp,
+				      const struct vg_trap_result *r, size_t *index)
+{
+	bool kernel = r->how == VG_TRAP_KERNEL;
+	uint64_t key = r->writer && !kernel ? r->writer->ip : kernel ? r->user_ip : smp->ip;
 
 	for (size_t i = log->n_sites; i-- > 0;) {
-		if (log->sites[i].trap_ip == smp->ip && log->sites[i].user_ip == user_ip) {
+		const struct vg_watch_site *x = &log->sites[i];
+		uint64_t xkey = x->kernel ? x->user_ip : x->writer.ip ? x->writer.ip : x->trap_ip;
+
+		if (x->kernel == kernel && xkey == key && (!kernel || x->syscall_nr == r->syscall_nr) &&
+		    (x->writer.kind == VG_WRITER_UNKNOWN) == (r->writer == NULL)) {
 			*index = i;
 			return &log->sites[i];
 		}
 	}
 	if (VG_GROW(log->sites, log->cap_sites, log->n_sites + 1) < 0)
 		return NULL;
-	site = &log->sites[log->n_sites];
-	memset(site, 0, sizeof(*site));
-	site->trap_ip = smp->ip;
-	site->syscall_nr = -1;
-	site->writer.value_reg = -1;
-	if (kernel)
-		resolve_kernel_site(s, smp, site);
-	else
-		resolve_user_site(s, smp, watch_addr, len, site);
-	site->user_ip = user_ip;
+	new_site(s, smp, r, &log->sites[log->n_sites]);
 	*index = log->n_sites++;
-	return site;
+	return &log->sites[*index];
 }
 
 /* ---- samples -------------------------------------------------------- */
 
-static void sample_value(const struct vg_watch_session *s, const struct vg_watch_site *site,
-			 const struct vg_perf_sample *smp, struct vg_watch_value *v)
+static void sample_value(const struct vg_watch_site *site, const struct vg_perf_sample *smp,
+			 struct vg_watch_value *v)
 {
 	const char *why = NULL;
 
@@ -794,10 +737,6 @@ static void sample_value(const struct vg_watch_session *s, const struct vg_watch
 		v->why = "the writer is unknown";
 		return;
 	}
-	if (!s->opt.regs && site->writer.value_kind == VG_VALUE_REGISTER) {
-		v->why = "registers not sampled (use --regs)";
-		return;
-	}
 	if (vg_writer_value(&site->writer, &smp->regs, &v->value, &why)) {
 		v->kind = site->writer.value_kind;
 		v->register_name = v->kind == VG_VALUE_REGISTER ? site->writer.value_reg_name : NULL;
@@ -806,19 +745,60 @@ static void sample_value(const struct vg_watch_session *s, const struct vg_watch
 	}
 }
 
+/* The thread's latest write in the timeline: a continuing trap adds to
+ * it (the write it continues is recent: look a little way back). */
+static struct vg_watch_sample *last_sample_of(struct vg_watch_log *log, pid_t tid)
+{
+	for (size_t i = log->n_samples, seen = 0; i-- > 0 && seen < 64; seen++)
+		if (log->samples[i].tid == tid)
+			return &log->samples[i];
+	return NULL;
+}
+
 static void record(struct vg_watch_session *s, struct vg_watch_log *log,
 		   const struct vg_perf_sample *smp, uint64_t watch_addr, unsigned len,
 		   unsigned generation)
 {
-	size_t index;
-	struct vg_watch_site *site = site_for(s, log, smp, watch_addr, len, &index);
+	struct vg_trap t = {
+		.tid = smp->tid, .ip = smp->ip, .user = &smp->regs,
+		.intr = smp->intr.mask ? &smp->intr : NULL,
+		.callchain = smp->callchain, .n_callchain = smp->nr_callchain,
+		.stack = smp->stack, .stack_size = smp->stack_size,
+	};
+	struct vg_trap_result r;
+	struct vg_watch_site *site;
 	struct vg_watch_value v;
+	size_t index;
 
 	log->accepted_hits++;
+	if (!log->attr) {
+		struct vg_trap_env env = { s, env_read_code, env_function_start, env_kernel_symbol };
+
+		log->attr = vg_attributor_new(&env);
+	}
+	if (!log->attr || vg_attribute_trap(log->attr, &t, watch_addr, len, &r) < 0)
+		return;
+	site = site_for(s, log, smp, &r, &index);
 	if (!site)
 		return;
 	site->hits++;
-	sample_value(s, site, smp, &v);
+	site->traps++;
+	if (r.confidence != VG_CONF_EXACT && site->writer.kind != VG_WRITER_UNKNOWN) {
+		if (!site->unverified++)
+			site->unverified_why = r.why;
+		if (site->writer.confidence == VG_CONF_EXACT)
+			site->writer.confidence = VG_CONF_HEURISTIC;
+	}
+	if (r.continues) {
+		struct vg_watch_sample *last = last_sample_of(log, (pid_t)smp->tid);
+
+		if (last && last->site == index)
+			last->traps++;
+		return;
+	}
+	site->writes++;
+	log->writes++;
+	sample_value(site, smp, &v);
 	log->has_last_value = true;
 	log->last_value = v;
 	if (log->n_samples >= s->opt.max_samples) {
@@ -829,7 +809,7 @@ static void record(struct vg_watch_session *s, struct vg_watch_log *log,
 		return;
 	log->samples[log->n_samples++] = (struct vg_watch_sample){
 		.time_ns = smp->time, .tid = (pid_t)smp->tid, .site = index,
-		.generation = generation, .value = v,
+		.generation = generation, .traps = 1, .value = v,
 	};
 	if (s->opt.stacks && smp->nr_callchain) {
 		struct vg_watch_sample *ws = &log->samples[log->n_samples - 1];
@@ -1095,6 +1075,7 @@ void vg_watch_disarm(struct vg_watch_session *s)
 
 static void log_free(struct vg_watch_log *l)
 {
+	vg_attributor_free(l->attr);
 	for (size_t i = 0; i < l->n_samples; i++)
 		free(l->samples[i].callchain);
 	free(l->samples);

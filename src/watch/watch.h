@@ -10,12 +10,15 @@
  * events, which removes every breakpoint from the target.  The session
  * never writes into the target.
  *
- * Writers: a data breakpoint traps after the store, so each distinct trap IP
- * is decoded once (writer.h) from the start of its function (the
- * symbolizer's symbol) -> "exact", else backwards -> "heuristic".  A trap
- * in the kernel is a kernel write on the process's behalf: its system call
- * comes from the kernel callchain, and its call site from one CFI step out
- * of the libc wrapper (sym/cfa.h).
+ * Writers: every trap is attributed to the write that caused it by
+ * attribute.h (a rep string instruction at the trap IP, else the
+ * instruction that ends there, a call, or the kernel's system call),
+ * "exact" only when the destination evaluated with the sampled registers
+ * overlaps the watched bytes.  The registers are always sampled (and the
+ * kernel's at a kernel trap, where allowed).  A site is one writer; it
+ * counts writes (executions: the iterations of one rep, the per-byte
+ * traps of one kernel copy count once) and traps.  A kernel write's call
+ * site comes from one CFI step out of the libc wrapper (sym/cfa.h).
  *
  * Test emulation: where the kernel accepts breakpoints but the machine never
  * delivers them (a VM without debug registers), the environment variable
@@ -43,6 +46,7 @@
 #include "target/mem.h"
 #include "target/target.h"
 #include "util/error.h"
+#include "watch/attribute.h"
 #include "watch/writer.h"
 
 #define VG_WATCH_MAX_SLOTS 4       /* DR0-DR3 */
@@ -105,7 +109,11 @@ struct vg_watch_site {
 	uint64_t user_ip;
 	uint64_t call_site_ip;     /* 0 unknown */
 	const char *kernel_function;
-	uint64_t hits;
+	uint64_t hits;             /* = traps (the name of earlier reports) */
+	uint64_t writes;           /* executions of the writer (one rep, one system call: 1) */
+	uint64_t traps;            /* breakpoint hits attributed to it */
+	uint64_t unverified;       /* traps whose destination could not be verified */
+	const char *unverified_why;/* the first reason (static) */
 	char caveat[256];          /* "" none */
 };
 
@@ -122,6 +130,7 @@ struct vg_watch_sample {
 	pid_t tid;
 	size_t site;               /* index into sites */
 	unsigned generation;       /* dependent watches */
+	uint64_t traps;            /* breakpoint hits of this write */
 	struct vg_watch_value value;
 	uint64_t *callchain;       /* --stacks: user+kernel IPs (owned), n_callchain */
 	size_t n_callchain;
@@ -129,7 +138,8 @@ struct vg_watch_sample {
 
 /* What one breakpoint collected: a plain watch, the leaf of a follow. */
 struct vg_watch_log {
-	uint64_t accepted_hits;    /* after setup ended, until the stop */
+	uint64_t accepted_hits;    /* traps after setup ended, until the stop */
+	uint64_t writes;           /* the writes those traps belong to */
 	uint64_t setup_hits;       /* during setup (not in accepted_hits) */
 	uint64_t after_stop;       /* past --max-events: seen, not counted */
 	struct vg_watch_site *sites;
@@ -139,6 +149,7 @@ struct vg_watch_log {
 	bool samples_truncated;
 	bool has_last_value;
 	struct vg_watch_value last_value;
+	struct vg_attributor *attr; /* owned: decoding caches and each thread's last write */
 };
 
 struct vg_watch_generation {

@@ -530,17 +530,22 @@ def check_symbolize(cmd, doc):
             eq(f"{at}: no line without a file", (0, 0), (r["line"], r["column"]))
 
 
-def check_log(at, sites, samples, truncated, hits):
-    """A timeline and its sites agree with the count."""
-    eq(f"{at}: site hits add up to the hits", hits, sum(s["hits"] for s in sites))
-    eq(f"{at}: sites by hits", sorted((s["hits"] for s in sites), reverse=True),
-       [s["hits"] for s in sites])
+def check_log(at, sites, samples, truncated, hits, writes):
+    """A timeline and its sites agree with the counts: traps (hits) and
+    writes, one sample per write."""
+    eq(f"{at}: site traps add up to the traps", hits, sum(s["traps"] for s in sites))
+    eq(f"{at}: site hits are its traps", [s["traps"] for s in sites], [s["hits"] for s in sites])
+    eq(f"{at}: site writes add up to the writes", writes, sum(s["writes"] for s in sites))
+    check(all(s["traps"] >= s["writes"] for s in sites), f"{at}: a site has fewer traps than writes")
+    eq(f"{at}: sites by traps", sorted((s["traps"] for s in sites), reverse=True),
+       [s["traps"] for s in sites])
     keys = {s["site"] for s in sites}
     check(all(s["site"] in keys for s in samples), f"{at}: every sample names a site")
     if not truncated:
-        eq(f"{at}: one sample per hit", hits, len(samples))
+        eq(f"{at}: one sample per write", writes, len(samples))
+        eq(f"{at}: sample traps add up to the traps", hits, sum(s["traps"] for s in samples))
     else:
-        check(len(samples) < hits, f"{at}: a truncated timeline is shorter than the hits")
+        check(len(samples) < writes, f"{at}: a truncated timeline is shorter than the writes")
 
 
 def check_live_watch(cmd, doc):
@@ -549,13 +554,15 @@ def check_live_watch(cmd, doc):
     eq(f"{cmd}: threads_total", len(cov["seeded"]) + len(cov["covered_later"]) + len(cov["not_covered"]),
        cov["threads_total"])
     for i, w in enumerate(doc["watches"]):
+        eq(f"{cmd}: watches[{i}]: traps are the accepted hits", w["accepted_hits"], w["traps"])
         check_log(f"{cmd}: watches[{i}]", w["writer_sites"], w["samples"], w["samples_truncated"],
-                  w["accepted_hits"])
+                  w["traps"], w["writes"])
     for i, w in enumerate(doc["dependent_watches"]):
         at = f"{cmd}: dependent_watches[{i}]"
-        check_log(at, w["writer_sites"], w["samples"], w["samples_truncated"], w["accepted_hits"])
+        eq(f"{at}: traps are the accepted hits", w["accepted_hits"], w["traps"])
+        check_log(at, w["writer_sites"], w["samples"], w["samples_truncated"], w["traps"], w["writes"])
         check_log(f"{at} (root)", w["root_writer_sites"], w["root_samples"],
-                  w["root_samples_truncated"], w["root_hits"])
+                  w["root_samples_truncated"], w["root_hits"], w["root_writes"])
         eq(f"{at}: generation is the last index", len(w["generations"]) - 1, w["generation"])
         eq(f"{at}: generation indexes", list(range(len(w["generations"]))),
            [g["index"] for g in w["generations"]])

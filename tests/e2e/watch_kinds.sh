@@ -48,15 +48,17 @@ cw = f"{w}: g_cell"
 cell = the_watch(doc, cw, 0)
 eq_addr(f"{cw}: runtime_va", truth.syms["g_cell"]["runtime"], hexint(cw, cell.get("runtime_va")))
 eq(f"{cw}: accepted_hits", 3 * R, cell.get("accepted_hits"))
+eq(f"{cw}: writes", 3 * R, cell.get("writes"))
+eq(f"{cw}: traps", 3 * R, cell.get("traps"))
 sites = cell.get("writer_sites") or []
 eq(f"{cw}: number of writer sites", 3, len(sites))
 reg = site_at_line(sites, truth.lines["reg"], cw + " register store")
-check_site(reg, truth, "reg", f"{cw} register store", "store", hits=R, function="vgw_store_reg", mnemonic="mov")
+check_site(reg, truth, "reg", f"{cw} register store", "store", hits=R, writes=R, function="vgw_store_reg", mnemonic="mov")
 imm = site_at_line(sites, truth.lines["imm"], cw + " immediate store")
-check_site(imm, truth, "imm", f"{cw} immediate store", "store", hits=R, function="vgw_store_imm", mnemonic="mov")
+check_site(imm, truth, "imm", f"{cw} immediate store", "store", hits=R, writes=R, function="vgw_store_imm", mnemonic="mov")
 lock = site_at_line(sites, truth.lines["lock"], cw + " lock add")
-check_site(lock, truth, "lock", f"{cw} lock add", "read_modify_write", hits=R, function="vgw_lock_add",
-           mnemonic="lock add")
+check_site(lock, truth, "lock", f"{cw} lock add", "read_modify_write", hits=R, writes=R,
+           function="vgw_lock_add", mnemonic="lock add")
 if reg:
     eq(f"{cw} register store: value_source", {"kind": "register_store", "register": "rax", "why": None},
        reg.get("value_source"))
@@ -89,19 +91,23 @@ eq_addr(f"{bw}: runtime_va", truth.syms["g_buf"]["runtime"] + 56, hexint(bw, buf
 sites = buf.get("writer_sites") or []
 eq(f"{bw}: number of writer sites", 1, len(sites))
 rep = site_at_line(sites, truth.lines["rep"], bw + " rep movsb")
+# Real hardware traps once per iteration over the 8 watched bytes (the IP
+# on the rep instruction while iterations remain): 8 traps, one write.
 check_site(rep, truth, "rep", f"{bw} rep movsb", "string_store", function="vgw_rep_movsb",
-           mnemonic="rep movsb", hits=R if emu else None)
+           mnemonic="rep movsb", hits=R if emu else 8 * R, writes=R, trap_at_writer=not emu)
 if rep:
     c = rep.get("caveat")
     check(isinstance(c, str) and c, f"{bw} rep movsb: caveat must be a sentence, got {c!r}")
     eq(f"{bw} rep movsb: value_source.kind", "unknown", (rep.get("value_source") or {}).get("kind"))
-hits = buf.get("accepted_hits")
+eq(f"{bw}: writes (one per copy)", R, buf.get("writes"))
+bs = buf.get("samples") or []
+eq(f"{bw}: one sample per copy", R, len(bs))
 if emu:
-    eq(f"{bw}: accepted_hits (one uprobe hit per copy)", R, hits)
+    eq(f"{bw}: traps (one uprobe hit per copy)", R, buf.get("traps"))
     print("skip: traps per rep movsb copy: a uprobe fires once per instruction; checked: one hit per copy")
 else:
-    # Each of the 8 watched bytes may trap (fast strings may merge some).
-    check(isinstance(hits, int) and R <= hits <= 8 * R, f"{bw}: accepted_hits {hits!r} not in [{R}, {8 * R}]")
+    eq(f"{bw}: traps (one per iteration over the watched bytes)", 8 * R, buf.get("traps"))
+    eq_list(f"{bw}: traps of each copy", [8] * R, [s.get("traps") for s in bs])
 eq(f"{bw}: latest_value", "0x" + "77" * 8, buf.get("latest_value"))
 
 if not emu:
@@ -116,8 +122,12 @@ if not emu:
         f = k.get("file")
         check(isinstance(f, str) and f.endswith("tgt_watch.c"), f"{rw}: file {f!r} must end with tgt_watch.c")
         eq(f"{rw}: function (the caller of read)", "vgw_read", k.get("function"))
-    hits = rb.get("accepted_hits")
-    check(isinstance(hits, int) and R <= hits <= 8 * R, f"{rw}: accepted_hits {hits!r} not in [{R}, {8 * R}]")
+        eq(f"{rw}: confidence", "exact", k.get("confidence"))
+    # One write per read(2), however many bytes the kernel's copy trapped on.
+    eq(f"{rw}: writes (one per read)", R, rb.get("writes"))
+    eq(f"{rw}: samples (one per read)", R, len(rb.get("samples") or []))
+    hits = rb.get("traps")
+    check(isinstance(hits, int) and R <= hits <= 8 * R, f"{rw}: traps {hits!r} not in [{R}, {8 * R}]")
     eq(f"{rw}: latest_value", "0x" + "77" * 8, rb.get("latest_value"))
 done()
 print(f"ok: register, immediate, lock add, rep movsb{'' if emu else ', read(2)'} x {R} ({MODE})")

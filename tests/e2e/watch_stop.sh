@@ -100,5 +100,5 @@ wait_truth "$T/text.truth" done
 vg_watch_signal INT
 assert_rc 0 "vigil watch (table) stopped by SIGINT"
 grep -q "stop: interrupted" "$T/text.out" || { show_last; fail "$LAST_CMD: no 'stop: interrupted' in the table"; }
-grep -Eq "^watch 1 .*g_cell.* hits $K\$" "$T/text.out" || { show_last; fail "$LAST_CMD: no 'watch 1 ... g_cell ... hits $K' line"; }
+grep -Eq "^watch 1 .*g_cell.* writes $K  traps $K\$" "$T/text.out" || { show_last; fail "$LAST_CMD: no 'watch 1 ... g_cell ... writes $K  traps $K' line"; }
 echo "ok: SIGINT: table"

@@ -101,8 +101,12 @@ def site_at_line(sites, line, w):
     return found[0]
 
 
-def check_site(site, truth, store, w, kind, hits=None, function=None, mnemonic=None):
-    """A writer site of tgt_watch's store STORE (a key of truth.lines)."""
+def check_site(site, truth, store, w, kind, hits=None, function=None, mnemonic=None,
+               writes=None, trap_at_writer=False):
+    """A writer site of tgt_watch's store STORE (a key of truth.lines).
+    hits: its traps (= hits); writes: its writes.  trap_at_writer: the
+    first trap may have its IP on the writer itself (a rep string
+    instruction with iterations left, real hardware only)."""
     if site is None:
         return
     eq(f"{w}: line (the store's line)", truth.lines[store], site.get("line"))
@@ -114,6 +118,10 @@ def check_site(site, truth, store, w, kind, hits=None, function=None, mnemonic=N
         eq(f"{w}: function", function, site.get("function"))
     if hits is not None:
         eq(f"{w}: hits", hits, site.get("hits"))
+        eq(f"{w}: traps", hits, site.get("traps"))
+    if writes is not None:
+        eq(f"{w}: writes", writes, site.get("writes"))
+    eq(f"{w}: unverified_traps", 0, site.get("unverified_traps"))
     if mnemonic is not None:
         m = site.get("mnemonic")
         check(isinstance(m, str) and mnemonic in m, f"{w}: mnemonic {m!r} must contain {mnemonic!r}")
@@ -121,12 +129,13 @@ def check_site(site, truth, store, w, kind, hits=None, function=None, mnemonic=N
     if lab and kind != "kernel_write":
         # The trap IP of a store is the label right after it; the writer
         # is the instruction that ends there.
-        eq_addr(f"{w}: trap_runtime_ip (label after the store)", lab["runtime"],
-                hexint(w + " trap_runtime_ip", site.get("trap_runtime_ip")))
-        eq_addr(f"{w}: trap_static_ip", lab["static"],
-                hexint(w + " trap_static_ip", site.get("trap_static_ip")))
         wr = hexint(w + " writer_runtime_ip", site.get("writer_runtime_ip"))
         ws = hexint(w + " writer_static_ip", site.get("writer_static_ip"))
+        tr = hexint(w + " trap_runtime_ip", site.get("trap_runtime_ip"))
+        if not (trap_at_writer and tr is not None and tr == wr):
+            eq_addr(f"{w}: trap_runtime_ip (label after the store)", lab["runtime"], tr)
+            eq_addr(f"{w}: trap_static_ip", lab["static"],
+                    hexint(w + " trap_static_ip", site.get("trap_static_ip")))
         if wr is not None and ws is not None:
             check(0 < lab["runtime"] - wr <= 15,
                   f"{w}: writer_runtime_ip {wr:#x} must be 1..15 bytes before the trap IP {lab['runtime']:#x}")
