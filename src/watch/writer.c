@@ -30,9 +30,9 @@
 #define RFLAGS_DF (1ull << 10)
 
 static const char CAVEAT_STRING[] =
-	"movs/stos trap after the element that wrote the location, with rdi "
-	"(and rcx under rep) already advanced: the writer IP is exact, the "
-	"sampled registers are one element late";
+	"a rep string instruction traps once per iteration over the watched bytes "
+	"(the IP stays on it while iterations remain): those traps are one write; "
+	"rdi and rcx are sampled one element on";
 static const char CAVEAT_HEURISTIC[] =
 	"no function start known: decoded backwards from the trap IP; the "
 	"longest memory-writing candidate that ends there was chosen "
@@ -40,8 +40,8 @@ static const char CAVEAT_HEURISTIC[] =
 static const char CAVEAT_HEURISTIC_STRING[] =
 	"no function start known: decoded backwards from the trap IP; the "
 	"longest memory-writing candidate that ends there was chosen "
-	"(candidates says how many survived); movs/stos trap one element "
-	"late, so the sampled rdi/rcx are already advanced";
+	"(candidates says how many survived); a rep string instruction traps "
+	"once per iteration, rdi and rcx sampled one element on";
 
 static const char WHY_NOT_WRITER[] =
 	"the instruction before the trap IP does not write memory: the trap "

@@ -350,7 +350,7 @@ static void test_string(void **state)
 	assert_int_equal(w.width, 1);
 	expect_mem(&w, PERF_REG_X86_DI, -1, 0, 0);
 	assert_non_null(w.caveat);
-	assert_non_null(strstr(w.caveat, "one element late"));
+	assert_non_null(strstr(w.caveat, "once per iteration"));
 	/* stos leaves rax alone, so al is the value even one element late. */
 	expect_register(&w, PERF_REG_X86_AX, "al", 0);
 	assert_int_equal(value_of(&w, &regs), 0x88);
