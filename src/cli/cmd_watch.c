@@ -312,7 +312,7 @@ static cJSON *value_json(const struct vg_watch_value *v)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "kind", vg_value_kind_name(v->kind));
-	add_text_or_null(o, "register", v->register_name);
+	add_text_or_null(o, "register", v->register_name[0] ? v->register_name : NULL);
 	cJSON_AddNumberToObject(o, "width_bytes", v->width);
 	if (v->kind == VG_VALUE_UNKNOWN) {
 		cJSON_AddNullToObject(o, "value");

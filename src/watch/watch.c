@@ -739,7 +739,9 @@ static void sample_value(const struct vg_watch_site *site, const struct vg_perf_
 	}
 	if (vg_writer_value(&site->writer, &smp->regs, &v->value, &why)) {
 		v->kind = site->writer.value_kind;
-		v->register_name = v->kind == VG_VALUE_REGISTER ? site->writer.value_reg_name : NULL;
+		if (v->kind == VG_VALUE_REGISTER)
+			snprintf(v->register_name, sizeof(v->register_name), "%s",
+				 site->writer.value_reg_name);
 	} else {
 		v->why = why;
 	}

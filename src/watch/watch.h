@@ -119,7 +119,7 @@ struct vg_watch_site {
 
 struct vg_watch_value {
 	enum vg_value_kind kind;
-	const char *register_name; /* static or owned by the site's writer */
+	char register_name[8];     /* "" unless a register store (a copy: sites move as they grow) */
 	unsigned width;
 	uint64_t value;
 	const char *why;           /* kind UNKNOWN */
