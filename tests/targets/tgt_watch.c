@@ -7,6 +7,9 @@
  *   kinds R     R times each: register store, immediate store and
  *               `lock add` to g_cell; `rep movsb` of 64 bytes into g_buf;
  *               read(2) of 64 bytes from a pipe into g_rbuf
+ *   allkinds R  R times each: the 18 instruction kinds of storekinds.c
+ *               (vgk_*), libc memcpy and memset, read(2) and the vDSO's
+ *               clock_gettime, all into g_area.cell (g_area+56)
  *   follow M N  N leaf writes through g_ptr (gen 0), then M times: re-point
  *               g_ptr to the next object, sleep 100 ms, N leaf writes
  *
@@ -81,6 +84,88 @@ VGW vgw_store_leaf(struct obj *p, uint64_t v) { __asm__ volatile("movq %1, %0\n\
 
 extern char vgw_after_reg[], vgw_after_imm[], vgw_after_lock[], vgw_after_rep[],
 	vgw_after_repoint[], vgw_after_leaf[];
+
+
+/* allkinds: every way of writing memory that storekinds.c (the recorded
+ * hardware traces) exercises, each writing the 8-byte cell g_area.cell
+ * (g_area+56), one line each with a label after the store (the trap IP of
+ * the last or only trap; emulation puts its uprobe there).  libc's
+ * memcpy/memset, read(2) and the vDSO's clock_gettime write it too, but
+ * have no label: real breakpoints only. */
+struct area {
+	_Alignas(64) unsigned char before[56];
+	uint64_t cell;                 /* the watched 8 bytes: g_area+56 */
+	unsigned char after[64];
+};
+struct sixteen { unsigned char b[16]; };
+__attribute__((used)) struct area g_area;
+static unsigned char g_src[128];
+static uint64_t g_old;
+#define KL(name) ".globl vgk_after_" #name "\nvgk_after_" #name ":"
+
+__attribute__((noipa)) void vgk_mov_reg(uint64_t v);
+__attribute__((noipa)) void vgk_mov_imm(void);
+__attribute__((noipa)) void vgk_mov_byte_mid(void);
+__attribute__((noipa)) void vgk_straddle(uint64_t v);
+__attribute__((noipa)) void vgk_lock_add(void);
+__attribute__((noipa)) void vgk_add_reg(uint64_t v);
+__attribute__((noipa)) void vgk_inc(void);
+__attribute__((noipa)) void vgk_bts(void);
+__attribute__((noipa)) void vgk_xchg(uint64_t v);
+__attribute__((noipa)) void vgk_cmpxchg(uint64_t v);
+__attribute__((noipa)) void vgk_setcc(int a, int b);
+__attribute__((noipa)) void vgk_pop_mem(uint64_t v);
+__attribute__((noipa)) void vgk_movnti(uint64_t v);
+__attribute__((noipa)) void vgk_sse_store(uint64_t v);
+__attribute__((noipa)) void vgk_stosq(uint64_t v);
+__attribute__((noipa)) void vgk_rep_movsb(void);
+__attribute__((noipa)) void vgk_rep_movsq(void);
+__attribute__((noipa)) void vgk_rep_stosb(void);
+__attribute__((noipa)) void vgk_mov_reg(uint64_t v) { __asm__ volatile("movq %1, %0\n\t" KL(mov_reg) : "=m"(g_area.cell) : "r"(v)); } enum { LINE_K_MOV_REG = __LINE__ };
+__attribute__((noipa)) void vgk_mov_imm(void) { __asm__ volatile("movq $0x1234abcd, %0\n\t" KL(mov_imm) : "=m"(g_area.cell)); } enum { LINE_K_MOV_IMM = __LINE__ };
+__attribute__((noipa)) void vgk_mov_byte_mid(void) { __asm__ volatile("movb $0x5a, %0\n\t" KL(mov_byte_mid) : "=m"(((unsigned char *)&g_area.cell)[3])); } enum { LINE_K_MOV_BYTE_MID = __LINE__ };
+__attribute__((noipa)) void vgk_straddle(uint64_t v) { __asm__ volatile("movq %1, %0\n\t" KL(straddle) : "=m"(*(uint64_t *)((char *)&g_area.cell + 4)) : "r"(v)); } enum { LINE_K_STRADDLE = __LINE__ };
+__attribute__((noipa)) void vgk_lock_add(void) { __asm__ volatile("lock addq $1, %0\n\t" KL(lock_add) : "+m"(g_area.cell)); } enum { LINE_K_LOCK_ADD = __LINE__ };
+__attribute__((noipa)) void vgk_add_reg(uint64_t v) { __asm__ volatile("addq %1, %0\n\t" KL(add_reg) : "+m"(g_area.cell) : "r"(v)); } enum { LINE_K_ADD_REG = __LINE__ };
+__attribute__((noipa)) void vgk_inc(void) { __asm__ volatile("incq %0\n\t" KL(inc) : "+m"(g_area.cell)); } enum { LINE_K_INC = __LINE__ };
+__attribute__((noipa)) void vgk_bts(void) { __asm__ volatile("btsq $7, %0\n\t" KL(bts) : "+m"(g_area.cell)); } enum { LINE_K_BTS = __LINE__ };
+__attribute__((noipa)) void vgk_xchg(uint64_t v) { __asm__ volatile("xchgq %1, %0\n\t" KL(xchg) : "+m"(g_area.cell), "+r"(v)); } enum { LINE_K_XCHG = __LINE__ };
+__attribute__((noipa)) void vgk_cmpxchg(uint64_t v) { __asm__ volatile("lock cmpxchgq %2, %0\n\t" KL(cmpxchg) : "+m"(g_area.cell), "+a"(g_old) : "r"(v)); } enum { LINE_K_CMPXCHG = __LINE__ };
+__attribute__((noipa)) void vgk_setcc(int a, int b) { __asm__ volatile("cmpl %2, %1; setl %0\n\t" KL(setcc) : "=m"(*(unsigned char *)&g_area.cell) : "r"(a), "r"(b)); } enum { LINE_K_SETCC = __LINE__ };
+__attribute__((noipa)) void vgk_pop_mem(uint64_t v) { __asm__ volatile("pushq %1; popq %0\n\t" KL(pop_mem) : "=m"(g_area.cell) : "r"(v)); } enum { LINE_K_POP_MEM = __LINE__ };
+__attribute__((noipa)) void vgk_movnti(uint64_t v) { __asm__ volatile("movnti %1, %0\n\t" KL(movnti) : "=m"(g_area.cell) : "r"(v)); } enum { LINE_K_MOVNTI = __LINE__ };
+__attribute__((noipa)) void vgk_sse_store(uint64_t v) { __asm__ volatile("movq %1, %%xmm0; punpcklqdq %%xmm0, %%xmm0; movdqu %%xmm0, %0\n\t" KL(sse_store) : "=m"(*(struct sixteen *)((char *)&g_area.cell - 8)) : "r"(v) : "xmm0"); } enum { LINE_K_SSE_STORE = __LINE__ };
+__attribute__((noipa)) void vgk_stosq(uint64_t v) { void *d = &g_area.cell; __asm__ volatile("stosq\n\t" KL(stosq) : "+D"(d) : "a"(v) : "memory"); } enum { LINE_K_STOSQ = __LINE__ };
+__attribute__((noipa)) void vgk_rep_movsb(void) { void *d = &g_area, *sp = g_src; size_t n = 64; __asm__ volatile("rep movsb\n\t" KL(rep_movsb) : "+D"(d), "+S"(sp), "+c"(n) : : "memory"); } enum { LINE_K_REP_MOVSB = __LINE__ };
+__attribute__((noipa)) void vgk_rep_movsq(void) { void *d = &g_area, *sp = g_src; size_t n = 8; __asm__ volatile("rep movsq\n\t" KL(rep_movsq) : "+D"(d), "+S"(sp), "+c"(n) : : "memory"); } enum { LINE_K_REP_MOVSQ = __LINE__ };
+__attribute__((noipa)) void vgk_rep_stosb(void) { void *d = &g_area; size_t n = 64; __asm__ volatile("rep stosb\n\t" KL(rep_stosb) : "+D"(d), "+c"(n) : "a"(0x77) : "memory"); } enum { LINE_K_REP_STOSB = __LINE__ };
+__attribute__((noipa)) long vgk_read(int fd);
+__attribute__((noipa)) long vgk_read(int fd) { return read(fd, &g_area, 64); } enum { LINE_K_READ = __LINE__ };
+__attribute__((noipa)) void vgk_clock(void);
+__attribute__((noipa)) void vgk_clock(void) { clock_gettime(CLOCK_MONOTONIC, (struct timespec *)&g_area.cell); } enum { LINE_K_CLOCK = __LINE__ };
+static void *(*volatile g_memcpy)(void *, const void *, size_t) = memcpy;   /* libc's own */
+static void *(*volatile g_memset)(void *, int, size_t) = memset;
+extern char vgk_after_mov_reg[], vgk_after_mov_imm[], vgk_after_mov_byte_mid[], vgk_after_straddle[], vgk_after_lock_add[], vgk_after_add_reg[], vgk_after_inc[], vgk_after_bts[], vgk_after_xchg[], vgk_after_cmpxchg[], vgk_after_setcc[], vgk_after_pop_mem[], vgk_after_movnti[], vgk_after_sse_store[], vgk_after_stosq[], vgk_after_rep_movsb[], vgk_after_rep_movsq[], vgk_after_rep_stosb[];
+static const struct { const char *name; const char *label; int line; } allkinds[] = {
+	{ "mov_reg", vgk_after_mov_reg, LINE_K_MOV_REG },
+	{ "mov_imm", vgk_after_mov_imm, LINE_K_MOV_IMM },
+	{ "mov_byte_mid", vgk_after_mov_byte_mid, LINE_K_MOV_BYTE_MID },
+	{ "straddle", vgk_after_straddle, LINE_K_STRADDLE },
+	{ "lock_add", vgk_after_lock_add, LINE_K_LOCK_ADD },
+	{ "add_reg", vgk_after_add_reg, LINE_K_ADD_REG },
+	{ "inc", vgk_after_inc, LINE_K_INC },
+	{ "bts", vgk_after_bts, LINE_K_BTS },
+	{ "xchg", vgk_after_xchg, LINE_K_XCHG },
+	{ "cmpxchg", vgk_after_cmpxchg, LINE_K_CMPXCHG },
+	{ "setcc", vgk_after_setcc, LINE_K_SETCC },
+	{ "pop_mem", vgk_after_pop_mem, LINE_K_POP_MEM },
+	{ "movnti", vgk_after_movnti, LINE_K_MOVNTI },
+	{ "sse_store", vgk_after_sse_store, LINE_K_SSE_STORE },
+	{ "stosq", vgk_after_stosq, LINE_K_STOSQ },
+	{ "rep_movsb", vgk_after_rep_movsb, LINE_K_REP_MOVSB },
+	{ "rep_movsq", vgk_after_rep_movsq, LINE_K_REP_MOVSQ },
+	{ "rep_stosb", vgk_after_rep_stosb, LINE_K_REP_STOSB },
+};
 
 static const char *truth_path, *mode;
 static long arg1, arg2;
@@ -170,6 +255,16 @@ static void write_truth(const char *state)
 	emu_line(f, "rep", vgw_after_rep);
 	emu_line(f, "repoint", vgw_after_repoint);
 	emu_line(f, "leaf", vgw_after_leaf);
+	if (!strcmp(mode, "allkinds")) {
+		truth_symbol(f, "g_area", &g_area, sizeof(g_area));
+		for (size_t i = 0; i < sizeof(allkinds) / sizeof(allkinds[0]); i++) {
+			char name[40];
+			snprintf(name, sizeof(name), "k_%s", allkinds[i].name);
+			fprintf(f, "line %s %d\n", name, allkinds[i].line);
+			emu_line(f, name, allkinds[i].label);
+		}
+		fprintf(f, "line k_read %d\nline k_clock %d\n", LINE_K_READ, LINE_K_CLOCK);
+	}
 	if (!strcmp(state, "done")) {
 		if (!strcmp(mode, "threads") || !strcmp(mode, "single") || !strcmp(mode, "exit")) {
 			int n = !strcmp(mode, "threads") ? NTHREADS : 1;
@@ -300,6 +395,29 @@ int main(int argc, char **argv)
 				die("write to the pipe");
 			if (vgw_read(p[0]) != (long)sizeof(g_rbuf))
 				die("read from the pipe");
+		}
+		write_truth("done");
+		truth_wait_forever();
+	} else if (!strcmp(mode, "allkinds")) {
+		int p[2];
+		if (pipe(p))
+			die("pipe");
+		for (int i = 0; i < 128; i++)
+			g_src[i] = (unsigned char)(0x80 + i);
+		write_truth("ready");
+		wait_go();
+		for (long r = 0; r < arg1; r++) {
+			vgk_mov_reg(0x7e600000 + (uint64_t)r); vgk_mov_imm(); vgk_mov_byte_mid();
+			vgk_straddle(0xabcdef00 + (uint64_t)r); vgk_lock_add(); vgk_add_reg(3); vgk_inc();
+			vgk_bts(); vgk_xchg(0x55 + (uint64_t)r); vgk_cmpxchg(0x66 + (uint64_t)r);
+			vgk_setcc((int)r, 1); vgk_pop_mem(0x99 + (uint64_t)r); vgk_movnti(0x44 + (uint64_t)r);
+			vgk_sse_store(0x1111111111111111ULL); vgk_stosq(0x88 + (uint64_t)r);
+			vgk_rep_movsb(); vgk_rep_movsq(); vgk_rep_stosb();
+			g_memcpy(&g_area, g_src, 64);
+			g_memset(&g_area, 0x33, 64);
+			if (write(p[1], g_src, 64) != 64 || vgk_read(p[0]) != 64)
+				die("pipe");
+			vgk_clock();
 		}
 		write_truth("done");
 		truth_wait_forever();
