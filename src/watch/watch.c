@@ -230,14 +230,21 @@ static int add_generation(struct vg_watch *w, uint64_t pointer, enum vg_binding 
 }
 
 /* Where *slot + offset is, or why the leaf cannot be bound. */
+/* known: the slot's new value when the sample that wrote it says it (a
+ * register or immediate store), which saves a read on the re-bind path:
+ * a leaf write until the breakpoint moves is not seen. */
 static enum vg_binding resolve_leaf(struct vg_watch_session *s, struct vg_watch *w,
-				    uint64_t *pointer)
+				    const uint64_t *known, uint64_t *pointer)
 {
 	unsigned char buf[8], probe[8];
 
-	if (!read_value(s->mem, w->req.addr, 8, buf))
-		return VG_BIND_UNREADABLE;
-	*pointer = le_value(buf, 8);
+	if (known) {
+		*pointer = *known;
+	} else {
+		if (!read_value(s->mem, w->req.addr, 8, buf))
+			return VG_BIND_UNREADABLE;
+		*pointer = le_value(buf, 8);
+	}
 	if (*pointer == 0)
 		return VG_BIND_NULL;
 	if ((*pointer + w->req.leaf_offset) % w->len)
@@ -311,7 +318,7 @@ int vg_watch_new(struct vg_target *t, struct vg_symbolizer *sym, const struct vg
 			enum vg_binding b;
 
 			w->len = opt->len;   /* the leaf's; the slot itself is 8 */
-			b = resolve_leaf(s, w, &p);
+			b = resolve_leaf(s, w, NULL, &p);
 			if (add_generation(w, p, b, 0) < 0) {
 				vg_watch_free(s);
 				return vg_error_set(err, -ENOMEM, "out of memory");
@@ -843,11 +850,13 @@ static void add_reason(struct vg_watch_session *s, const char *fmt, ...)
 		s->reasons[s->n_reasons++] = text;
 }
 
-/* The pointer slot was written: re-read it and move the leaf. */
-static void rebind(struct vg_watch_session *s, struct vg_watch *w, uint64_t written_ns)
+/* The pointer slot was written: take its new value (from the sample, or
+ * re-read it) and move the leaf. */
+static void rebind(struct vg_watch_session *s, struct vg_watch *w, uint64_t written_ns,
+		   const uint64_t *known)
 {
 	uint64_t p = 0;
-	enum vg_binding b = resolve_leaf(s, w, &p);
+	enum vg_binding b = resolve_leaf(s, w, known, &p);
 	struct vg_error e = { 0 };
 
 	if (b == w->binding && p == w->pointer)
@@ -916,7 +925,12 @@ static void on_sample(const struct vg_perf_hit *hit, void *arg)
 	s->accepted_total++;
 	if (m.role == ROLE_ROOT) {
 		record(s, &w->log, smp, w->req.addr, 8, (unsigned)(w->n_gens ? w->n_gens - 1 : 0));
-		rebind(s, w, smp->time);
+		const struct vg_watch_value *v = &w->log.last_value;
+		/* The value this very sample stored, when the registers say it. */
+		bool known = w->log.has_last_value && v->kind != VG_VALUE_UNKNOWN && v->width == 8 &&
+			     w->log.n_samples && w->log.samples[w->log.n_samples - 1].time_ns == smp->time;
+
+		rebind(s, w, smp->time, known ? &v->value : NULL);
 	} else if (m.role == ROLE_LEAF) {
 		struct vg_watch_generation *g = generation_of(w, smp->time, smp->addr, s->emulated);
 
