@@ -29,7 +29,11 @@
 # hardware rows are then what each tool measured (0 captured), and the
 # emulation table is the meaningful comparison.  perf probe needs tracefs:
 # mounted on /sys/kernel/tracing if it is not (root).  Raw results are kept
-# in bench/out/watch_results.json.  Runtime: ~2 minutes.
+# in bench/out/watch_results.json.  Then the --follow blind window
+# (bench/watch_rebind.py, target bench/targets/follow_writer.c): vigil's
+# re-bind latency (median, p90, max) and the share of leaf writes caught at
+# fixed delays after each pointer store (REBINDS=200 re-points).
+# Runtime: ~2 minutes.
 set -euo pipefail
 
 bench_name=watch.sh
@@ -71,3 +75,12 @@ echo "tools: $(perf version); $(bpftrace --version 2>/dev/null || echo 'no bpftr
 python3 "$root/bench/watch_bench.py" --vigil "$vigil" --target "$out/watch_writer" --tmp "$tmp" \
     --ms "$ms" --rates "$rates" --hw-tools "$hw_tools" --results "$out/watch_results.json" ||
     die "the benchmark failed (see above)"
+
+# The --follow blind window: re-bind latency and leaf writes caught at
+# fixed delays after each pointer store (bench/watch_rebind.py).
+compile_target follow_writer
+echo
+rc=0
+python3 "$root/bench/watch_rebind.py" --vigil "$vigil" --target "$out/follow_writer" --tmp "$tmp" \
+    --n "${REBINDS:-200}" || rc=$?
+(( rc == 0 || rc == 3 )) || die "the re-bind measurement failed (see above)"
