@@ -285,7 +285,8 @@ static cJSON *site_json(const struct vg_watch_site *s)
 		cJSON *vs = cJSON_AddObjectToObject(o, "value_source");
 
 		cJSON_AddStringToObject(vs, "kind", vg_value_kind_name(w->value_kind));
-		add_text_or_null(vs, "register", w->value_kind == VG_VALUE_REGISTER ? w->value_reg_name : NULL);
+		add_text_or_null(vs, "register", w->value_kind == VG_VALUE_REGISTER ||
+				 w->value_kind == VG_VALUE_ADD_REGISTER ? w->value_reg_name : NULL);
 		add_text_or_null(vs, "why", w->value_kind == VG_VALUE_UNKNOWN ? w->why : NULL);
 	}
 	add_text_or_null(o, "caveat", s->caveat[0] ? s->caveat : NULL);
@@ -307,6 +308,14 @@ static cJSON *site_json(const struct vg_watch_site *s)
 	return o;
 }
 
+/* An add/sub's delta, signed at the store's width. */
+static int64_t value_delta(const struct vg_watch_value *v)
+{
+	struct vg_writer w = { .width = (uint8_t)v->width };
+
+	return vg_writer_delta(&w, v->value);
+}
+
 static cJSON *value_json(const struct vg_watch_value *v)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -319,6 +328,12 @@ static cJSON *value_json(const struct vg_watch_value *v)
 		add_text_or_null(o, "why", v->why);
 	} else {
 		vg_json_add_addr(o, "value", v->value);
+	}
+	if (v->kind == VG_VALUE_ADD_IMMEDIATE || v->kind == VG_VALUE_ADD_REGISTER) {
+		char d[24];
+
+		snprintf(d, sizeof(d), "%+" PRId64, value_delta(v));
+		cJSON_AddStringToObject(o, "delta", d);
 	}
 	return o;
 }
@@ -647,6 +662,11 @@ static void print_value(const struct vg_watch_value *v)
 		printf("value ?  (%s)", v->why ? v->why : "unknown");
 	else if (v->kind == VG_VALUE_REGISTER)
 		printf("value 0x%" PRIx64 "  (register %s)", v->value, v->register_name);
+	else if (v->kind == VG_VALUE_ADD_IMMEDIATE)
+		printf("value %+" PRId64 "  (added to the old value)", value_delta(v));
+	else if (v->kind == VG_VALUE_ADD_REGISTER)
+		printf("value %+" PRId64 "  (register %s added to the old value)", value_delta(v),
+		       v->register_name);
 	else
 		printf("value 0x%" PRIx64 "  (immediate)", v->value);
 }

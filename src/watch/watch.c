@@ -535,9 +535,17 @@ int vg_watch_arm(struct vg_watch_session *s, struct vg_error *err)
 	s->start_ns = vg_perf_set_start_time(s->set);
 	s->n_events = vg_perf_set_nevents(s->set);
 	s->ncpus = vg_perf_set_ncpus(s->set);
-	for (size_t i = 0; i < s->n; i++)
-		if (s->w[i].n_gens)
-			s->w[i].gens[0].bound_ns = s->start_ns;
+	for (size_t i = 0; i < s->n; i++) {
+		struct vg_watch *w = &s->w[i];
+
+		if (w->n_gens)
+			w->gens[0].bound_ns = s->start_ns;
+		/* The initial value opens the counted window: read it now that
+		 * setup has ended, not before arming (writes during setup are
+		 * setup_hits, outside the counts). */
+		else
+			w->initial_ok = read_value(s->mem, w->req.addr, w->len, w->initial);
+	}
 	return 0;
 }
 
@@ -746,7 +754,7 @@ static void sample_value(const struct vg_watch_site *site, const struct vg_perf_
 	}
 	if (vg_writer_value(&site->writer, &smp->regs, &v->value, &why)) {
 		v->kind = site->writer.value_kind;
-		if (v->kind == VG_VALUE_REGISTER)
+		if (v->kind == VG_VALUE_REGISTER || v->kind == VG_VALUE_ADD_REGISTER)
 			snprintf(v->register_name, sizeof(v->register_name), "%s",
 				 site->writer.value_reg_name);
 	} else {

@@ -301,6 +301,42 @@ static void value_of_string(const struct insn *d, struct vg_writer *w)
 	w->why = WHY_OTHER;
 }
 
+/* add/sub/inc/dec of a constant or an unchanged register: the old
+ * contents are not known, but what was added is (adc/sbb depend on the
+ * carry, xadd leaves the old value in its register). */
+static bool value_of_delta(const struct insn *d, struct vg_writer *w)
+{
+	ZydisMnemonic m = d->in.mnemonic;
+	const ZydisDecodedOperand *src;
+	bool sub = m == ZYDIS_MNEMONIC_SUB || m == ZYDIS_MNEMONIC_DEC;
+
+	if (m == ZYDIS_MNEMONIC_INC || m == ZYDIS_MNEMONIC_DEC) {
+		w->value_kind = VG_VALUE_ADD_IMMEDIATE;
+		w->immediate = truncate_to(sub ? (uint64_t)-1 : 1, w->width);
+		return true;
+	}
+	if (m != ZYDIS_MNEMONIC_ADD && m != ZYDIS_MNEMONIC_SUB)
+		return false;
+	/* The memory operand is both read and written: the source is the
+	 * other visible operand. */
+	src = NULL;
+	for (unsigned i = 0; i < d->in.operand_count_visible; i++)
+		if (d->ops[i].type != ZYDIS_OPERAND_TYPE_MEMORY)
+			src = &d->ops[i];
+	if (src && src->type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+		w->value_kind = VG_VALUE_ADD_IMMEDIATE;
+		w->immediate = truncate_to(sub ? (uint64_t)0 - src->imm.value.u : src->imm.value.u, w->width);
+		return true;
+	}
+	if (src && src->type == ZYDIS_OPERAND_TYPE_REGISTER && perf_reg(src->reg.value) >= 0) {
+		value_from_register(w, src->reg.value);
+		w->value_kind = VG_VALUE_ADD_REGISTER;
+		w->negate = sub;
+		return true;
+	}
+	return false;
+}
+
 static void describe_value(const struct insn *d, struct vg_writer *w)
 {
 	const ZydisDecodedOperand *src;
@@ -335,7 +371,8 @@ static void describe_value(const struct insn *d, struct vg_writer *w)
 		value_of_string(d, w);
 		break;
 	case VG_WRITER_RMW:
-		w->why = m == ZYDIS_MNEMONIC_XCHG ? WHY_XCHG : WHY_RMW;
+		if (!value_of_delta(d, w))
+			w->why = m == ZYDIS_MNEMONIC_XCHG ? WHY_XCHG : WHY_RMW;
 		break;
 	case VG_WRITER_VECTOR:
 		w->why = WHY_VECTOR;
@@ -638,8 +675,10 @@ bool vg_writer_value(const struct vg_writer *w, const struct vg_regs *regs,
 		why = &unused;
 	switch (w->value_kind) {
 	case VG_VALUE_IMMEDIATE:
+	case VG_VALUE_ADD_IMMEDIATE:
 		*value = w->immediate;
 		return true;
+	case VG_VALUE_ADD_REGISTER:
 	case VG_VALUE_REGISTER:
 		if (!regs || regs->mask == 0) {
 			*why = WHY_NO_REGS;
@@ -649,12 +688,24 @@ bool vg_writer_value(const struct vg_writer *w, const struct vg_regs *regs,
 			*why = WHY_REG_MISSING;
 			return false;
 		}
-		*value = truncate_to(regs->regs[w->value_reg] >> w->value_shift, w->width);
+		*value = regs->regs[w->value_reg] >> w->value_shift;
+		if (w->value_kind == VG_VALUE_ADD_REGISTER && w->negate)
+			*value = 0 - *value;
+		*value = truncate_to(*value, w->width);
 		return true;
 	default:
 		*why = w->why ? w->why : WHY_OTHER;
 		return false;
 	}
+}
+
+int64_t vg_writer_delta(const struct vg_writer *w, uint64_t value)
+{
+	unsigned bits = w->width && w->width < 8 ? w->width * 8u : 64u;
+
+	if (bits < 64 && (value >> (bits - 1) & 1))
+		value |= ~0ull << bits;   /* sign-extend */
+	return (int64_t)value;
 }
 
 bool vg_writer_after_syscall(const uint8_t code[2])
@@ -698,6 +749,8 @@ const char *vg_value_kind_name(enum vg_value_kind k)
 		[VG_VALUE_UNKNOWN] = "unknown",
 		[VG_VALUE_REGISTER] = "register_store",
 		[VG_VALUE_IMMEDIATE] = "immediate_store",
+		[VG_VALUE_ADD_IMMEDIATE] = "add_immediate",
+		[VG_VALUE_ADD_REGISTER] = "add_register",
 	};
 
 	return (unsigned)k < ARRAY_SIZE(names) ? names[k] : "unknown";

@@ -47,6 +47,9 @@ enum vg_value_kind {
 	VG_VALUE_UNKNOWN = 0,    /* "unknown" (why says why) */
 	VG_VALUE_REGISTER,       /* "register_store": source register, truncated to the width */
 	VG_VALUE_IMMEDIATE,      /* "immediate_store" */
+	VG_VALUE_ADD_IMMEDIATE,  /* "add_immediate": add/sub/inc/dec of a constant: the value is
+	                          * the delta (two's complement, width bytes) */
+	VG_VALUE_ADD_REGISTER,   /* "add_register": add/sub of a register: the delta */
 };
 
 /* Sampled user registers, indexed by the perf register numbers of
@@ -73,7 +76,9 @@ struct vg_writer {
 	int value_reg;                 /* perf register index (value_kind == REGISTER), else -1 */
 	unsigned value_shift;          /* 8 for ah/bh/ch/dh, else 0 */
 	char value_reg_name[8];        /* "eax", "r9b", "ah" */
-	uint64_t immediate;            /* value_kind == IMMEDIATE (sign-extended, truncated to width) */
+	uint64_t immediate;            /* value_kind == IMMEDIATE or ADD_IMMEDIATE (sign-extended,
+	                                * truncated to width; a delta already negated for sub/dec) */
+	bool negate;                   /* ADD_REGISTER: sub, the delta is minus the register */
 
 	/* The memory operand that was written (for the heuristic check and
 	 * for reports): base/index as perf register indices, -1 when absent;
@@ -159,9 +164,14 @@ int vg_writer_decode_heuristic(const uint8_t *code, size_t n, uint64_t trap_ip,
  * or the source register not among them, an RMW (the result depends on the
  * old memory), xchg (the register now holds the old value), movs (copied
  * from memory), a vector store.  stos is a REGISTER store of al/ax/eax/rax,
- * which stos never changes. */
+ * which stos never changes.  ADD_IMMEDIATE / ADD_REGISTER: the delta
+ * added to the old contents (two's complement, truncated to width; see
+ * vg_writer_delta for its sign). */
 bool vg_writer_value(const struct vg_writer *w, const struct vg_regs *regs,
 		     uint64_t *value, const char **why);
+
+/* A delta of w's width as a signed number. */
+int64_t vg_writer_delta(const struct vg_writer *w, uint64_t value);
 
 /* Whether the instruction just before ip (code = the 2 bytes before it)
  * is `syscall` (0f 05): a kernel write's user-side IP. */

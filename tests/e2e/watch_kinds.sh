@@ -66,9 +66,9 @@ if imm:
     vs = imm.get("value_source") or {}
     eq(f"{cw} immediate store: value_source.kind", "immediate_store", vs.get("kind"))
 if lock:
+    # The old contents are unknown; what lock add added (1) is known.
     vs = lock.get("value_source") or {}
-    eq(f"{cw} lock add: value_source.kind", "unknown", vs.get("kind"))
-    check(isinstance(vs.get("why"), str) and vs.get("why"), f"{cw} lock add: value_source.why must say why")
+    eq(f"{cw} lock add: value_source.kind", "add_immediate", vs.get("kind"))
 samples = cell.get("samples") or []
 eq(f"{cw}: number of samples", 3 * R, len(samples))
 by_site = {s.get("site"): n for s, n in ((reg, "reg"), (imm, "imm"), (lock, "lock")) if s}
@@ -81,7 +81,9 @@ eq_list(f"{cw}: register store values", [first + i for i in range(R)],
 eq_list(f"{cw}: immediate store values", [0x1234abcd] * R,
         values_of([s for s in samples if by_site.get(s.get("site")) == "imm"], cw + " imm",
                   kind="immediate_store", register=None))
-values_of([s for s in samples if by_site.get(s.get("site")) == "lock"], cw + " lock", kind="unknown")
+eq_list(f"{cw}: lock add deltas", ["+1"] * R,
+        [(s.get("value") or {}).get("delta") for s in samples if by_site.get(s.get("site")) == "lock"])
+values_of([s for s in samples if by_site.get(s.get("site")) == "lock"], cw + " lock", kind="add_immediate")
 eq(f"{cw}: latest_value", truth.one("g_cell"), cell.get("latest_value"))
 
 # rep movsb of 64 bytes into g_buf: the watch covers its last 8 bytes.

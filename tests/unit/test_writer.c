@@ -46,6 +46,10 @@ __asm__(
 	CASE(vgw_xchg, "\txchg %eax, (%rdi)")
 	CASE(vgw_cmpxchg, "\tlock cmpxchg %rcx, (%rdi)")
 	CASE(vgw_inc, "\tincl 4(%rdi)")
+	CASE(vgw_sub_reg, "\tsub %rsi, (%rdi)")
+	CASE(vgw_sub_imm, "\tsubl $5, (%rdi)")
+	CASE(vgw_dec16, "\tdecw (%rdi)")
+	CASE(vgw_adc, "\tadcl $1, (%rdi)")
 	CASE(vgw_rep_stosb, "\trep stosb")
 	CASE(vgw_stosq, "\tstosq")
 	CASE(vgw_rep_movsb, "\trep movsb")
@@ -69,7 +73,8 @@ __asm__(
 DECLARE(vgw_mov8); DECLARE(vgw_mov_ah); DECLARE(vgw_mov_r9b); DECLARE(vgw_mov16);
 DECLARE(vgw_mov32); DECLARE(vgw_mov64); DECLARE(vgw_imm64); DECLARE(vgw_imm8);
 DECLARE(vgw_imm16); DECLARE(vgw_lock_add); DECLARE(vgw_xchg); DECLARE(vgw_cmpxchg);
-DECLARE(vgw_inc); DECLARE(vgw_rep_stosb); DECLARE(vgw_stosq); DECLARE(vgw_rep_movsb);
+DECLARE(vgw_inc); DECLARE(vgw_sub_reg); DECLARE(vgw_sub_imm); DECLARE(vgw_dec16); DECLARE(vgw_adc);
+DECLARE(vgw_rep_stosb); DECLARE(vgw_stosq); DECLARE(vgw_rep_movsb);
 DECLARE(vgw_movups); DECLARE(vgw_vmovdqu); DECLARE(vgw_push_reg); DECLARE(vgw_push_imm);
 DECLARE(vgw_pushfq); DECLARE(vgw_load); DECLARE(vgw_lea); DECLARE(vgw_rip);
 DECLARE(vgw_sete); DECLARE(vgw_movbe); DECLARE(vgw_call); DECLARE(vgw_pop);
@@ -302,9 +307,11 @@ static void test_rmw(void **state)
 	assert_true(w.lock);
 	assert_int_equal(w.width, 4);
 	expect_text(&w, "lock add dword ptr [rdi], 0x1");
-	expect_unknown_value(&w, rmw);
-	assert_false(vg_writer_value(&w, &regs, &v, &why));
-	assert_string_equal(why, rmw);
+	/* The old contents are unknown, what was added is known. */
+	assert_int_equal(w.value_kind, VG_VALUE_ADD_IMMEDIATE);
+	assert_true(vg_writer_value(&w, &regs, &v, &why));
+	assert_int_equal(v, 1);
+	assert_int_equal(vg_writer_delta(&w, v), 1);
 
 	w = EXACT(vgw_xchg);
 	assert_int_equal(w.kind, VG_WRITER_RMW);
@@ -330,7 +337,32 @@ static void test_rmw(void **state)
 	assert_false(w.lock);
 	assert_int_equal(w.width, 4);
 	expect_mem(&w, PERF_REG_X86_DI, -1, 0, 4);
+	assert_int_equal(w.value_kind, VG_VALUE_ADD_IMMEDIATE);
+	assert_true(vg_writer_value(&w, &regs, &v, &why));
+	assert_int_equal(vg_writer_delta(&w, v), 1);
+
+	/* sub of a register: minus the sampled register, at the width. */
+	w = EXACT(vgw_sub_reg);
+	assert_int_equal(w.value_kind, VG_VALUE_ADD_REGISTER);
+	assert_string_equal(w.value_reg_name, "rsi");
+	regs.regs[PERF_REG_X86_SI] = 3;
+	assert_true(vg_writer_value(&w, &regs, &v, &why));
+	assert_int_equal(vg_writer_delta(&w, v), -3);
+	w = EXACT(vgw_sub_imm);
+	assert_int_equal(w.value_kind, VG_VALUE_ADD_IMMEDIATE);
+	assert_true(vg_writer_value(&w, &regs, &v, &why));
+	assert_int_equal(v, 0xfffffffb);
+	assert_int_equal(vg_writer_delta(&w, v), -5);
+	w = EXACT(vgw_dec16);
+	assert_int_equal(w.width, 2);
+	assert_true(vg_writer_value(&w, &regs, &v, &why));
+	assert_int_equal(v, 0xffff);
+	assert_int_equal(vg_writer_delta(&w, v), -1);
+	/* adc adds the carry too: unknown. */
+	w = EXACT(vgw_adc);
 	expect_unknown_value(&w, rmw);
+	assert_false(vg_writer_value(&w, &regs, &v, &why));
+	assert_string_equal(why, rmw);
 }
 
 /* ---- string, vector, stack ---- */
