@@ -258,6 +258,25 @@ static size_t value_buckets(const struct vg_probe_param *p, const struct vg_valu
 /* Why the calls counts may be short of the truth (counts_short), one
  * sentence each; the sentences may quote the kernel's or the target's
  * words, so they go through vg_json_text. */
+/* An IFUNC location: the name given, its resolver, the implementation
+ * probed in its place; null otherwise. */
+static cJSON *ifunc_json(const struct vg_probe_location *l)
+{
+	cJSON *j;
+
+	if (!l->ifunc)
+		return cJSON_CreateNull();
+	j = cJSON_CreateObject();
+	vg_json_add_text(j, "symbol", l->ifunc);
+	vg_json_add_addr(j, "resolver", l->ifunc_resolver);
+	if (l->sites[0].function)
+		vg_json_add_text(j, "implementation", l->sites[0].function);
+	else
+		cJSON_AddNullToObject(j, "implementation");
+	vg_json_add_addr(j, "implementation_address", l->sites[0].runtime_addr);
+	return j;
+}
+
 static void lower_bound_reasons(struct vg_probe_session *s, cJSON *arr, bool *counts_short)
 {
 	const struct vg_probe_stats *st = vg_probe_stats(s);
@@ -613,6 +632,7 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 		arr = cJSON_AddArrayToObject(j, "sites");
 		for (size_t k = 0; k < l->loc.n_sites; k++)
 			cJSON_AddItemToArray(arr, site_json(s, &l->loc.sites[k], l->first_site + k));
+		cJSON_AddItemToObject(j, "ifunc", ifunc_json(&l->loc));
 		cJSON_AddNumberToObject(j, "calls", (double)l->calls);
 		cJSON_AddBoolToObject(j, "calls_exact", !counts_short);
 		cJSON_AddNumberToObject(j, "calls_per_s", secs > 0 ? (double)l->calls / secs : 0);
@@ -918,6 +938,11 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	for (size_t i = 0; i < vg_probe_n_locations(s); i++) {
 		const struct vg_probe_location *l = &vg_probe_location(s, i)->loc;
 
+		if (l->ifunc)
+			fprintf(stderr, "# %s: '%s' is an IFUNC (resolver at 0x%" PRIx64 "): probing the implementation this process selected, %s at 0x%" PRIx64 "\n",
+				l->input, l->ifunc, l->ifunc_resolver,
+				l->sites[0].function ? l->sites[0].function : "(no symbol)",
+				l->sites[0].runtime_addr);
 		if (l->n_definitions > 1)
 			cli_warn("'%s' is defined in %u images: probing the one in %s (main executable first, "
 				 "then map order); name the image with IMAGE:SYMBOL to choose", l->input,
