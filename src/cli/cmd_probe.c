@@ -258,6 +258,25 @@ static size_t value_buckets(const struct vg_probe_param *p, const struct vg_valu
 /* Why the calls counts may be short of the truth (counts_short), one
  * sentence each; the sentences may quote the kernel's or the target's
  * words, so they go through vg_json_text. */
+/* An IFUNC location: the name given, its resolver, the implementation
+ * probed in its place; null otherwise. */
+static cJSON *ifunc_json(const struct vg_probe_location *l)
+{
+	cJSON *j;
+
+	if (!l->ifunc)
+		return cJSON_CreateNull();
+	j = cJSON_CreateObject();
+	vg_json_add_text(j, "symbol", l->ifunc);
+	vg_json_add_addr(j, "resolver", l->ifunc_resolver);
+	if (l->sites[0].function)
+		vg_json_add_text(j, "implementation", l->sites[0].function);
+	else
+		cJSON_AddNullToObject(j, "implementation");
+	vg_json_add_addr(j, "implementation_address", l->sites[0].runtime_addr);
+	return j;
+}
+
 static void lower_bound_reasons(struct vg_probe_session *s, cJSON *arr, bool *counts_short)
 {
 	const struct vg_probe_stats *st = vg_probe_stats(s);
@@ -283,6 +302,38 @@ static void lower_bound_reasons(struct vg_probe_session *s, cJSON *arr, bool *co
 			"the kernel stops a probe whose task is gone, so calls after that are missing"));
 		*counts_short = true;
 	}
+	if (st->exec_ns) {
+		snprintf(buf, sizeof(buf), "the process called exec() (new program '%s'): the probe stopped "
+			 "%.0f us later, and calls of the new program are not counted", st->exec_comm,
+			 st->exec_gate_ns > st->exec_ns ? (double)(st->exec_gate_ns - st->exec_ns) / 1e3 : 0.0);
+		cJSON_AddItemToArray(arr, vg_json_text(buf));
+		*counts_short = true;
+	}
+	if (st->children) {
+		snprintf(buf, sizeof(buf), "the process created %" PRIu64 " child process%s during the probe: "
+			 "they run the same code and their calls are not counted",
+			 st->children, st->children == 1 ? "" : "es");
+		cJSON_AddItemToArray(arr, vg_json_text(buf));
+		*counts_short = true;
+	}
+	if (!st->tree_watched) {
+		cJSON_AddItemToArray(arr, vg_json_text(
+			"exec() and child processes could not be watched (the perf event was refused): "
+			"calls of children or of a new program would be missing unseen"));
+		*counts_short = true;
+	}
+}
+
+static cJSON *tree_json(struct vg_probe_session *s)
+{
+	const struct vg_probe_stats *st = vg_probe_stats(s);
+	struct vg_json_tree t = {
+		.watched = st->tree_watched, .start_ns = vg_probe_armed_ns(s),
+		.exec_ns = st->exec_ns, .stop_ns = st->exec_gate_ns, .exec_comm = st->exec_comm,
+		.children = st->children, .pids = st->child_pids, .n_pids = st->n_child_pids,
+	};
+
+	return vg_json_process_tree(&t);
 }
 
 /* Why latency, argument and stack figures cover fewer calls than counted
@@ -578,6 +629,7 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 	cJSON_AddBoolToObject(obs, "counts_are_lower_bound", counts_short);
 	cJSON_AddBoolToObject(obs, "records_complete", !st->records_lost && !st->records_malformed);
 	cJSON_AddItemToObject(obs, "lower_bound_reasons", reasons);
+	cJSON_AddItemToObject(obs, "process_tree", tree_json(s));
 	record_notes(s, cJSON_AddArrayToObject(obs, "record_notes"));
 	cJSON_AddNumberToObject(obs, "records", (double)st->records);
 	cJSON_AddNumberToObject(obs, "records_lost", (double)st->records_lost);
@@ -613,6 +665,7 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 		arr = cJSON_AddArrayToObject(j, "sites");
 		for (size_t k = 0; k < l->loc.n_sites; k++)
 			cJSON_AddItemToArray(arr, site_json(s, &l->loc.sites[k], l->first_site + k));
+		cJSON_AddItemToObject(j, "ifunc", ifunc_json(&l->loc));
 		cJSON_AddNumberToObject(j, "calls", (double)l->calls);
 		cJSON_AddBoolToObject(j, "calls_exact", !counts_short);
 		cJSON_AddNumberToObject(j, "calls_per_s", secs > 0 ? (double)l->calls / secs : 0);
@@ -918,6 +971,11 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	for (size_t i = 0; i < vg_probe_n_locations(s); i++) {
 		const struct vg_probe_location *l = &vg_probe_location(s, i)->loc;
 
+		if (l->ifunc)
+			fprintf(stderr, "# %s: '%s' is an IFUNC (resolver at 0x%" PRIx64 "): probing the implementation this process selected, %s at 0x%" PRIx64 "\n",
+				l->input, l->ifunc, l->ifunc_resolver,
+				l->sites[0].function ? l->sites[0].function : "(no symbol)",
+				l->sites[0].runtime_addr);
 		if (l->n_definitions > 1)
 			cli_warn("'%s' is defined in %u images: probing the one in %s (main executable first, "
 				 "then map order); name the image with IMAGE:SYMBOL to choose", l->input,
@@ -988,8 +1046,20 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 			vg_probe_stop_reason(s) == VG_PROBE_STOP_EXITED ? "" :
 			st->code_restored ? ", code bytes verified" : "; code bytes NOT verified");
 	}
+	{
+		const struct vg_probe_stats *st = vg_probe_stats(s);
+
+		if (st->exec_ns)
+			fprintf(stderr, "# probe: pid %d called exec() ('%s'): stopped there; the counts are "
+				"the old program's, a lower bound for the process (exit 4)\n",
+				(int)cli->target->pid, st->exec_comm);
+		if (st->children)
+			fprintf(stderr, "# probe: %" PRIu64 " child process%s created during the probe "
+				"%s not counted: the counts are a lower bound\n", st->children,
+				st->children == 1 ? "" : "es", st->children == 1 ? "was" : "were");
+	}
 	cli_print_target_notes(cli->target);
-	r = 0;
+	r = vg_probe_stop_reason(s) == VG_PROBE_STOP_EXEC ? VG_EXIT_GONE : 0;
 out:
 	if (out != stdout)
 		fclose(out);

@@ -257,6 +257,30 @@ static void lower_bound_reasons(const struct vg_profile *p, cJSON *arr)
 		snprintf(buf, sizeof(buf), "%" PRIu64 " records could not be decoded", ps->undecodable);
 		cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
 	}
+	if (ps->exec_ns) {
+		snprintf(buf, sizeof(buf), "the process called exec() (new program '%s'): the profile stopped "
+			 "there, %" PRIu64 " samples of the new program were left out", ps->exec_comm,
+			 ps->after_exec);
+		cJSON_AddItemToArray(arr, vg_json_text(buf));
+	}
+	if (ps->children) {
+		snprintf(buf, sizeof(buf), "the process created %" PRIu64 " child process%s during the profile: "
+			 "their time is not sampled", ps->children, ps->children == 1 ? "" : "es");
+		cJSON_AddItemToArray(arr, cJSON_CreateString(buf));
+	}
+}
+
+/* observation.process_tree */
+static cJSON *tree_json(const struct vg_profile *p)
+{
+	const struct vg_perf_stats *ps = vg_profile_perf_stats(p);
+	struct vg_json_tree t = {
+		.watched = true, .start_ns = vg_profile_start_ns(p), .exec_ns = ps->exec_ns,
+		.exec_comm = ps->exec_comm, .children = ps->children, .pids = ps->child_pids,
+		.n_pids = ps->children < VG_PERF_MAX_CHILDREN ? (size_t)ps->children : VG_PERF_MAX_CHILDREN,
+	};
+
+	return vg_json_process_tree(&t);
 }
 
 static cJSON *frame_json(const struct vg_stacks *s, const struct vg_stack_frame *f)
@@ -350,6 +374,7 @@ static int print_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 	cJSON_AddStringToObject(obs, "unwind", vg_unwind_mode_name(vg_profile_unwind(p)));
 	cJSON_AddNumberToObject(obs, "duration_ms", (double)vg_profile_duration_ns(p) / 1e6);
 	cJSON_AddStringToObject(obs, "stop_reason", vg_profile_stop_name(vg_profile_stop_reason(p)));
+	cJSON_AddItemToObject(obs, "process_tree", tree_json(p));
 	cJSON_AddNumberToObject(obs, "samples", (double)total);
 	cJSON_AddNumberToObject(obs, "lost", (double)ps->lost);
 	cJSON_AddNumberToObject(obs, "throttled", (double)ps->throttled);
@@ -553,9 +578,16 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 			vg_stacks_total(vg_profile_stacks(p)), (double)vg_profile_duration_ns(p) / 1e9,
 			vg_profile_stop_name(vg_profile_stop_reason(p)), ps->lost, ps->throttled,
 			a.out_path ? "; written to " : "", a.out_path ? a.out_path : "");
+		if (ps->exec_ns)
+			fprintf(stderr, "# profile: pid %d called exec() ('%s'): stopped there; the new "
+				"program was not sampled (exit 4)\n", (int)cli->target->pid, ps->exec_comm);
+		if (ps->children)
+			fprintf(stderr, "# profile: %" PRIu64 " child process%s created during the profile "
+				"%s not sampled\n", ps->children, ps->children == 1 ? "" : "es",
+				ps->children == 1 ? "was" : "were");
 	}
 	cli_print_target_notes(cli->target);
-	r = 0;
+	r = vg_profile_stop_reason(p) == VG_PROFILE_STOP_EXEC ? VG_EXIT_GONE : 0;
 out:
 	if (out != stdout)
 		fclose(out);

@@ -532,6 +532,20 @@ static cJSON *coverage_json(const struct vg_watch_session *s)
 	return o;
 }
 
+/* observation.process_tree: exec() stops the watch; child processes
+ * write their own copies of memory, counted, not observed. */
+static cJSON *tree_json(const struct vg_watch_session *s)
+{
+	const struct vg_perf_stats *st = vg_watch_perf_stats(s);
+	struct vg_json_tree t = {
+		.watched = true, .start_ns = vg_watch_start_ns(s), .exec_ns = st->exec_ns,
+		.exec_comm = st->exec_comm, .children = st->children, .pids = st->child_pids,
+		.n_pids = st->children < VG_PERF_MAX_CHILDREN ? (size_t)st->children : VG_PERF_MAX_CHILDREN,
+	};
+
+	return vg_json_process_tree(&t);
+}
+
 static int print_json(struct vg_cli *cli, const struct vg_watch_session *s,
 		      const struct watch_args *a, const char *bin_match,
 		      const struct vg_images *imgs)
@@ -573,6 +587,7 @@ static int print_json(struct vg_cli *cli, const struct vg_watch_session *s,
 		cJSON_AddNullToObject(obs, "requested_ms");
 	cJSON_AddNumberToObject(obs, "elapsed_ms", (double)vg_watch_elapsed_ms(s));
 	cJSON_AddStringToObject(obs, "stop_reason", vg_watch_stop_name(vg_watch_stop_reason(s)));
+	cJSON_AddItemToObject(obs, "process_tree", tree_json(s));
 	if (a->opt.max_events)
 		cJSON_AddNumberToObject(obs, "max_events", (double)a->opt.max_events);
 	cJSON_AddItemToObject(obs, "thread_coverage", coverage_json(s));
@@ -869,6 +884,19 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	} else {
 		print_table(cli, s);
 		r = 0;
+	}
+	if (r == 0) {
+		const struct vg_perf_stats *st = vg_watch_perf_stats(s);
+
+		if (st->exec_ns)
+			fprintf(stderr, "# watch: pid %d called exec() ('%s'): stopped there; writes of the "
+				"new program are not counted (exit 4)\n", (int)cli->target->pid, st->exec_comm);
+		if (st->children)
+			fprintf(stderr, "# watch: %" PRIu64 " child process%s created during the watch: "
+				"their writes (to their own copies of memory) are not watched\n",
+				st->children, st->children == 1 ? "" : "es");
+		if (vg_watch_stop_reason(s) == VG_STOP_TARGET_EXEC)
+			r = VG_EXIT_GONE;
 	}
 out:
 	vg_watch_free(s);

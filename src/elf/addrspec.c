@@ -1,7 +1,8 @@
 /* addrspec.c - resolve the ADDR forms of addrspec.h to runtime addresses.
  *
- * Symbols come from .symtab/.dynsym of the images (full DWARF is the
- * symbolizer's job).  C++ names contain "::" and may contain '+'
+ * Symbols come from .symtab/.dynsym of the images, else from the .symtab
+ * of their separate debug files (full DWARF is the symbolizer's job); an
+ * IFUNC symbol resolves to the implementation the target selected.  C++ names contain "::" and may contain '+'
  * (operator+), so IMAGE is split off only at a single ':' and +OFF only when
  * what follows the last '+' is a number. */
 #include "elf/addrspec.h"
@@ -13,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "elf/debuginfo.h"
+#include "elf/ifunc.h"
 
 int vg_parse_u64(const char *s, int allow_suffix, uint64_t *out)
 {
@@ -151,9 +155,26 @@ static int not_found(const struct vg_image *img, const char *name, struct vg_err
 	return vg_error_set(err, -ENOENT, "no symbol '%s' in '%s'", name, img->path);
 }
 
+/* name in img's own tables, else in its separate debug file's .symtab
+ * (found once and kept with img).  debuginfod only when asked: an
+ * unqualified name would otherwise download every image's debug file. */
+static int symbol_in(const struct vg_images *imgs, const struct vg_image *img,
+		     const char *name, bool debug, bool debuginfod, struct vg_symbol *sym)
+{
+	const struct vg_image *dbg;
+	char root[64];
+
+	if (!debug)
+		return vg_image_symbol_by_name(img, name, sym);
+	if (imgs && imgs->target)
+		vg_target_proc_path(imgs->target, root, sizeof(root), "root");
+	dbg = vg_debuginfo_symbols(img, imgs && imgs->target ? root : NULL, !debuginfod);
+	return dbg ? vg_image_symbol_by_name(dbg, name, sym) : -ENOENT;
+}
+
 static int lookup_symbol(const struct vg_images *imgs, const struct vg_image *bin,
 			 const char *image_name, const char *name,
-			 const struct vg_image **img, struct vg_symbol *sym,
+			 bool debug_files, const struct vg_image **img, struct vg_symbol *sym,
 			 unsigned *n_defs, struct vg_error *err)
 {
 	const struct vg_image *main_img = vg_images_main(imgs);
@@ -167,7 +188,8 @@ static int lookup_symbol(const struct vg_images *imgs, const struct vg_image *bi
 	}
 	if (bin && (!image_name || (main_img && *img == main_img))) {
 		*img = bin;
-		if (vg_image_symbol_by_name(bin, name, sym) == 0)
+		if (symbol_in(imgs, bin, name, false, false, sym) == 0 ||
+		    (debug_files && symbol_in(imgs, bin, name, true, true, sym) == 0))
 			return 0;
 		return not_found(bin, name, err);
 	}
@@ -176,24 +198,29 @@ static int lookup_symbol(const struct vg_images *imgs, const struct vg_image *bi
 			return vg_error_set(err, -ENOENT,
 					    "no image named '%s' is mapped in the target; 'vigil maps PID' lists them",
 					    image_name);
-		if (vg_image_symbol_by_name(*img, name, sym) == 0)
+		if (symbol_in(imgs, *img, name, false, false, sym) == 0 ||
+		    (debug_files && symbol_in(imgs, *img, name, true, true, sym) == 0))
 			return 0;
 		return not_found(*img, name, err);
 	}
 	*img = NULL;
 	*n_defs = 0;
 	/* Main executable first, then address order; count every definition
-	 * so that an ambiguous name can be reported by the caller. */
-	for (size_t i = 0; i <= imgs->n; i++) {
-		const struct vg_image *cand = i == 0 ? main_img : imgs->images[i - 1];
-		struct vg_symbol s;
+	 * so that an ambiguous name can be reported by the caller.
+	 * The debug files are read only when no image's own tables define
+	 * the name (a local symbol such as __strcmp_avx2). */
+	for (int debug = 0; debug < (debug_files ? 2 : 1) && !*img; debug++) {
+		for (size_t i = 0; i <= imgs->n; i++) {
+			const struct vg_image *cand = i == 0 ? main_img : imgs->images[i - 1];
+			struct vg_symbol s;
 
-		if (!cand || (i > 0 && cand == main_img) ||
-		    vg_image_symbol_by_name(cand, name, &s) < 0)
-			continue;
-		if ((*n_defs)++ == 0) {
-			*img = cand;
-			*sym = s;
+			if (!cand || (i > 0 && cand == main_img) ||
+			    symbol_in(imgs, cand, name, debug, false, &s) < 0)
+				continue;
+			if ((*n_defs)++ == 0) {
+				*img = cand;
+				*sym = s;
+			}
 		}
 	}
 	if (*img)
@@ -204,7 +231,25 @@ static int lookup_symbol(const struct vg_images *imgs, const struct vg_image *bi
 	if (imgs->n_denied)
 		return no_images(imgs, name, err);
 	return vg_error_set(err, -ENOENT,
-			    "no symbol '%s' in any image of the target (.symtab/.dynsym)", name);
+			    "no symbol '%s' in any image of the target (.symtab/.dynsym, debug files)", name);
+}
+
+/* sym (an IFUNC of img) becomes the implementation the target selected:
+ * sym->vaddr its runtime address (bias 0), sym->name its name. */
+static int resolve_ifunc(const struct vg_images *imgs, const struct vg_image *img,
+			 struct vg_symbol *sym, struct vg_addr *out, struct vg_error *err)
+{
+	struct vg_ifunc f;
+	int r = vg_ifunc_resolve(imgs, img, sym, &f, err);
+
+	if (r < 0)
+		return r;
+	out->ifunc = sym->name;
+	out->ifunc_resolver = f.resolver;
+	sym->vaddr = f.impl;
+	sym->name = f.impl_name;
+	sym->ifunc = false;
+	return 0;
 }
 
 static int resolve_symbol(const char *spec, const struct vg_images *imgs,
@@ -222,7 +267,7 @@ static int resolve_symbol(const char *spec, const struct vg_images *imgs,
 	/* A symbol may itself contain '+' or ':' (C++ operator+, a "lib:sym"
 	 * label): the whole spec naming a symbol wins over any split. */
 	if (strpbrk(spec, "+:") &&
-	    lookup_symbol(imgs, bin, NULL, spec, &img, &sym, &out->n_definitions, NULL) == 0)
+	    lookup_symbol(imgs, bin, NULL, spec, false, &img, &sym, &out->n_definitions, NULL) == 0)
 		goto found;
 	if (plus && plus > spec && vg_parse_u64(plus + 1, 0, &off) == 0)
 		name = strndup(spec, (size_t)(plus - spec));
@@ -251,10 +296,10 @@ static int resolve_symbol(const char *spec, const struct vg_images *imgs,
 			return vg_error_set(err, -EINVAL,
 					    "malformed address '%s': expected IMAGE:SYMBOL[+OFF]", spec);
 		}
-		r = lookup_symbol(imgs, bin, image_name, s + 1, &img, &sym,
+		r = lookup_symbol(imgs, bin, image_name, s + 1, true, &img, &sym,
 				  &out->n_definitions, err);
 	} else {
-		r = lookup_symbol(imgs, bin, NULL, name, &img, &sym, &out->n_definitions, err);
+		r = lookup_symbol(imgs, bin, NULL, name, true, &img, &sym, &out->n_definitions, err);
 	}
 	free(name);
 	if (r < 0)
@@ -265,6 +310,12 @@ found:
 		return vg_error_set(err, -ENOENT,
 				    "cannot resolve '%s' with --bin: the main executable's image is unknown", spec);
 	bias = (img == bin) ? vg_images_main(imgs)->bias : img->bias;
+	if (sym.ifunc) {
+		r = resolve_ifunc(imgs, img == bin ? vg_images_main(imgs) : img, &sym, out, err);
+		if (r < 0)
+			return r;
+		bias = 0;
+	}
 	if (__builtin_add_overflow(sym.vaddr, bias, &out->runtime) ||
 	    __builtin_add_overflow(out->runtime, off, &out->runtime))
 		return vg_error_set(err, -ERANGE, "address of '%s' overflows", spec);

@@ -8,6 +8,12 @@
  *   IMAGE:SYMBOL[+OFF]   symbol in the image whose file name or path is IMAGE
  *                        (split at the last single ':', so "memfd:x:sym"
  *                        and C++ "lib.so:ns::f" both work)
+ * SYMBOL comes from the image's own .symtab/.dynsym, else from its separate
+ * debug file's .symtab (debuginfo.h: libc6-dbg names __strcmp_avx2).  A
+ * SYMBOL that is an IFUNC (STT_GNU_IFUNC) stands for the implementation the
+ * process selected, read from its relocated slots (ifunc.h): never for the
+ * resolver, which ran once at startup; when no selection can be read the
+ * spec is refused (-ENOENT, -EINVAL for two selections).
  * OFF is decimal or 0xHEX.  Errors are -EINVAL (malformed), -ENOENT (no such
  * symbol or image), -ERANGE (overflow), with a sentence in err. */
 #ifndef VG_ADDRSPEC_H
@@ -26,6 +32,12 @@ struct vg_addr {
 	/* SYMBOL form: how many images define it (> 1: the first in the
 	 * documented order was taken; the caller should say so). */
 	unsigned n_definitions;
+	/* SYMBOL naming an IFUNC: the name given (borrowed, as symbol) and
+	 * the resolver's runtime address; runtime and symbol are then the
+	 * selected implementation's (symbol NULL when no symbol starts
+	 * there).  NULL: not an IFUNC. */
+	const char *ifunc;
+	uint64_t ifunc_resolver;
 };
 
 /* bin, if non-NULL, is the --bin image (static addresses and symbols come

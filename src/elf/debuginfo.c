@@ -726,6 +726,39 @@ oom:
 			    label_of(img));
 }
 
+const struct vg_image *vg_debuginfo_symbols(const struct vg_image *img,
+					    const char *target_root,
+					    bool no_debuginfod)
+{
+	struct vg_debuginfo_opts opts = {
+		.target_root = target_root,
+		.no_debuginfod = no_debuginfod,
+	};
+	struct vg_debuginfo *d = NULL;
+	struct vg_image *syms = NULL;
+	const struct vg_image *have;
+	bool looked;
+
+	have = vg_image_debug_symbols(img, &looked);
+	if (looked || !img)
+		return have;
+	/* The image set hands out const images; the search only reads img. */
+	if (vg_debuginfo_find((struct vg_image *)img, &opts, &d, NULL) < 0)
+		return NULL;   /* out of memory: looked for again next time */
+	if (d->symbol_source != VG_DEBUG_NONE && d->symbol_image &&
+	    d->symbol_image != img) {
+		syms = d->symbol_image;
+		/* Keep the file, drop the DWARF that read it. */
+		if (syms == d->dwarf_image)
+			d->owns_dwarf_image = false;
+		else
+			d->owns_symbol_image = false;
+	}
+	vg_debuginfo_free(d);
+	vg_image_adopt_debug_symbols(img, syms);
+	return syms;
+}
+
 struct vg_debuginfo *vg_debuginfo_free(struct vg_debuginfo *d)
 {
 	if (!d)

@@ -84,6 +84,17 @@ int vg_debuginfo_find(struct vg_image *img,
 		      struct vg_debuginfo **out, struct vg_error *err);
 struct vg_debuginfo *vg_debuginfo_free(struct vg_debuginfo *d);
 
+/* The symbol table of img's separate debug file (or MiniDebugInfo), for
+ * name lookups that img's own tables cannot answer (__strcmp_avx2 is only
+ * in libc6-dbg's .symtab).  Found once, as vg_debuginfo_find finds it
+ * (target_root and no_debuginfod as in opts), and kept with img
+ * (vg_image_adopt_debug_symbols), so later calls cost nothing.  NULL when
+ * there is none, or when img's own .symtab is already the best table.
+ * Borrowed until img is freed.  Not thread-safe for one img. */
+const struct vg_image *vg_debuginfo_symbols(const struct vg_image *img,
+					    const char *target_root,
+					    bool no_debuginfod);
+
 const char *vg_debug_source_name(enum vg_debug_source s);
 
 /* CRC32 as .gnu_debuglink uses it (zlib's crc32) of the whole file. */

@@ -58,6 +58,7 @@ struct sym {
 	uint64_t limit;     /* unsized symbols: end of their section */
 	const char *name;
 	bool dyn;
+	bool ifunc;         /* STT_GNU_IFUNC: vaddr is its resolver */
 	uint8_t rank;       /* among aliases at one address: higher is shown */
 };
 
@@ -72,6 +73,10 @@ struct vg_image_priv {
 	uint64_t *max_end;  /* max end of sized syms[0..i] */
 	size_t *by_name;    /* indices into syms, by name */
 	size_t n_syms;
+
+	/* The separate debug file's symbols (vg_image_adopt_debug_symbols). */
+	bool debug_syms_looked;
+	struct vg_image *debug_syms;
 };
 
 /* ------------------------------------------------------------------ */
@@ -338,6 +343,7 @@ struct vg_image *vg_image_free(struct vg_image *img)
 		free(p->syms);
 		free(p->max_end);
 		free(p->by_name);
+		vg_image_free(p->debug_syms);
 		free(p);
 	}
 	free(img->path);
@@ -764,6 +770,7 @@ static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
 			e->size = UINT64_MAX - e->vaddr;
 		e->name = name;
 		e->dyn = sh->sh_type == SHT_DYNSYM;
+		e->ifunc = GELF_ST_TYPE(s.st_info) == STT_GNU_IFUNC;
 		e->rank = alias_rank(&s, name);
 		e->limit = e->vaddr + 1;
 		target = elf_getscn(p->elf, s.st_shndx);
@@ -879,6 +886,7 @@ static void fill_sym(const struct sym *s, struct vg_symbol *out)
 	out->size = s->size;
 	out->name = s->name;
 	out->from_dynsym = s->dyn;
+	out->ifunc = s->ifunc;
 }
 
 int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
@@ -902,6 +910,93 @@ int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
 	if (lo == p->n_syms || strcmp(p->syms[p->by_name[lo]].name, name))
 		return -ENOENT;
 	fill_sym(&p->syms[p->by_name[lo]], sym);
+	return 0;
+}
+
+const struct vg_image *vg_image_debug_symbols(const struct vg_image *img, bool *looked)
+{
+	*looked = img && img->priv && img->priv->debug_syms_looked;
+	return *looked ? img->priv->debug_syms : NULL;
+}
+
+void vg_image_adopt_debug_symbols(const struct vg_image *img, struct vg_image *dbg)
+{
+	if (!img || !img->priv || img->priv->debug_syms_looked) {
+		vg_image_free(dbg);
+		return;
+	}
+	img->priv->debug_syms_looked = true;
+	img->priv->debug_syms = dbg;
+}
+
+static bool slot_reloc(const struct vg_image_priv *p, const GElf_Rela *r,
+		       Elf_Data *syms, size_t strndx, const char *name,
+		       uint64_t resolver_vaddr)
+{
+	unsigned type = (unsigned)GELF_R_TYPE(r->r_info);
+	GElf_Sym s;
+	const char *n;
+
+	if (type == R_X86_64_IRELATIVE)
+		return resolver_vaddr != UINT64_MAX &&
+		       (uint64_t)r->r_addend == resolver_vaddr;
+	if (!name || !syms || GELF_R_SYM(r->r_info) == 0 ||
+	    (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
+	     type != R_X86_64_64) ||
+	    !gelf_getsym(syms, (int)GELF_R_SYM(r->r_info), &s))
+		return false;
+	n = elf_strptr(p->elf, strndx, s.st_name);
+	return n && strcmp(n, name) == 0;
+}
+
+int vg_image_function_slots(const struct vg_image *img, const char *name,
+			    uint64_t resolver_vaddr, uint64_t **slots, size_t *n)
+{
+	struct vg_image_priv *p = img ? img->priv : NULL;
+	Elf_Scn *scn = NULL;
+	size_t cap = 0;
+
+	*slots = NULL;
+	*n = 0;
+	if (!p || !p->elf)
+		return 0;
+	while ((scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh, lsh;
+		Elf_Scn *link;
+		Elf_Data *d, *syms = NULL;
+		size_t strndx = 0;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    sh.sh_entsize != sizeof(Elf64_Rela) || !(d = elf_getdata(scn, NULL)))
+			continue;
+		link = elf_getscn(p->elf, sh.sh_link);
+		if (link && gelf_getshdr(link, &lsh) && lsh.sh_type == SHT_DYNSYM &&
+		    lsh.sh_entsize == sizeof(Elf64_Sym)) {
+			syms = elf_getdata(link, NULL);
+			strndx = lsh.sh_link;
+		}
+		for (size_t i = 0; i < d->d_size / sizeof(Elf64_Rela); i++) {
+			GElf_Rela r;
+
+			if (!gelf_getrela(d, (int)i, &r) ||
+			    !slot_reloc(p, &r, syms, strndx, name, resolver_vaddr))
+				continue;
+			if (*n == cap) {
+				size_t nc = cap ? cap * 2 : 8;
+				uint64_t *ns = reallocarray(*slots, nc, sizeof(**slots));
+
+				if (!ns) {
+					free(*slots);
+					*slots = NULL;
+					*n = 0;
+					return -ENOMEM;
+				}
+				*slots = ns;
+				cap = nc;
+			}
+			(*slots)[(*n)++] = r.r_offset;
+		}
+	}
 	return 0;
 }
 
@@ -1308,6 +1403,7 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 				    "out of memory loading the images of pid %d",
 				    (int)t->pid);
 	}
+	s->target = t;
 	/* Without PROCMAP_QUERY (before Linux 6.11) there is no kernel
 	 * build-id: no cross-check, no fill-in. */
 	have_pm = vg_procmap_open(t->pid, &pm, NULL) == 0;

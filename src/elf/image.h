@@ -40,6 +40,9 @@ struct vg_symbol {
 	uint64_t size;
 	const char *name;   /* borrowed from the ELF string table */
 	bool from_dynsym;
+	/* STT_GNU_IFUNC: vaddr is the resolver, which the dynamic linker
+	 * calls once to pick the implementation (elf/ifunc.h). */
+	bool ifunc;
 };
 
 struct vg_image {
@@ -70,6 +73,10 @@ struct vg_images {
 	struct vg_image **images;
 	size_t n;
 	size_t n_denied;   /* ELF files no route could open for lack of permission */
+	/* The live process these images are mapped in (borrowed, outlives
+	 * the set), or NULL offline: its memory holds the relocated slots
+	 * that say which implementation an IFUNC selected. */
+	const struct vg_target *target;
 };
 
 /* Open one ELF file by host path (for --bin and offline use).  -ENOENT,
@@ -114,6 +121,24 @@ int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
  * their own (one copy per thread), so the lookups above never return them;
  * this lets a caller say why a name was not found. */
 bool vg_image_has_tls_symbol(const struct vg_image *img, const char *name);
+
+/* The symbol table of img's separate debug file (a stripped library with
+ * libc6-dbg: its .symtab has the local names, e.g. __strcmp_avx2), kept
+ * with img.  vg_image_debug_symbols says whether one was looked for
+ * (*looked) and returns it, or NULL; vg_image_adopt_debug_symbols stores
+ * the result of that search (dbg may be NULL: none) and takes dbg.  Names
+ * found in it are borrowed until img is freed. */
+const struct vg_image *vg_image_debug_symbols(const struct vg_image *img, bool *looked);
+void vg_image_adopt_debug_symbols(const struct vg_image *img, struct vg_image *dbg);
+
+/* Every relocated pointer slot of img that refers to a function: the
+ * static addresses (r_offset) of the R_X86_64_IRELATIVE relocations whose
+ * addend is resolver_vaddr (pass UINT64_MAX for none: img does not define
+ * it), and of the R_X86_64_JUMP_SLOT, GLOB_DAT and 64 relocations whose
+ * .dynsym symbol is called name (NULL: none), in .rela.dyn and .rela.plt.
+ * *slots is malloc'ed (NULL when *n is 0).  -ENOMEM only. */
+int vg_image_function_slots(const struct vg_image *img, const char *name,
+			    uint64_t resolver_vaddr, uint64_t **slots, size_t *n);
 
 /* Innermost symbol containing static address vaddr; -ENOENT if none. */
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,

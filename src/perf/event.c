@@ -188,6 +188,11 @@ int vg_perf_set_add(struct vg_perf_set *s, const struct perf_event_attr *attr,
 	sl->attr.clockid = CLOCK_MONOTONIC;
 	sl->attr.sample_type |= PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	sl->attr.task = s->n_slots == 0;
+	/* The exec of the process (COMM with PERF_RECORD_MISC_COMM_EXEC). */
+	if (s->n_slots == 0) {
+		sl->attr.comm = 1;
+		sl->attr.comm_exec = 1;
+	}
 	sl->fmt.sample_type = sl->attr.sample_type;
 	sl->fmt.regs_user_mask = sl->attr.sample_regs_user;
 	sl->fmt.regs_intr_mask = sl->attr.sample_regs_intr;
@@ -205,6 +210,33 @@ static struct vg_cover_tid *find_tid(struct vg_perf_set *s, pid_t tid)
 		if (s->tids[i].tid == tid)
 			return &s->tids[i];
 	return NULL;
+}
+
+/* A child process (its FORK record): counted once per pid. */
+static void note_child(struct vg_perf_set *s, pid_t pid)
+{
+	size_t n = s->stats.children < VG_PERF_MAX_CHILDREN ?
+		   (size_t)s->stats.children : VG_PERF_MAX_CHILDREN;
+
+	for (size_t i = 0; i < n; i++)
+		if (s->stats.child_pids[i] == pid)
+			return;
+	if (n < VG_PERF_MAX_CHILDREN)
+		s->stats.child_pids[n] = pid;
+	s->stats.children++;   /* past the list: one FORK record per child */
+}
+
+const int *vg_perf_set_ring_fds(const struct vg_perf_set *s, size_t *n)
+{
+	*n = (size_t)s->ncpus;
+	return s->ring_fd;
+}
+
+const pid_t *vg_perf_set_children(const struct vg_perf_set *s, size_t *n)
+{
+	*n = s->stats.children < VG_PERF_MAX_CHILDREN ?
+	     (size_t)s->stats.children : VG_PERF_MAX_CHILDREN;
+	return s->stats.child_pids;
 }
 
 static struct vg_cover_tid *add_tid(struct vg_perf_set *s, pid_t tid, enum vg_cover_how how,
@@ -388,6 +420,8 @@ struct drain_ctx {
 	int cpu_index;
 };
 
+static uint64_t record_time(const struct vg_perf_set *s, const struct perf_event_header *h);
+
 static int handle_record(const struct perf_event_header *h, void *arg)
 {
 	struct drain_ctx *d = arg;
@@ -427,6 +461,10 @@ static int handle_record(const struct perf_event_header *h, void *arg)
 			s->stats.other_process++;
 			return 0;
 		}
+		if (s->stats.exec_ns && sample.time >= s->stats.exec_ns) {
+			s->stats.after_exec++;
+			return 0;
+		}
 		if (!dup_accept(s, (pid_t)sample.tid, ev->slot, ev->cpu_index, ev->tid)) {
 			s->stats.duplicates++;
 			return 0;
@@ -446,6 +484,9 @@ static int handle_record(const struct perf_event_header *h, void *arg)
 			s->stats.undecodable++;
 			return 0;
 		}
+		if ((pid_t)task.pid != s->t->pid && (pid_t)task.ppid == s->t->pid &&
+		    h->type == PERF_RECORD_FORK)
+			note_child(s, (pid_t)task.pid);
 		if ((pid_t)task.pid == s->t->pid && s->no_inherit) {
 			/* Nothing is inherited: during setup the rescan
 			 * attaches the new thread; after it, it is uncovered. */
@@ -483,6 +524,17 @@ static int handle_record(const struct perf_event_header *h, void *arg)
 		if (d->c && d->c->task)
 			d->c->task(h, &task, d->c->arg);
 		return 0;
+	}
+	if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		struct vg_perf_comm cm;
+
+		if (vg_perf_parse_comm(h, &cm) && (pid_t)cm.pid == s->t->pid &&
+		    !s->stats.exec_ns) {
+			s->stats.exec_ns = record_time(s, h);
+			if (!s->stats.exec_ns)
+				s->stats.exec_ns = vg_perf_now();
+			snprintf(s->stats.exec_comm, sizeof(s->stats.exec_comm), "%s", cm.comm);
+		}
 	}
 	if (d->c && d->c->other)
 		d->c->other(h, d->c->arg);

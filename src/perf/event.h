@@ -28,6 +28,16 @@
  * no proof of coverage.  It counts as inherited only when its creator was
  * fully attached at the fork's time; otherwise the rescan attaches it.
  *
+ * The process tree: slot 0 also asks for PERF_RECORD_COMM with the exec
+ * flag (comm_exec) and its FORK records name every child process the
+ * process creates (pid != the target's, ppid == it).  An exec replaces the
+ * program under every event: the set records it (stats.exec_ns), and
+ * samples taken after it are not delivered (stats.after_exec): they are
+ * of another program, at addresses the consumer's images do not describe.
+ * With the ordered drain that cut is exact; the per-ring drain may deliver
+ * samples of the new program read from a ring before the COMM record.
+ * Child processes are counted (stats.children), never observed.
+ *
  * Duplicate guard: if one thread is covered by two sources on one CPU
  * anyway (a partial inheritance, or a FORK record that raced with the
  * rescan), only the first source's samples count for that (thread, slot,
@@ -63,6 +73,8 @@ struct vg_cover_tid {
 	uint64_t full_ns;
 };
 
+#define VG_PERF_MAX_CHILDREN 64
+
 struct vg_perf_stats {
 	uint64_t samples;          /* delivered to the consumer */
 	uint64_t before_start;     /* of those, taken before setup ended */
@@ -74,6 +86,16 @@ struct vg_perf_stats {
 	uint64_t duplicates;       /* duplicate-guard drops */
 	unsigned rescans;          /* task-list scans during setup */
 	unsigned exited_during_setup;
+	/* The first exec() of the process (PERF_RECORD_COMM, exec flag):
+	 * its time (0: none), the new program's comm, and the samples taken
+	 * after it, which are not delivered. */
+	uint64_t exec_ns;
+	char exec_comm[16];
+	uint64_t after_exec;
+	/* Child processes it created (FORK records with another pid),
+	 * distinct pids, not observed; the first VG_PERF_MAX_CHILDREN. */
+	uint64_t children;
+	pid_t child_pids[VG_PERF_MAX_CHILDREN];
 };
 
 /* One delivered sample, with what the set knows about its event. */
@@ -158,6 +180,14 @@ int vg_perf_set_modify(struct vg_perf_set *s, unsigned slot,
 int vg_perf_set_enable(struct vg_perf_set *s, bool on);
 
 const struct vg_perf_stats *vg_perf_set_stats(const struct vg_perf_set *s);
+/* The ring fds (one per CPU, -1 where none), for a caller that polls
+ * them in its own loop; *n is the number of CPUs. */
+const int *vg_perf_set_ring_fds(const struct vg_perf_set *s, size_t *n);
+
+/* The child processes counted in stats.children (the first
+ * VG_PERF_MAX_CHILDREN of them, stats.child_pids), in the order their
+ * FORK was read. */
+const pid_t *vg_perf_set_children(const struct vg_perf_set *s, size_t *n);
 /* Coverage so far: every thread seen, in the order first covered. */
 const struct vg_cover_tid *vg_perf_set_threads(const struct vg_perf_set *s, size_t *n);
 /* The time (same clock as samples) setup ended, and CPUs in use. */

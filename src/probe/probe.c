@@ -61,6 +61,7 @@ struct vg_probe_session {
 	uint64_t armed_ns, stopped_ns;
 	bool armed;
 	pid_t probe_task;            /* the task the events are opened on */
+	struct vg_perf_set *tree;    /* exec and fork records (NULL: none) */
 };
 
 static bool recording(const struct vg_probe_opts *o)
@@ -386,6 +387,59 @@ static int open_all(struct vg_probe_session *s, struct vg_error *err)
 	return r;
 }
 
+/* The process tree: a software dummy event on every thread (inherited
+ * by new threads, not by child processes) with task and comm_exec, whose
+ * ring wakes on every record, so an exec is seen at once.  Optional: a
+ * refusal leaves tree_watched false and the report says so. */
+static void watch_tree(struct vg_probe_session *s)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.watermark = 1,
+		.wakeup_watermark = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+
+	if (vg_perf_set_new(s->t, 8, &s->tree, NULL) < 0)
+		return;
+	if (vg_perf_set_add(s->tree, &a, NULL) < 0 ||
+	    vg_perf_set_attach(s->tree, NULL, NULL) < 0) {
+		s->tree = vg_perf_set_free(s->tree);
+		return;
+	}
+	s->stats.tree_watched = true;
+}
+
+/* Read the tree's records; an exec closes the entry gate at once (the
+ * new program may map the probed file again, and the kernel's uprobe
+ * filter follows the task to its new mm). */
+static void drain_tree(struct vg_probe_session *s)
+{
+	const struct vg_perf_stats *st;
+	const pid_t *kids;
+	size_t n;
+
+	if (!s->tree)
+		return;
+	vg_perf_set_drain(s->tree, NULL);
+	st = vg_perf_set_stats(s->tree);
+	if (st->exec_ns && !s->stats.exec_ns) {
+		if (s->counters)
+			vg_bpf_counters_gate(s->counters, false, NULL);
+		s->stats.exec_gate_ns = vg_perf_now();
+		s->stats.exec_ns = st->exec_ns;
+		memcpy(s->stats.exec_comm, st->exec_comm, sizeof(s->stats.exec_comm));
+		s->t->exec_seen = true;
+	}
+	s->stats.children = st->children;
+	kids = vg_perf_set_children(s->tree, &n);
+	for (size_t i = 0; i < n && i < sizeof(s->stats.child_pids) / sizeof(pid_t); i++)
+		s->stats.child_pids[i] = kids[i];
+	s->stats.n_child_pids = n < 8 ? n : 8;
+}
+
 int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 {
 	int type, bit, r;
@@ -418,6 +472,8 @@ int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 		vg_error_clear(err);
 		r = open_all(s, err);
 	}
+	if (r >= 0)
+		watch_tree(s);
 	/* Every probe starts now, at one instant: attaching took tens of ms
 	 * per probe (the kernel waits for a grace period). */
 	if (r >= 0)
@@ -681,7 +737,10 @@ int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn i
 	uint64_t next_tick = s->o.interval_ms ? start + s->o.interval_ms * 1000000ull : 0;
 	int pidfd = vg_target_pidfd(s->t);
 
-	pfd = calloc(3 + n_out, sizeof(*pfd));
+	size_t n_tree = 0, tree_first;
+	const int *tree_fds = s->tree ? vg_perf_set_ring_fds(s->tree, &n_tree) : NULL;
+
+	pfd = calloc(3 + n_out + n_tree, sizeof(*pfd));
 	if (!pfd) {
 		if (pidfd >= 0)
 			close(pidfd);
@@ -698,6 +757,9 @@ int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn i
 	pfd[np++] = (struct pollfd){ .fd = task_pidfd(s->probe_task), .events = POLLIN };
 	for (size_t i = 0; i < n_out; i++)
 		pfd[np++] = (struct pollfd){ .fd = out_fds[i], .events = POLLIN };
+	tree_first = np;
+	for (size_t i = 0; i < n_tree; i++)
+		pfd[np++] = (struct pollfd){ .fd = tree_fds[i], .events = POLLIN };
 	while (s->stop == VG_PROBE_RUNNING) {
 		uint64_t now = vg_perf_now(), wait_ns = POLL_MS_MAX * 1000000ull;
 
@@ -713,8 +775,16 @@ int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn i
 		}
 		now = vg_perf_now();
 		drain(s, now);
+		drain_tree(s);
+		/* A ring whose owner thread exited polls as hung up for ever:
+		 * it is read on the 20 ms wake-ups instead. */
+		for (size_t i = tree_first; i < tree_first + n_tree; i++)
+			if (pfd[i].revents & (POLLHUP | POLLERR))
+				pfd[i].fd = -1;
 		if (stop_fd >= 0 && (pfd[0].revents & POLLIN)) {
 			s->stop = VG_PROBE_STOP_INTERRUPTED;
+		} else if (s->stats.exec_ns) {
+			s->stop = VG_PROBE_STOP_EXEC;
 		} else if (target_gone(s, pidfd >= 0 ? &pfd[1] : NULL)) {
 			s->stop = VG_PROBE_STOP_EXITED;
 		} else if (task_lost(s, &pfd[task_fd])) {
@@ -870,6 +940,8 @@ void vg_probe_disarm(struct vg_probe_session *s)
 		vg_pairing_stop(s->pairing, vg_perf_now());
 	if (s->counters)
 		vg_bpf_counters_gate(s->counters, false, NULL);
+	drain_tree(s);
+	s->tree = vg_perf_set_free(s->tree);
 	/* Calls entered before the stop may still return: for a moment,
 	 * while none is left open, take their returns; then the return
 	 * gate closes too, and what is still running is in flight.  From
@@ -916,7 +988,10 @@ void vg_probe_disarm(struct vg_probe_session *s)
 	 * while its process went on, the kernel stopped calling the programs. */
 	if (s->stop != VG_PROBE_STOP_EXITED && task_exited(s->probe_task) && kill(s->t->pid, 0) == 0)
 		s->stats.leader_exited = true;
-	if (s->stop != VG_PROBE_STOP_EXITED)
+	if (s->stats.exec_ns)
+		snprintf(s->stats.code_why, sizeof(s->stats.code_why),
+			 "the process called exec(): its memory is another program's");
+	else if (s->stop != VG_PROBE_STOP_EXITED)
 		check_code_restored(s);
 	else
 		snprintf(s->stats.code_why, sizeof(s->stats.code_why), "the target exited");
@@ -955,6 +1030,8 @@ const struct vg_bpf_thread_count *vg_probe_thread_counts(const struct vg_probe_s
 const struct vg_probe_stats *vg_probe_stats(const struct vg_probe_session *s) { return &s->stats; }
 enum vg_probe_stop vg_probe_stop_reason(const struct vg_probe_session *s) { return s->stop; }
 
+uint64_t vg_probe_armed_ns(const struct vg_probe_session *s) { return s->armed_ns; }
+
 const char *vg_probe_stop_name(enum vg_probe_stop r)
 {
 	switch (r) {
@@ -962,6 +1039,7 @@ const char *vg_probe_stop_name(enum vg_probe_stop r)
 	case VG_PROBE_STOP_INTERRUPTED: return "interrupted";
 	case VG_PROBE_STOP_EXITED: return "target_exited";
 	case VG_PROBE_STOP_TASK_LOST: return "probe_task_lost";
+	case VG_PROBE_STOP_EXEC: return "target_exec";
 	case VG_PROBE_RUNNING: break;
 	}
 	return "running";

@@ -63,6 +63,8 @@ enum vg_probe_stop {
 	/* "probe_task_lost": the task the probes were on exited and no
 	 * other thread could take them (see rearm in probe.c) */
 	VG_PROBE_STOP_TASK_LOST,
+	/* "target_exec": the process called exec() (a new program) */
+	VG_PROBE_STOP_EXEC,
 };
 
 /* A call stack that reached a location, innermost first (ips[0] is the
@@ -117,6 +119,17 @@ struct vg_probe_stats {
 	bool code_restored;          /* every site's bytes read back equal the file's */
 	size_t code_checked;         /* sites whose bytes were read back */
 	char code_why[256];          /* why not restored/checked, or "" */
+	/* The process tree (a software dummy event with task/comm_exec on
+	 * every thread, perf/event.h): the exec that stopped the probe (its
+	 * time, 0: none; the new comm; when the entry gate closed after it)
+	 * and the child processes created meanwhile, which the probes do
+	 * not count (they filter on the process's mm). */
+	bool tree_watched;           /* false: the dummy event was refused */
+	uint64_t exec_ns, exec_gate_ns;
+	char exec_comm[16];
+	uint64_t children;
+	pid_t child_pids[8];         /* the first few */
+	size_t n_child_pids;
 };
 
 struct vg_probe_session;
@@ -160,6 +173,8 @@ const struct vg_bpf_thread_count *vg_probe_thread_counts(const struct vg_probe_s
 							 size_t *n, uint64_t *dropped);
 const struct vg_probe_stats *vg_probe_stats(const struct vg_probe_session *s);
 enum vg_probe_stop vg_probe_stop_reason(const struct vg_probe_session *s);
+/* When the probes started counting (the gates opened; CLOCK_MONOTONIC ns). */
+uint64_t vg_probe_armed_ns(const struct vg_probe_session *s);
 const char *vg_probe_stop_name(enum vg_probe_stop r);
 uint64_t vg_probe_duration_ns(const struct vg_probe_session *s);
 const struct vg_probe_opts *vg_probe_opts(const struct vg_probe_session *s);

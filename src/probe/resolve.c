@@ -673,8 +673,9 @@ static int resolve_addr(const char *spec, struct vg_symbolizer *sym, const struc
 	if (rc < 0)
 		return rc;
 	out->n_definitions = a.n_definitions;
+	out->ifunc_resolver = a.ifunc_resolver;
 	out->sites = calloc(1, sizeof(*out->sites));
-	if (!out->sites)
+	if (!out->sites || (a.ifunc && !(out->ifunc = strdup(a.ifunc))))
 		return vg_error_set(err, -ENOMEM, "out of memory");
 	rc = fill_site(sym, maps, pid, a.runtime, &out->sites[0], err);
 	if (rc == 0)
@@ -716,6 +717,7 @@ void vg_probe_location_clear(struct vg_probe_location *loc)
 		site_clear(&loc->sites[i]);
 	free(loc->sites);
 	free(loc->input);
+	free(loc->ifunc);
 	memset(loc, 0, sizeof(*loc));
 }
 

@@ -64,6 +64,11 @@ struct vg_probe_location {
 	/* SYMBOL form defined in several images: how many (> 1: the first in
 	 * addrspec's order was taken, and a caller should say so). */
 	unsigned n_definitions;
+	/* SYMBOL naming an IFUNC (elf/ifunc.h): the name given (owned) and
+	 * its resolver's runtime address; the site is the implementation
+	 * the process selected, never the resolver.  NULL: not an IFUNC. */
+	char *ifunc;
+	uint64_t ifunc_resolver;
 };
 
 /* Resolve spec in the live target behind sym (its current images and
@@ -72,7 +77,8 @@ struct vg_probe_location {
  * DWARF; nearest lines with code: 97, 101"), -EFAULT the address is not in
  * any mapping, -ENOEXEC the address is in a mapping that is not executable
  * ("0x... is in [heap] rw-p, not in executable code") or not file-backed
- * (JIT, anonymous: "uprobes need a file"), -ENODATA the image has no
+ * (JIT, anonymous: "uprobes need a file"), -ENOENT/-EINVAL also for an
+ * IFUNC whose selected implementation cannot be read, -ENODATA the image has no
  * file vigil can hand to the kernel, -ESTALE the mapping at the address
  * changed while resolving, -ESRCH the target is gone.  A warning-free
  * success fills *out (free with vg_probe_location_clear); on error *out

@@ -81,6 +81,7 @@ const char *vg_profile_stop_name(enum vg_profile_stop s)
 	case VG_PROFILE_STOP_DURATION: return "duration";
 	case VG_PROFILE_STOP_INTERRUPTED: return "interrupted";
 	case VG_PROFILE_STOP_EXITED: return "target_exited";
+	case VG_PROFILE_STOP_EXEC: return "target_exec";
 	default: return "running";
 	}
 }
@@ -560,6 +561,13 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 			timeout = (int)((deadline - now) / 1000000) + 1;
 		vg_perf_set_wait(p->set, extra, 2, timeout);
 		vg_perf_set_drain(p->set, &c);
+		/* exec(): another program, which the images do not describe
+		 * (the set drops its samples by time from the COMM on). */
+		if (vg_perf_set_stats(p->set)->exec_ns) {
+			p->t->exec_seen = true;
+			p->stop = VG_PROFILE_STOP_EXEC;
+			break;
+		}
 		if (stop_fd >= 0 && (extra[0].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 

@@ -49,6 +49,7 @@ enum vg_profile_stop {
 	VG_PROFILE_STOP_DURATION,     /* "duration" */
 	VG_PROFILE_STOP_INTERRUPTED,  /* "interrupted" */
 	VG_PROFILE_STOP_EXITED,       /* "target_exited" */
+	VG_PROFILE_STOP_EXEC,         /* "target_exec": it called exec() */
 };
 
 /* How user stacks ended, per sample (dwarf), and other facts a reader

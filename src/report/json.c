@@ -146,7 +146,7 @@ static cJSON *process_object(const struct vg_target *t)
 	cJSON_AddNumberToObject(p, "starttime_ticks", (double)t->starttime);
 	vg_json_add_text(p, "comm", t->comm);
 	cJSON_AddBoolToObject(p, "pid_alive_after", alive);
-	cJSON_AddBoolToObject(p, "process_changed", changed);
+	cJSON_AddBoolToObject(p, "process_changed", changed || t->exec_seen);
 	w = cJSON_AddArrayToObject(p, "warnings");
 	for (size_t i = 0; w && i < t->n_warnings; i++)
 		cJSON_AddItemToArray(w, vg_json_text(t->warnings[i]));
@@ -202,5 +202,33 @@ cJSON *vg_json_sym_frame(const struct vg_sym_frame *f)
 	cJSON_AddNumberToObject(o, "line", f->line);
 	cJSON_AddNumberToObject(o, "column", f->column);
 	cJSON_AddBoolToObject(o, "inlined", f->inlined);
+	return o;
+}
+
+cJSON *vg_json_process_tree(const struct vg_json_tree *t)
+{
+	cJSON *o = cJSON_CreateObject(), *e, *arr;
+
+	if (!o)
+		return NULL;
+	cJSON_AddBoolToObject(o, "watched", t->watched);
+	if (t->exec_ns) {
+		e = cJSON_AddObjectToObject(o, "exec");
+		cJSON_AddNumberToObject(e, "at_ms", t->exec_ns > t->start_ns ?
+					(double)(t->exec_ns - t->start_ns) / 1e6 : 0);
+		vg_json_add_text(e, "comm", t->exec_comm ? t->exec_comm : "");
+		if (t->stop_ns)
+			cJSON_AddNumberToObject(e, "stopped_after_us", t->stop_ns > t->exec_ns ?
+						(double)(t->stop_ns - t->exec_ns) / 1e3 : 0);
+		else
+			cJSON_AddNullToObject(e, "stopped_after_us");
+	} else {
+		cJSON_AddNullToObject(o, "exec");
+	}
+	cJSON_AddNumberToObject(o, "children_created", (double)t->children);
+	arr = cJSON_AddArrayToObject(o, "children_pids");
+	for (size_t i = 0; arr && i < t->n_pids; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber(t->pids[i]));
+	cJSON_AddBoolToObject(o, "children_covered", false);
 	return o;
 }

@@ -47,6 +47,23 @@ struct vg_sym_frame;
 cJSON *vg_json_sym_frame(const struct vg_sym_frame *f);
 
 /* Error document: header plus {"error": {"message", "errno", "exit_code"}}. */
+/* observation.process_tree of watch, probe and profile: what the process
+ * did to the observation by exec() and fork().  watched: the exec and fork
+ * records could be read (false: the perf event was refused, and nothing
+ * is known); exec_ns (0: none) relative to start_ns, the new comm, and
+ * how long after it the observation stopped counting (stop_ns, 0: not
+ * known); the child processes created, counted, none observed (pids: the
+ * first n of them). */
+struct vg_json_tree {
+	bool watched;
+	uint64_t start_ns, exec_ns, stop_ns;
+	const char *exec_comm;
+	uint64_t children;
+	const pid_t *pids;
+	size_t n_pids;
+};
+cJSON *vg_json_process_tree(const struct vg_json_tree *t);
+
 cJSON *vg_json_error_new(const char *operation, const struct vg_target *t,
 			 const char *message, int code, int exit_code);
 

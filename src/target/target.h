@@ -27,6 +27,9 @@ struct vg_target {
 	pid_t requested;              /* what the user gave (a TID resolves to its pid) */
 	unsigned long long starttime; /* field 22 of /proc/PID/stat, clock ticks */
 	char comm[64];
+	/* An observer saw the process call exec(): same pid and start time,
+	 * another program.  The report's process_changed is then true. */
+	bool exec_seen;
 	/* Warnings collected while observing, reported in every JSON header. */
 	char *warnings[VG_TARGET_MAX_WARNINGS];
 	size_t n_warnings;

@@ -90,6 +90,7 @@ const char *vg_watch_stop_name(enum vg_watch_stop r)
 	case VG_STOP_MAX_EVENTS: return "max_events";
 	case VG_STOP_TARGET_EXITED: return "target_exited";
 	case VG_STOP_INTERRUPTED: return "interrupted";
+	case VG_STOP_TARGET_EXEC: return "target_exec";
 	}
 	return "?";
 }
@@ -967,6 +968,11 @@ static void note_lower_bounds(struct vg_watch_session *s)
 			   st->throttled);
 	if (st->undecodable)
 		add_reason(s, "%" PRIu64 " records could not be decoded", st->undecodable);
+	if (st->exec_ns)
+		add_reason(s, "the process called exec() (new program '%s') %.3f s into the watch: "
+			   "the watch stopped there, writes of the new program are not counted",
+			   st->exec_comm, st->exec_ns > s->start_ns ?
+			   (double)(st->exec_ns - s->start_ns) / 1e9 : 0.0);
 	if (s->emulated)
 		add_reason(s, "uprobe emulation: threads created after setup are not covered "
 			   "(an inherited uprobe PMU event makes the target's clone fail on this "
@@ -1024,6 +1030,11 @@ int vg_watch_run(struct vg_watch_session *s, int stop_fd,
 		vg_perf_set_drain_ordered(s->set, &c, vg_perf_now());
 		if (s->stop != VG_STOP_NONE)
 			break;
+		/* exec(): another program now runs at the watched addresses. */
+		if (vg_perf_set_stats(s->set)->exec_ns) {
+			s->stop = VG_STOP_TARGET_EXEC;
+			break;
+		}
 		if (stop_fd >= 0 && (extra[0].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 
@@ -1083,6 +1094,10 @@ void vg_watch_disarm(struct vg_watch_session *s)
 	if (!s->end_ns)
 		s->end_ns = vg_perf_now();
 	vg_target_recheck(s->t, &alive, &changed);
+	if (s->set_stats.exec_ns) {
+		s->t->exec_seen = true;   /* the report's process_changed */
+		changed = true;           /* no latest value: another program's memory */
+	}
 	for (size_t i = 0; i < s->n; i++) {
 		struct vg_watch *w = &s->w[i];
 

@@ -58,6 +58,7 @@ enum vg_watch_stop {
 	VG_STOP_MAX_EVENTS,        /* "max_events" */
 	VG_STOP_TARGET_EXITED,     /* "target_exited" */
 	VG_STOP_INTERRUPTED,       /* "interrupted" */
+	VG_STOP_TARGET_EXEC,       /* "target_exec": it called exec() */
 };
 
 enum vg_binding {
