@@ -118,6 +118,10 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_ar
 	opterr = 0;
 	a->opt.len = 8;
 	a->opt.max_samples = 1000;
+	/* Test hooks (src/watch/watch.h): the environment is read here, in
+	 * the CLI, and handed to the library as options. */
+	a->opt.emulate_traps = getenv("VIGIL_WATCH_EMULATE_TRAPS");
+	a->opt.no_selftest = getenv("VIGIL_WATCH_NO_SELFTEST") != NULL;
 	while ((c = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {
 		switch (c) {
 		case 1:

@@ -460,7 +460,7 @@ static char *next_group(char **cursor)
 
 static int build_slots(struct vg_watch_session *s, struct vg_error *err)
 {
-	const char *env = getenv("VIGIL_WATCH_EMULATE_TRAPS");
+	const char *env = s->opt.emulate_traps;
 	char *copy = env && *env ? strdup(env) : NULL, *cursor = copy;
 	int r = 0;
 
@@ -504,10 +504,10 @@ int vg_watch_arm(struct vg_watch_session *s, struct vg_error *err)
 	struct vg_perf_consumer c = { on_sample, NULL, s, NULL };
 	int r;
 
-	s->emulated = getenv("VIGIL_WATCH_EMULATE_TRAPS") && *getenv("VIGIL_WATCH_EMULATE_TRAPS");
-	/* VIGIL_WATCH_NO_SELFTEST=1 (tests only): arm real breakpoints even
-	 * where they do not fire, to test what the kernel refuses (ENOSPC). */
-	if (!s->emulated && !getenv("VIGIL_WATCH_NO_SELFTEST")) {
+	s->emulated = s->opt.emulate_traps && *s->opt.emulate_traps;
+	/* no_selftest (tests only): arm real breakpoints even where they do
+	 * not fire, to test what the kernel refuses (ENOSPC). */
+	if (!s->emulated && !s->opt.no_selftest) {
 		r = vg_watch_selftest(err);
 		if (r < 0)
 			return r;

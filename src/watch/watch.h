@@ -21,15 +21,16 @@
  * site comes from one CFI step out of the libc wrapper (sym/cfa.h).
  *
  * Test emulation: where the kernel accepts breakpoints but the machine never
- * delivers them (a VM without debug registers), the environment variable
- * VIGIL_WATCH_EMULATE_TRAPS="FILE:OFFSET[,FILE:OFFSET...][;...]" (one
+ * delivers them (a VM without debug registers), the option emulate_traps
+ * (the CLI takes it from the environment variable
+ * VIGIL_WATCH_EMULATE_TRAPS) = "FILE:OFFSET[,FILE:OFFSET...][;...]" (one
  * ';'-separated group per watch, in order) replaces each watch's
  * breakpoint by uprobes on the given instructions: a uprobe on the
  * instruction right after a store fires exactly when a breakpoint on that
  * store would, with the same IP and registers.  Everything after the trap
  * (rings, coverage, decoding, values, re-binding bookkeeping) is the real
  * path.  Reports say backend "uprobe_emulation" so this is never mistaken
- * for a real watch.  VIGIL_WATCH_NO_SELFTEST=1 skips the self-test, so
+ * for a real watch.  no_selftest (VIGIL_WATCH_NO_SELFTEST=1) skips the self-test, so
  * tests can arm real breakpoints where they never fire and check what the
  * kernel refuses (no free debug register). */
 #ifndef VG_WATCH_H
@@ -87,6 +88,10 @@ struct vg_watch_options {
 	uint64_t max_events;       /* 0: no limit */
 	size_t max_samples;        /* timeline bound per watch (and per dependent) */
 	bool regs, stacks;
+	/* Tests only (see above): uprobe emulation groups, or NULL; skip the
+	 * self-test.  Borrowed for the session's life. */
+	const char *emulate_traps;
+	bool no_selftest;
 };
 
 struct vg_watch_site {
