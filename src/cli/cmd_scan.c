@@ -27,6 +27,7 @@
 #include "scan/snapshot.h"
 #include "target/maps.h"
 #include "target/mem.h"
+#include "util/outfile.h"
 
 const char cmd_scan_usage[] =
 	"usage: vigil scan PID VALUE --type TYPE [--aligned] [--regions SET] [--save FILE] [--json]\n"
@@ -1072,6 +1073,12 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv)
 	}
 	if (a.mode == MODE_NARROW && access(a.from, R_OK) < 0) {
 		vg_error_set(&err, -ENOENT, "cannot read '%s': %s", a.from, strerror(errno));
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	/* The output path too: a scan is not done for nothing. */
+	if ((a.save && vg_outfile_check(a.save, &err) < 0) ||
+	    (a.snapshot && vg_outfile_check(a.snapshot, &err) < 0)) {
 		r = cli_fail(cli, &err);
 		goto out;
 	}
