@@ -687,7 +687,7 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 		return cli_out_of_memory(cli, "printing the JSON report");
 	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
 		r = -EIO;
-	free(text);
+	cJSON_free(text);
 	return r;
 }
 

@@ -470,7 +470,7 @@ static int print_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 		return cli_out_of_memory(cli, "printing the JSON report");
 	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
 		r = -EIO;
-	free(text);
+	cJSON_free(text);
 	return r;
 }
 
