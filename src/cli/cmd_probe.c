@@ -14,6 +14,7 @@
 #include "probe/probe.h"
 #include "report/json.h"
 #include "sym/symbolizer.h"
+#include "util/outfile.h"
 
 const char cmd_probe_usage[] =
 	"usage: vigil probe PID LOCATION... [--duration MS] [--latency] [--args N]\n"
@@ -943,6 +944,7 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	struct vg_probe_session *s = NULL;
 	struct cli_stop_signals stop = { .fd = -1 };
 	struct live lv;
+	struct vg_outfile of = { .fd = -1 };
 	FILE *out = stdout;
 	int r;
 
@@ -952,6 +954,9 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	r = parse_args(cli, argc, argv, &a);
 	if (r)
 		return r < 0 ? 0 : r;
+	/* A bad -o is refused now, not after the run it would lose. */
+	if (a.out_path && vg_outfile_check(a.out_path, &err) < 0)
+		return cli_fail(cli, &err);
 	r = cli_attach(cli, a.pid);
 	if (r)
 		return r;
@@ -999,14 +1004,17 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	/* Opened (and truncated) only now: a probe that could not start
-	 * leaves an earlier report in place. */
+	/* Created only now, and renamed over the path only when complete: a
+	 * probe that could not start leaves an earlier report in place. */
 	if (a.out_path) {
-		out = fopen(a.out_path, "we");
-		if (!out) {
-			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
-			out = stdout;
+		if (vg_outfile_open(&of, a.out_path, 0, &err) < 0) {
 			r = cli_fail(cli, &err);
+			goto out;
+		}
+		out = vg_outfile_stream(&of);
+		if (!out) {
+			out = stdout;
+			r = cli_out_of_memory(cli, "opening the output file");
 			goto out;
 		}
 	}
@@ -1018,17 +1026,21 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 		print_table(out, s, sym, &a, cli->target);
 		r = ferror(out) ? -EIO : 0;
 	}
+	if (r < 0 && out != stdout && of.error) {
+		/* The file's own errno (ENOSPC), from the commit's sentence. */
+		out = stdout;
+		vg_outfile_commit(&of, "probe report", &err);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
 	if (r < 0) {
 		vg_error_set(&err, r, "cannot write the report: %s", strerror(-r));
 		r = cli_fail(cli, &err);
 		goto out;
 	}
 	if (out != stdout) {
-		FILE *f = out;
-
 		out = stdout;
-		if (fclose(f) != 0) {
-			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
+		if (vg_outfile_commit(&of, "probe report", &err) < 0) {
 			r = cli_fail(cli, &err);
 			goto out;
 		}
@@ -1061,8 +1073,7 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	cli_print_target_notes(cli->target);
 	r = vg_probe_stop_reason(s) == VG_PROBE_STOP_EXEC ? VG_EXIT_GONE : 0;
 out:
-	if (out != stdout)
-		fclose(out);
+	vg_outfile_abort(&of);
 	vg_probe_free(s);
 	cli_stop_signals_end(&stop);
 	vg_symbolizer_free(sym);

@@ -23,6 +23,7 @@
 #include "report/svg.h"
 #include "report/table_profile.h"
 #include "sym/symbolizer.h"
+#include "util/outfile.h"
 
 const char cmd_profile_usage[] =
 	"usage: vigil profile PID [--freq HZ] [--duration MS] [--event EVENT] [--tid TID]...\n"
@@ -482,6 +483,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	struct vg_profile *p = NULL;
 	struct vg_stacks_meta meta;
 	struct cli_stop_signals stop = { .fd = -1 };
+	struct vg_outfile of = { .fd = -1 };
 	FILE *out = stdout;
 	int r;
 
@@ -490,6 +492,9 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	r = parse_args(cli, argc, argv, &a);
 	if (r)
 		return r < 0 ? 0 : r;
+	/* A bad -o is refused now, not after the profile it would lose. */
+	if (a.out_path && vg_outfile_check(a.out_path, &err) < 0)
+		return cli_fail(cli, &err);
 	r = cli_attach(cli, a.pid);
 	if (r)
 		return r;
@@ -524,11 +529,14 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	if (isatty(STDERR_FILENO))
 		fputs("\r\033[K", stderr);
 	if (a.out_path) {
-		out = fopen(a.out_path, "we");
-		if (!out) {
-			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
-			out = stdout;
+		if (vg_outfile_open(&of, a.out_path, 0, &err) < 0) {
 			r = cli_fail(cli, &err);
+			goto out;
+		}
+		out = vg_outfile_stream(&of);
+		if (!out) {
+			out = stdout;
+			r = cli_out_of_memory(cli, "opening the output file");
 			goto out;
 		}
 	}
@@ -555,6 +563,13 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 			goto out;
 		break;
 	}
+	if (r < 0 && out != stdout && of.error) {
+		/* The file's own errno (ENOSPC), from the commit's sentence. */
+		out = stdout;
+		vg_outfile_commit(&of, "profile", &err);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
 	if (r < 0) {
 		if (!err.code)
 			vg_error_set(&err, r, "cannot write the %s output: %s", format_names[a.format], strerror(-r));
@@ -562,13 +577,11 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	if (out != stdout) {
-		if (fclose(out) != 0) {
-			out = stdout;
-			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
+		out = stdout;
+		if (vg_outfile_commit(&of, "profile", &err) < 0) {
 			r = cli_fail(cli, &err);
 			goto out;
 		}
-		out = stdout;
 	}
 	{
 		const struct vg_perf_stats *ps = vg_profile_perf_stats(p);
@@ -589,8 +602,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	cli_print_target_notes(cli->target);
 	r = vg_profile_stop_reason(p) == VG_PROFILE_STOP_EXEC ? VG_EXIT_GONE : 0;
 out:
-	if (out != stdout)
-		fclose(out);
+	vg_outfile_abort(&of);
 	vg_profile_free(p);
 	cli_stop_signals_end(&stop);
 	vg_symbolizer_free(sym);
