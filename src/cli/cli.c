@@ -87,6 +87,17 @@ int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid)
 	return 0;
 }
 
+int cli_parse_duration(struct vg_cli *cli, const char *arg, uint64_t *ms)
+{
+	uint64_t v;
+
+	if (vg_parse_u64(arg, 0, &v) < 0 || v == 0 || v > CLI_MAX_DURATION_MS)
+		return cli_usage_error(cli, "invalid --duration '%s': expected milliseconds, 1 to %llu (a year)",
+				       arg, (unsigned long long)CLI_MAX_DURATION_MS);
+	*ms = v;
+	return 0;
+}
+
 int cli_attach(struct vg_cli *cli, const char *pid_arg)
 {
 	struct vg_error err = { 0 };

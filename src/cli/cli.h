@@ -69,6 +69,12 @@ void cli_put_path(FILE *f, const char *path, bool deleted);
 /* Strict PID: decimal, > 0, fits pid_t. */
 int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid);
 
+/* --duration MS of watch, profile and probe: decimal or 0xHEX, 1 ms to a
+ * year (a larger value would overflow the deadline in nanoseconds and
+ * stop at once).  Prints and returns VG_EXIT_USAGE when out of range. */
+#define CLI_MAX_DURATION_MS (365ull * 86400 * 1000)
+int cli_parse_duration(struct vg_cli *cli, const char *arg, uint64_t *ms);
+
 /* Attach to the PID given on the command line; on failure prints and
  * returns the exit code (> 0), else 0 with cli->target set. */
 int cli_attach(struct vg_cli *cli, const char *pid_arg);

@@ -121,8 +121,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 			a->o.freq = v;
 			break;
 		case OPT_DURATION:
-			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > 365ull * 86400 * 1000)
-				return cli_usage_error(cli, "invalid --duration '%s': expected milliseconds > 0", optarg);
+			if (cli_parse_duration(cli, optarg, &v))
+				return VG_EXIT_USAGE;
 			a->o.duration_ms = v;
 			break;
 		case OPT_EVENT:

@@ -145,10 +145,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_ar
 			a->opt.rw = optarg[0] == 'r';
 			break;
 		case OPT_DURATION:
-			if ((r = parse_number(cli, "--duration", optarg, &a->opt.duration_ms)))
+			if ((r = cli_parse_duration(cli, optarg, &a->opt.duration_ms)))
 				return r;
-			if (a->opt.duration_ms == 0)
-				return cli_usage_error(cli, "--duration must be at least 1 ms");
 			break;
 		case OPT_MAX_EVENTS:
 			if ((r = parse_number(cli, "--max-events", optarg, &a->opt.max_events)))
