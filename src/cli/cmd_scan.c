@@ -678,6 +678,8 @@ static int run_first(struct vg_cli *cli, const struct scan_args *a, const struct
 	o.value = v;
 	o.aligned = a->aligned;
 	vg_scan_select_parse(a->regions, &o.select);
+	if (vg_scan_select_check(&o.select, maps, &err) < 0)
+		return cli_fail(cli, &err);
 	o.stop = &stop_requested;
 	if (isatty(STDERR_FILENO) && !cli->json)
 		o.progress = progress_line;
@@ -817,6 +819,8 @@ static int run_snapshot(struct vg_cli *cli, const struct scan_args *a, const str
 	int r;
 
 	vg_scan_select_parse(a->regions, &sel);
+	if (vg_scan_select_check(&sel, maps, &err) < 0)
+		return cli_fail(cli, &err);
 	identity_of(cli->target, &id);
 	test_sync_point();
 	r = vg_snapshot_save(cli->target->mm_pid, maps, &sel, &id, a->snapshot, &stop_requested,

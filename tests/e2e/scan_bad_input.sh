@@ -5,7 +5,7 @@
 # Values out of range or malformed for their type, unknown types, missing
 # --type, malformed --range, a scan set that is garbage, truncated, empty or
 # missing, a snapshot used without --type, an ordering test on a str set,
-# bad --depth.
+# bad --depth, --regions naming no mapped file.
 source "$(dirname "$0")/lib.sh"
 
 truth=$T/truth
@@ -32,6 +32,12 @@ vg strset scan "$pid" "tgt_scan" --type str --save "$T/str.set"
 assert_rc 0
 
 bad 2 u8_300 scan "$pid" 300 --type u8
+# --regions naming no mapped file scanned 0 regions: "0 matches", exit 0.
+bad 2 regions_libc scan "$pid" 1 --type i32 --regions libc
+grep -q "'libc' matches no mapped file.*(libc\.so\.6, " "$T/regions_libc.err" ||
+	{ show_last; fail "$LAST_CMD: the error does not name libc.so.6 first"; }
+bad 2 regions_snap scan "$pid" --snapshot "$T/none.snap" --regions no_such_image
+[[ ! -e $T/none.snap ]] || fail "$LAST_CMD: a snapshot was written"
 grep -q 300 "$T/u8_300.err" || { show_last; fail "$LAST_CMD: the error does not name 300"; }
 bad 2 u8_neg scan "$pid" -1 --type u8
 bad 2 i8_128 scan "$pid" 128 --type i8
