@@ -959,9 +959,13 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	/* A bad -o is refused now, not after the run it would lose. */
 	if (a.out_path && vg_outfile_check(a.out_path, &err) < 0)
 		return cli_fail(cli, &err);
+	/* Ctrl-C and SIGTERM end the probe, not vigil, from the start: one
+	 * during the setup (resolving, loading, arming: tens of ms) stops it
+	 * right after arming, and the report follows. */
+	cli_stop_signals_begin(&stop);
 	r = cli_attach(cli, a.pid);
 	if (r)
-		return r;
+		goto out;
 	if (vg_symbolizer_open_target(cli->target, 0, &sym, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
@@ -989,8 +993,6 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 				 l->n_definitions, l->sites[0].image && l->sites[0].image->path[0]
 				 ? l->sites[0].image->path : l->sites[0].path);
 	}
-	/* Ctrl-C and SIGTERM end the probe, not vigil: the report follows. */
-	cli_stop_signals_begin(&stop);
 	if (vg_probe_arm(s, &err) < 0) {
 		vg_target_explain(cli->target, err.code, &err);
 		if (err.code == -EOPNOTSUPP)   /* no uprobe PMU: a kernel capability */

@@ -495,16 +495,17 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	/* A bad -o is refused now, not after the profile it would lose. */
 	if (a.out_path && vg_outfile_check(a.out_path, &err) < 0)
 		return cli_fail(cli, &err);
+	/* Ctrl-C and SIGTERM end the profile, not vigil, from the start: one
+	 * during the setup stops it at once, and the report follows. */
+	cli_stop_signals_begin(&stop);
 	r = cli_attach(cli, a.pid);
 	if (r)
-		return r;
+		goto out;
 	if (vg_symbolizer_open_target(cli->target, 0, &sym, &err) < 0 ||
 	    vg_profile_new(cli->target, sym, &a.o, &p, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	/* Ctrl-C and SIGTERM end the profile, not vigil: the report follows. */
-	cli_stop_signals_begin(&stop);
 	if (vg_profile_start(p, &err) < 0) {
 		vg_target_explain(cli->target, err.code, &err);
 		r = cli_fail(cli, &err);

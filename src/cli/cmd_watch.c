@@ -839,6 +839,9 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	r = parse_args(cli, argc, argv, &a);
 	if (r)
 		return r < 0 ? 0 : r;
+	/* Ctrl-C and SIGTERM end the watch, not vigil, from the start: one
+	 * during the setup (tens of ms) stops it at once, with a report. */
+	cli_stop_signals_begin(&stop);
 	r = cli_open_target(cli, a.pid, &maps, &mem);
 	if (r)
 		goto out;
@@ -853,9 +856,6 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-
-	/* Ctrl-C and SIGTERM end the watch, not vigil: the report follows. */
-	cli_stop_signals_begin(&stop);
 
 	if (vg_watch_arm(s, &err) < 0) {
 		r = cli_fail(cli, &err);
