@@ -201,16 +201,27 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 	}
 	/* One per-thread stack pairs every location: the same entry twice
 	 * (foo and 0xADDR-of-foo) would pair one location's returns with
-	 * the other's entries. */
-	for (size_t i = 0; r >= 0 && o->latency && i < s->n_sites; i++)
-		for (size_t j = i + 1; r >= 0 && j < s->n_sites; j++)
-			if (s->sites[i].result.has_return && s->sites[j].result.has_return &&
-			    s->sites[i].site->runtime_addr == s->sites[j].site->runtime_addr)
+	 * the other's entries.  Without --latency the same instruction in
+	 * two locations (f f, or f and libc.so.6:f) would count every call
+	 * once per location, and the total more than once: refused too. */
+	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
+		for (size_t j = i + 1; r >= 0 && j < s->n_sites; j++) {
+			const struct site_state *a = &s->sites[i], *b = &s->sites[j];
+
+			if (a->site->runtime_addr != b->site->runtime_addr)
+				continue;
+			if (a->result.has_return && b->result.has_return)
 				r = vg_error_set(err, -EINVAL,
 						 "'%s' and '%s' are the same function entry (0x%" PRIx64 "); give it once",
-						 s->locs[s->sites[i].location].loc.input,
-						 s->locs[s->sites[j].location].loc.input,
-						 s->sites[i].site->runtime_addr);
+						 s->locs[a->location].loc.input, s->locs[b->location].loc.input,
+						 a->site->runtime_addr);
+			else if (a->location != b->location)
+				r = vg_error_set(err, -EINVAL,
+						 "'%s' and '%s' probe the same instruction (0x%" PRIx64 "): each call "
+						 "would be counted once per location; give it once",
+						 s->locs[a->location].loc.input, s->locs[b->location].loc.input,
+						 a->site->runtime_addr);
+		}
 	if (r >= 0 && o->latency) {
 		s->pairing = vg_pairing_new(s->n_locs);
 		if (!s->pairing)
