@@ -42,6 +42,13 @@ grep -q 300 "$T/u8_300.err" || { show_last; fail "$LAST_CMD: the error does not 
 bad 2 u8_neg scan "$pid" -1 --type u8
 bad 2 i8_128 scan "$pid" 128 --type i8
 bad 2 i8_m129 scan "$pid" -129 --type i8
+# A negative VALUE is a number, not the options -1 -2 -9.
+grep -q "out of range for i8" "$T/i8_m129.err" || { show_last; fail "$LAST_CMD: -129 not parsed as a number"; }
+vg i8_m128 scan "$pid" -128 --type i8 --json
+assert_rc 0 "$LAST_CMD (a negative VALUE before --type)"
+[[ $(jget "$T/i8_m128.out" 'd["scan"]["value"]') == -128 ]] || { show_last; fail "$LAST_CMD: scan.value is not -128"; }
+vg f64_neg scan "$pid" --type f64 -1.5 --aligned
+assert_rc 0 "$LAST_CMD (a negative VALUE after --type)"
 bad 2 u64_big scan "$pid" 18446744073709551616 --type u64
 bad 2 i32_text scan "$pid" twelve --type i32
 bad 2 i32_trail scan "$pid" 12x --type i32
