@@ -370,6 +370,18 @@ void cli_stop_signals_end(struct cli_stop_signals *s)
 	sigprocmask(SIG_SETMASK, &s->old, NULL);
 }
 
+int cli_need_user_memory(struct vg_cli *cli, const char *verb)
+{
+	struct vg_error err = { 0 };
+	pid_t tid;
+
+	if (vg_proc_mm_holder(cli->target->pid, &tid) != VG_MM_KTHREAD)
+		return 0;
+	vg_error_set(&err, -EINVAL, "pid %d (%s) is a kernel thread: it has no user memory or code to %s; give the PID of a user process",
+		     (int)cli->target->pid, cli->target->comm, verb);
+	return cli_fail(cli, &err);
+}
+
 int cli_open_target(struct vg_cli *cli, const char *pid_arg, struct vg_maps **maps,
 		    struct vg_mem **mem)
 {

@@ -87,6 +87,11 @@ int cli_print_json(cJSON *doc);
  * once on the whole command line, for every command. */
 void cli_prescan_json(struct vg_cli *cli, int argc, char **argv);
 
+/* A kernel thread (pid 2, kworkers) has no user memory: scan, watch and
+ * probe refuse it (exit 2, with what to do) instead of reporting nothing
+ * found.  0, or the exit code after printing. */
+int cli_need_user_memory(struct vg_cli *cli, const char *verb);
+
 struct vg_maps;
 /* Load the target's maps, honouring VIGIL_MAPS_SOURCE=text|query.  Prints
  * and returns the exit code on failure. */

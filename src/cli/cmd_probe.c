@@ -966,6 +966,9 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	r = cli_attach(cli, a.pid);
 	if (r)
 		goto out;
+	r = cli_need_user_memory(cli, "probe");
+	if (r)
+		goto out;
 	if (vg_symbolizer_open_target(cli->target, 0, &sym, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;

@@ -1161,6 +1161,9 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv)
 	r = cli_open_target(cli, a.pid, &maps, &mem);
 	if (r)
 		goto out;
+	r = cli_need_user_memory(cli, "scan");
+	if (r)
+		goto out;
 	/* Ctrl-C ends a long scan with what was found so far. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;

@@ -845,6 +845,9 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	r = cli_open_target(cli, a.pid, &maps, &mem);
 	if (r)
 		goto out;
+	r = cli_need_user_memory(cli, "watch");
+	if (r)
+		goto out;
 	r = cli_load_images(cli, a.bin_path, a.force_bin, maps, mem, &imgs, &bin, &bin_match);
 	if (r)
 		goto out;
