@@ -224,6 +224,33 @@ static void fill_meta(const struct vg_profile *p, const struct vg_target *t, str
 	m->comm = t->comm;
 }
 
+/* How many stacks ended before their outermost frame, and why, for the
+ * table's header (why: "stack_end 12, no_cfi 3, frame limit 1"). */
+static void fill_cut(const struct vg_profile *p, struct vg_stacks_meta *m, char *why, size_t size)
+{
+	const struct vg_profile_stats *st = vg_profile_stats(p);
+	size_t len = 0;
+	uint64_t n = 0;
+
+	why[0] = '\0';
+	if (vg_profile_unwind(p) == VG_UNWIND_MODE_DWARF)
+		for (int i = 0; i < 8; i++) {
+			if (i == VG_UNWIND_OUTERMOST || !st->unwind_stop[i] || len >= size)
+				continue;
+			n += st->unwind_stop[i];
+			len += (size_t)snprintf(why + len, size - len, "%s%s %" PRIu64, len ? ", " : "",
+						vg_unwind_stop_name((enum vg_unwind_stop)i), st->unwind_stop[i]);
+		}
+	if (st->max_frames_hit && len < size) {
+		n += st->max_frames_hit;
+		snprintf(why + len, size - len, "%sframe limit %" PRIu64, len ? ", " : "", st->max_frames_hit);
+	}
+	if (n > st->samples)
+		n = st->samples;   /* a sample cut in both its kernel and user part */
+	m->stacks_cut = n;
+	m->stacks_cut_why = n ? why : NULL;
+}
+
 /* Why the counts may be short of the truth: each reason one sentence. */
 static void lower_bound_reasons(const struct vg_profile *p, cJSON *arr)
 {
@@ -485,6 +512,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	struct cli_stop_signals stop = { .fd = -1 };
 	struct vg_outfile of = { .fd = -1 };
 	FILE *out = stdout;
+	char cut_why[256];
 	int r;
 
 	cli->operation = "live_profile";   /* errors and reports say the same */
@@ -542,6 +570,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		}
 	}
 	fill_meta(p, cli->target, &meta);
+	fill_cut(p, &meta, cut_why, sizeof(cut_why));
 	switch (a.format) {
 	case FMT_TABLE:
 		r = vg_table_profile_write(out, vg_profile_stacks(p), &meta, (size_t)a.top, &err);
