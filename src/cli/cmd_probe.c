@@ -1063,7 +1063,9 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 			vg_probe_stop_name(vg_probe_stop_reason(s)), (double)vg_probe_duration_ns(s) / 1e9, calls,
 			st->records, st->records_lost,
 			vg_probe_stop_reason(s) == VG_PROBE_STOP_EXITED ? "" :
-			st->code_restored ? ", code bytes verified" : "; code bytes NOT verified");
+			!st->code_restored ? "; code bytes NOT verified" :
+			st->code_foreign_int3 ? ", code bytes verified (another uprobe's int3 still armed there)" :
+			", code bytes verified");
 	}
 	{
 		const struct vg_probe_stats *st = vg_probe_stats(s);
