@@ -87,6 +87,17 @@ int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid)
 	return 0;
 }
 
+int cli_parse_duration(struct vg_cli *cli, const char *arg, uint64_t *ms)
+{
+	uint64_t v;
+
+	if (vg_parse_u64(arg, 0, &v) < 0 || v == 0 || v > CLI_MAX_DURATION_MS)
+		return cli_usage_error(cli, "invalid --duration '%s': expected milliseconds, 1 to %llu (a year)",
+				       arg, (unsigned long long)CLI_MAX_DURATION_MS);
+	*ms = v;
+	return 0;
+}
+
 int cli_attach(struct vg_cli *cli, const char *pid_arg)
 {
 	struct vg_error err = { 0 };
@@ -357,6 +368,18 @@ void cli_stop_signals_end(struct cli_stop_signals *s)
 	close(s->fd);
 	s->fd = -1;
 	sigprocmask(SIG_SETMASK, &s->old, NULL);
+}
+
+int cli_need_user_memory(struct vg_cli *cli, const char *verb)
+{
+	struct vg_error err = { 0 };
+	pid_t tid;
+
+	if (vg_proc_mm_holder(cli->target->pid, &tid) != VG_MM_KTHREAD)
+		return 0;
+	vg_error_set(&err, -EINVAL, "pid %d (%s) is a kernel thread: it has no user memory or code to %s; give the PID of a user process",
+		     (int)cli->target->pid, cli->target->comm, verb);
+	return cli_fail(cli, &err);
 }
 
 int cli_open_target(struct vg_cli *cli, const char *pid_arg, struct vg_maps **maps,

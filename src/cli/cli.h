@@ -69,6 +69,12 @@ void cli_put_path(FILE *f, const char *path, bool deleted);
 /* Strict PID: decimal, > 0, fits pid_t. */
 int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid);
 
+/* --duration MS of watch, profile and probe: decimal or 0xHEX, 1 ms to a
+ * year (a larger value would overflow the deadline in nanoseconds and
+ * stop at once).  Prints and returns VG_EXIT_USAGE when out of range. */
+#define CLI_MAX_DURATION_MS (365ull * 86400 * 1000)
+int cli_parse_duration(struct vg_cli *cli, const char *arg, uint64_t *ms);
+
 /* Attach to the PID given on the command line; on failure prints and
  * returns the exit code (> 0), else 0 with cli->target set. */
 int cli_attach(struct vg_cli *cli, const char *pid_arg);
@@ -80,6 +86,11 @@ int cli_print_json(cJSON *doc);
  * an error in an earlier argument is reported as JSON.  main() calls it
  * once on the whole command line, for every command. */
 void cli_prescan_json(struct vg_cli *cli, int argc, char **argv);
+
+/* A kernel thread (pid 2, kworkers) has no user memory: scan, watch and
+ * probe refuse it (exit 2, with what to do) instead of reporting nothing
+ * found.  0, or the exit code after printing. */
+int cli_need_user_memory(struct vg_cli *cli, const char *verb);
 
 struct vg_maps;
 /* Load the target's maps, honouring VIGIL_MAPS_SOURCE=text|query.  Prints

@@ -14,6 +14,7 @@
 #include "probe/probe.h"
 #include "report/json.h"
 #include "sym/symbolizer.h"
+#include "util/outfile.h"
 
 const char cmd_probe_usage[] =
 	"usage: vigil probe PID LOCATION... [--duration MS] [--latency] [--args N]\n"
@@ -53,7 +54,9 @@ const char cmd_probe_usage[] =
 	"price); --latency, --args and --stacks add a record per hit.  While armed,\n"
 	"the kernel keeps a breakpoint in its copy of each probed page; closing the\n"
 	"probes restores the original bytes, which vigil reads back and checks.\n"
-	"vigil never writes into the target.  Needs root, or CAP_PERFMON + CAP_BPF.\n"
+	"vigil never writes into the target.  Needs root or CAP_SYS_ADMIN: the\n"
+	"kernel's uprobe PMU requires it since 2025 (CAP_PERFMON + CAP_BPF was\n"
+	"enough before; the error says which is missing).\n"
 	"\n"
 	"examples:\n"
 	"  vigil probe 4242 malloc --duration 5000\n"
@@ -106,8 +109,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			a->specs[a->n_specs++] = optarg;
 			break;
 		case OPT_DURATION:
-			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > 365ull * 86400 * 1000)
-				return cli_usage_error(cli, "invalid --duration '%s': expected milliseconds > 0", optarg);
+			if (cli_parse_duration(cli, optarg, &v))
+				return VG_EXIT_USAGE;
 			a->o.duration_ms = v;
 			break;
 		case OPT_LATENCY:
@@ -687,7 +690,7 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 		return cli_out_of_memory(cli, "printing the JSON report");
 	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
 		r = -EIO;
-	free(text);
+	cJSON_free(text);
 	return r;
 }
 
@@ -943,6 +946,7 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	struct vg_probe_session *s = NULL;
 	struct cli_stop_signals stop = { .fd = -1 };
 	struct live lv;
+	struct vg_outfile of = { .fd = -1 };
 	FILE *out = stdout;
 	int r;
 
@@ -952,9 +956,19 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	r = parse_args(cli, argc, argv, &a);
 	if (r)
 		return r < 0 ? 0 : r;
+	/* A bad -o is refused now, not after the run it would lose. */
+	if (a.out_path && vg_outfile_check(a.out_path, &err) < 0)
+		return cli_fail(cli, &err);
+	/* Ctrl-C and SIGTERM end the probe, not vigil, from the start: one
+	 * during the setup (resolving, loading, arming: tens of ms) stops it
+	 * right after arming, and the report follows. */
+	cli_stop_signals_begin(&stop);
 	r = cli_attach(cli, a.pid);
 	if (r)
-		return r;
+		goto out;
+	r = cli_need_user_memory(cli, "probe");
+	if (r)
+		goto out;
 	if (vg_symbolizer_open_target(cli->target, 0, &sym, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
@@ -982,8 +996,6 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 				 l->n_definitions, l->sites[0].image && l->sites[0].image->path[0]
 				 ? l->sites[0].image->path : l->sites[0].path);
 	}
-	/* Ctrl-C and SIGTERM end the probe, not vigil: the report follows. */
-	cli_stop_signals_begin(&stop);
 	if (vg_probe_arm(s, &err) < 0) {
 		vg_target_explain(cli->target, err.code, &err);
 		if (err.code == -EOPNOTSUPP)   /* no uprobe PMU: a kernel capability */
@@ -999,14 +1011,17 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	/* Opened (and truncated) only now: a probe that could not start
-	 * leaves an earlier report in place. */
+	/* Created only now, and renamed over the path only when complete: a
+	 * probe that could not start leaves an earlier report in place. */
 	if (a.out_path) {
-		out = fopen(a.out_path, "we");
-		if (!out) {
-			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
-			out = stdout;
+		if (vg_outfile_open(&of, a.out_path, 0, &err) < 0) {
 			r = cli_fail(cli, &err);
+			goto out;
+		}
+		out = vg_outfile_stream(&of);
+		if (!out) {
+			out = stdout;
+			r = cli_out_of_memory(cli, "opening the output file");
 			goto out;
 		}
 	}
@@ -1018,17 +1033,21 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 		print_table(out, s, sym, &a, cli->target);
 		r = ferror(out) ? -EIO : 0;
 	}
+	if (r < 0 && out != stdout && of.error) {
+		/* The file's own errno (ENOSPC), from the commit's sentence. */
+		out = stdout;
+		vg_outfile_commit(&of, "probe report", &err);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
 	if (r < 0) {
 		vg_error_set(&err, r, "cannot write the report: %s", strerror(-r));
 		r = cli_fail(cli, &err);
 		goto out;
 	}
 	if (out != stdout) {
-		FILE *f = out;
-
 		out = stdout;
-		if (fclose(f) != 0) {
-			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
+		if (vg_outfile_commit(&of, "probe report", &err) < 0) {
 			r = cli_fail(cli, &err);
 			goto out;
 		}
@@ -1044,7 +1063,9 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 			vg_probe_stop_name(vg_probe_stop_reason(s)), (double)vg_probe_duration_ns(s) / 1e9, calls,
 			st->records, st->records_lost,
 			vg_probe_stop_reason(s) == VG_PROBE_STOP_EXITED ? "" :
-			st->code_restored ? ", code bytes verified" : "; code bytes NOT verified");
+			!st->code_restored ? "; code bytes NOT verified" :
+			st->code_foreign_int3 ? ", code bytes verified (another uprobe's int3 still armed there)" :
+			", code bytes verified");
 	}
 	{
 		const struct vg_probe_stats *st = vg_probe_stats(s);
@@ -1061,8 +1082,7 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	cli_print_target_notes(cli->target);
 	r = vg_probe_stop_reason(s) == VG_PROBE_STOP_EXEC ? VG_EXIT_GONE : 0;
 out:
-	if (out != stdout)
-		fclose(out);
+	vg_outfile_abort(&of);
 	vg_probe_free(s);
 	cli_stop_signals_end(&stop);
 	vg_symbolizer_free(sym);

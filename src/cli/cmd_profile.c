@@ -23,6 +23,7 @@
 #include "report/svg.h"
 #include "report/table_profile.h"
 #include "sym/symbolizer.h"
+#include "util/outfile.h"
 
 const char cmd_profile_usage[] =
 	"usage: vigil profile PID [--freq HZ] [--duration MS] [--event EVENT] [--tid TID]...\n"
@@ -120,8 +121,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 			a->o.freq = v;
 			break;
 		case OPT_DURATION:
-			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > 365ull * 86400 * 1000)
-				return cli_usage_error(cli, "invalid --duration '%s': expected milliseconds > 0", optarg);
+			if (cli_parse_duration(cli, optarg, &v))
+				return VG_EXIT_USAGE;
 			a->o.duration_ms = v;
 			break;
 		case OPT_EVENT:
@@ -221,6 +222,33 @@ static void fill_meta(const struct vg_profile *p, const struct vg_target *t, str
 	m->throttled = vg_profile_perf_stats(p)->throttled;
 	m->pid = t->pid;
 	m->comm = t->comm;
+}
+
+/* How many stacks ended before their outermost frame, and why, for the
+ * table's header (why: "stack_end 12, no_cfi 3, frame limit 1"). */
+static void fill_cut(const struct vg_profile *p, struct vg_stacks_meta *m, char *why, size_t size)
+{
+	const struct vg_profile_stats *st = vg_profile_stats(p);
+	size_t len = 0;
+	uint64_t n = 0;
+
+	why[0] = '\0';
+	if (vg_profile_unwind(p) == VG_UNWIND_MODE_DWARF)
+		for (int i = 0; i < 8; i++) {
+			if (i == VG_UNWIND_OUTERMOST || !st->unwind_stop[i] || len >= size)
+				continue;
+			n += st->unwind_stop[i];
+			len += (size_t)snprintf(why + len, size - len, "%s%s %" PRIu64, len ? ", " : "",
+						vg_unwind_stop_name((enum vg_unwind_stop)i), st->unwind_stop[i]);
+		}
+	if (st->max_frames_hit && len < size) {
+		n += st->max_frames_hit;
+		snprintf(why + len, size - len, "%sframe limit %" PRIu64, len ? ", " : "", st->max_frames_hit);
+	}
+	if (n > st->samples)
+		n = st->samples;   /* a sample cut in both its kernel and user part */
+	m->stacks_cut = n;
+	m->stacks_cut_why = n ? why : NULL;
 }
 
 /* Why the counts may be short of the truth: each reason one sentence. */
@@ -470,7 +498,7 @@ static int print_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 		return cli_out_of_memory(cli, "printing the JSON report");
 	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
 		r = -EIO;
-	free(text);
+	cJSON_free(text);
 	return r;
 }
 
@@ -482,7 +510,9 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	struct vg_profile *p = NULL;
 	struct vg_stacks_meta meta;
 	struct cli_stop_signals stop = { .fd = -1 };
+	struct vg_outfile of = { .fd = -1 };
 	FILE *out = stdout;
+	char cut_why[256];
 	int r;
 
 	cli->operation = "live_profile";   /* errors and reports say the same */
@@ -490,16 +520,20 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	r = parse_args(cli, argc, argv, &a);
 	if (r)
 		return r < 0 ? 0 : r;
+	/* A bad -o is refused now, not after the profile it would lose. */
+	if (a.out_path && vg_outfile_check(a.out_path, &err) < 0)
+		return cli_fail(cli, &err);
+	/* Ctrl-C and SIGTERM end the profile, not vigil, from the start: one
+	 * during the setup stops it at once, and the report follows. */
+	cli_stop_signals_begin(&stop);
 	r = cli_attach(cli, a.pid);
 	if (r)
-		return r;
+		goto out;
 	if (vg_symbolizer_open_target(cli->target, 0, &sym, &err) < 0 ||
 	    vg_profile_new(cli->target, sym, &a.o, &p, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	/* Ctrl-C and SIGTERM end the profile, not vigil: the report follows. */
-	cli_stop_signals_begin(&stop);
 	if (vg_profile_start(p, &err) < 0) {
 		vg_target_explain(cli->target, err.code, &err);
 		r = cli_fail(cli, &err);
@@ -524,15 +558,19 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	if (isatty(STDERR_FILENO))
 		fputs("\r\033[K", stderr);
 	if (a.out_path) {
-		out = fopen(a.out_path, "we");
-		if (!out) {
-			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
-			out = stdout;
+		if (vg_outfile_open(&of, a.out_path, 0, &err) < 0) {
 			r = cli_fail(cli, &err);
+			goto out;
+		}
+		out = vg_outfile_stream(&of);
+		if (!out) {
+			out = stdout;
+			r = cli_out_of_memory(cli, "opening the output file");
 			goto out;
 		}
 	}
 	fill_meta(p, cli->target, &meta);
+	fill_cut(p, &meta, cut_why, sizeof(cut_why));
 	switch (a.format) {
 	case FMT_TABLE:
 		r = vg_table_profile_write(out, vg_profile_stacks(p), &meta, (size_t)a.top, &err);
@@ -555,6 +593,13 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 			goto out;
 		break;
 	}
+	if (r < 0 && out != stdout && of.error) {
+		/* The file's own errno (ENOSPC), from the commit's sentence. */
+		out = stdout;
+		vg_outfile_commit(&of, "profile", &err);
+		r = cli_fail(cli, &err);
+		goto out;
+	}
 	if (r < 0) {
 		if (!err.code)
 			vg_error_set(&err, r, "cannot write the %s output: %s", format_names[a.format], strerror(-r));
@@ -562,13 +607,11 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	if (out != stdout) {
-		if (fclose(out) != 0) {
-			out = stdout;
-			vg_error_set(&err, -errno, "cannot write '%s': %s", a.out_path, strerror(errno));
+		out = stdout;
+		if (vg_outfile_commit(&of, "profile", &err) < 0) {
 			r = cli_fail(cli, &err);
 			goto out;
 		}
-		out = stdout;
 	}
 	{
 		const struct vg_perf_stats *ps = vg_profile_perf_stats(p);
@@ -589,8 +632,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	cli_print_target_notes(cli->target);
 	r = vg_profile_stop_reason(p) == VG_PROFILE_STOP_EXEC ? VG_EXIT_GONE : 0;
 out:
-	if (out != stdout)
-		fclose(out);
+	vg_outfile_abort(&of);
 	vg_profile_free(p);
 	cli_stop_signals_end(&stop);
 	vg_symbolizer_free(sym);

@@ -5,6 +5,7 @@
  * Every mode reads the target with process_vm_readv only: the target is
  * never stopped (ptrace) and never written.  Results name a form `vigil
  * watch` takes, so the hunt goes on with one command. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -27,6 +28,7 @@
 #include "scan/snapshot.h"
 #include "target/maps.h"
 #include "target/mem.h"
+#include "util/outfile.h"
 
 const char cmd_scan_usage[] =
 	"usage: vigil scan PID VALUE --type TYPE [--aligned] [--regions SET] [--save FILE] [--json]\n"
@@ -100,6 +102,7 @@ struct scan_args {
 	const char *operand;        /* --eq V, --increased-by D, --range A..B */
 	double epsilon;
 	uint64_t max_list, depth, max_offset, max_chains;
+	char **argv_copy;           /* parse_args' reordered argv (array only) */
 };
 
 /* What the report shows about the scan itself. */
@@ -141,6 +144,67 @@ static int parse_count(struct vg_cli *cli, const char *opt, const char *s, uint6
 	return 0;
 }
 
+/* A negative number ("-129", "-1.5", "-.5") that is not an option's
+ * argument is a VALUE, not the options -1 -2 -9: it goes behind a "--",
+ * after which getopt hands every word over as a positional, in order (the
+ * PID, never negative, stays first).  Returns a new argv (free the array,
+ * not the strings) or NULL when out of memory. */
+static char **negatives_last(int argc, char **argv, const struct option *opts)
+{
+	char **out = calloc((size_t)argc + 2, sizeof(*out));
+	int n = 0, end = argc;
+
+	if (!out)
+		return NULL;
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			end = i;
+			break;
+		}
+	out[n++] = argv[0];
+	for (int i = 1; i < end; i++) {
+		const char *w = argv[i];
+		bool neg = w[0] == '-' && (isdigit((unsigned char)w[1]) ||
+					   (w[1] == '.' && isdigit((unsigned char)w[2])));
+
+		if (neg)
+			continue;
+		out[n++] = argv[i];
+		if (strncmp(w, "--", 2) == 0 && w[2] && !strchr(w, '=') && i + 1 < end) {
+			/* --increased-by -5: its argument, wherever it points. */
+			size_t len = strlen(w + 2);
+
+			for (const struct option *o = opts; o->name; o++)
+				if (o->has_arg == required_argument && strncmp(o->name, w + 2, len) == 0) {
+					out[n++] = argv[++i];
+					break;
+				}
+		}
+	}
+	out[n++] = "--";
+	for (int i = 1; i < end; i++) {
+		const char *w = argv[i];
+
+		if (strncmp(w, "--", 2) == 0 && w[2] && !strchr(w, '=') && i + 1 < end) {
+			size_t len = strlen(w + 2);
+
+			for (const struct option *o = opts; o->name; o++)
+				if (o->has_arg == required_argument && strncmp(o->name, w + 2, len) == 0) {
+					i++;
+					break;
+				}
+			continue;
+		}
+		if (w[0] == '-' && (isdigit((unsigned char)w[1]) ||
+				    (w[1] == '.' && isdigit((unsigned char)w[2]))))
+			out[n++] = argv[i];
+	}
+	for (int i = end + 1; i < argc; i++)
+		out[n++] = argv[i];
+	out[n] = NULL;
+	return out;
+}
+
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct scan_args *a)
 {
 	enum {
@@ -176,6 +240,13 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct scan_arg
 	};
 	const char *pos[2] = { NULL, NULL };
 	int npos = 0, c, r = 0;
+
+	a->argv_copy = negatives_last(argc, argv, opts);
+	if (!a->argv_copy)
+		return cli_out_of_memory(cli, "parsing the command line");
+	argv = a->argv_copy;
+	for (argc = 0; argv[argc]; argc++)
+		;
 
 	a->depth = 3;
 	a->max_offset = 4096;
@@ -677,6 +748,8 @@ static int run_first(struct vg_cli *cli, const struct scan_args *a, const struct
 	o.value = v;
 	o.aligned = a->aligned;
 	vg_scan_select_parse(a->regions, &o.select);
+	if (vg_scan_select_check(&o.select, maps, &err) < 0)
+		return cli_fail(cli, &err);
 	o.stop = &stop_requested;
 	if (isatty(STDERR_FILENO) && !cli->json)
 		o.progress = progress_line;
@@ -816,6 +889,8 @@ static int run_snapshot(struct vg_cli *cli, const struct scan_args *a, const str
 	int r;
 
 	vg_scan_select_parse(a->regions, &sel);
+	if (vg_scan_select_check(&sel, maps, &err) < 0)
+		return cli_fail(cli, &err);
 	identity_of(cli->target, &id);
 	test_sync_point();
 	r = vg_snapshot_save(cli->target->mm_pid, maps, &sel, &id, a->snapshot, &stop_requested,
@@ -1056,6 +1131,8 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv)
 	cli->operation = "live_scan";   /* errors and reports say the same */
 	memset(&a, 0, sizeof(a));
 	r = parse_args(cli, argc, argv, &a);
+	free(a.argv_copy);
+	a.argv_copy = NULL;
 	if (r)
 		return r < 0 ? 0 : r;
 	/* Every argument is checked before the target is touched: a bad
@@ -1075,7 +1152,16 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
+	/* The output path too: a scan is not done for nothing. */
+	if ((a.save && vg_outfile_check(a.save, &err) < 0) ||
+	    (a.snapshot && vg_outfile_check(a.snapshot, &err) < 0)) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
 	r = cli_open_target(cli, a.pid, &maps, &mem);
+	if (r)
+		goto out;
+	r = cli_need_user_memory(cli, "scan");
 	if (r)
 		goto out;
 	/* Ctrl-C ends a long scan with what was found so far. */

@@ -337,6 +337,27 @@ static cJSON *json_result(const char *input, const struct vg_sym_result *res,
 	return o;
 }
 
+/* An input that is not an address: answered with the error in its place
+ * (exit 2 once every line was answered). */
+static int answer_bad(struct sym_run *r, const char *input, const char *msg)
+{
+	r->n_bad_input++;
+	if (r->results) {
+		cJSON *o = json_result(input, NULL, msg);
+
+		if (!o || !cJSON_AddItemToArray(r->results, o))
+			return cli_out_of_memory(r->cli, "for the JSON results");
+	} else if (r->o.style == STYLE_LLVM) {
+		fputs("??\n??:0:0\n\n", stdout);
+	} else {
+		cli_put_text(stdout, input);
+		fputs("  error: ", stdout);
+		cli_put_text(stdout, msg);
+		putchar('\n');
+	}
+	return 0;
+}
+
 /* One input: resolve, look up, print (or collect).  Returns 0, or the
  * exit code of a failure that ends the run (target gone, OOM). */
 static int answer(struct sym_run *r, const char *input, bool from_stdin)
@@ -346,25 +367,8 @@ static int answer(struct sym_run *r, const char *input, bool from_stdin)
 	uint64_t addr;
 	int rc = 0;
 
-	if (resolve(r, input, from_stdin, &addr, &err) < 0) {
-		r->n_bad_input++;
-		if (r->results) {
-			cJSON *o = json_result(input, NULL, err.msg);
-
-			if (!o || !cJSON_AddItemToArray(r->results, o))
-				return cli_out_of_memory(r->cli, "for the JSON results");
-		} else {
-			if (r->o.style == STYLE_LLVM)
-				fputs("??\n??:0:0\n\n", stdout);
-			else {
-				cli_put_text(stdout, input);
-				fputs("  error: ", stdout);
-				cli_put_text(stdout, err.msg);
-				putchar('\n');
-			}
-		}
-		return 0;
-	}
+	if (resolve(r, input, from_stdin, &addr, &err) < 0)
+		return answer_bad(r, input, err.msg);
 	res = malloc(sizeof(*res));
 	if (!res)
 		return cli_out_of_memory(r->cli, "for an answer");
@@ -458,6 +462,12 @@ static int answer_stdin(struct sym_run *r)
 			char *line;
 
 			*nl = '\0';
+			if (memchr(buf + start, '\0', (size_t)(nl - (buf + start)))) {
+				/* "0x1000\0junk" is not the address 0x1000. */
+				rc = answer_bad(r, trim(buf + start), "the line contains a NUL byte");
+				start = (size_t)(nl - buf) + 1;
+				continue;
+			}
 			line = trim(buf + start);
 			start = (size_t)(nl - buf) + 1;
 			if (*line)

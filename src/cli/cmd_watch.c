@@ -149,10 +149,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_ar
 			a->opt.rw = optarg[0] == 'r';
 			break;
 		case OPT_DURATION:
-			if ((r = parse_number(cli, "--duration", optarg, &a->opt.duration_ms)))
+			if ((r = cli_parse_duration(cli, optarg, &a->opt.duration_ms)))
 				return r;
-			if (a->opt.duration_ms == 0)
-				return cli_usage_error(cli, "--duration must be at least 1 ms");
 			break;
 		case OPT_MAX_EVENTS:
 			if ((r = parse_number(cli, "--max-events", optarg, &a->opt.max_events)))
@@ -845,7 +843,13 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	r = parse_args(cli, argc, argv, &a);
 	if (r)
 		return r < 0 ? 0 : r;
+	/* Ctrl-C and SIGTERM end the watch, not vigil, from the start: one
+	 * during the setup (tens of ms) stops it at once, with a report. */
+	cli_stop_signals_begin(&stop);
 	r = cli_open_target(cli, a.pid, &maps, &mem);
+	if (r)
+		goto out;
+	r = cli_need_user_memory(cli, "watch");
 	if (r)
 		goto out;
 	r = cli_load_images(cli, a.bin_path, a.force_bin, maps, mem, &imgs, &bin, &bin_match);
@@ -859,9 +863,6 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-
-	/* Ctrl-C and SIGTERM end the watch, not vigil: the report follows. */
-	cli_stop_signals_begin(&stop);
 
 	if (vg_watch_arm(s, &err) < 0) {
 		r = cli_fail(cli, &err);

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include <linux/bpf.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 
 #include "perf/cpus.h"
@@ -190,10 +191,28 @@ static long sys_bpf(int cmd, union bpf_attr *attr)
 	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
 }
 
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+
+/* Is cap in vigil's effective set?  capget(2) directly: libcap is not a
+ * dependency for two bits. */
+static bool cap_effective(unsigned cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) < 0 || cap / 32 >= _LINUX_CAPABILITY_U32S_3)
+		return false;
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
 static int bpf_refused(struct vg_error *err, const char *what)
 {
-	return vg_error_set(err, -EPERM, "%s was refused: vigil probe needs CAP_BPF and "
-			    "CAP_PERFMON (or root)", what);
+	return vg_error_set(err, -EPERM, "%s was refused: vigil probe needs root or "
+			    "CAP_SYS_ADMIN (the kernel's uprobes require it; it stands for the "
+			    "CAP_BPF and CAP_PERFMON the eBPF program needs)", what);
 }
 
 static int map_create(enum bpf_map_type type, uint32_t key_size, uint32_t value_size,
@@ -1083,9 +1102,20 @@ static int uprobe_open_error(int e, const char *path, uint64_t off, pid_t pid,
 				    "(SYMBOL+OFF) instead", o, path);
 	case EACCES:
 	case EPERM:
-		return vg_error_set(err, -e, "creating a uprobe on pid %d was refused: vigil "
-				    "probe needs CAP_PERFMON (or root); kernel.perf_event_paranoid "
-				    "is %d", (int)pid, perf_paranoid());
+		/* perf_uprobe_event_init() checks capable(CAP_SYS_ADMIN) since
+		 * "perf: Require CAP_SYS_ADMIN for uprobes" (2025, in stable
+		 * kernels too): a uprobe on a data word mistaken for code
+		 * corrupts it, so CAP_PERFMON (enough from 5.8 until then) no
+		 * longer is; perf_event_paranoid plays no part. */
+		if (!cap_effective(CAP_SYS_ADMIN))
+			return vg_error_set(err, -e, "creating a uprobe on pid %d was refused: "
+					    "the kernel's uprobe PMU requires CAP_SYS_ADMIN%s (CAP_PERFMON "
+					    "was enough before the 2025 change 'perf: Require CAP_SYS_ADMIN "
+					    "for uprobes'); run vigil probe as root or with CAP_SYS_ADMIN", (int)pid,
+					    cap_effective(CAP_PERFMON) ? ", and vigil has CAP_PERFMON only" : "");
+		return vg_error_set(err, -e, "creating a uprobe on pid %d was refused although "
+				    "vigil has CAP_SYS_ADMIN: a security module (SELinux, AppArmor, "
+				    "lockdown) refused it", (int)pid);
 	case ESRCH:
 		/* A leader that called pthread_exit is a zombie: the process
 		 * lives on in its other threads. */

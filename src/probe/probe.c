@@ -201,16 +201,27 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 	}
 	/* One per-thread stack pairs every location: the same entry twice
 	 * (foo and 0xADDR-of-foo) would pair one location's returns with
-	 * the other's entries. */
-	for (size_t i = 0; r >= 0 && o->latency && i < s->n_sites; i++)
-		for (size_t j = i + 1; r >= 0 && j < s->n_sites; j++)
-			if (s->sites[i].result.has_return && s->sites[j].result.has_return &&
-			    s->sites[i].site->runtime_addr == s->sites[j].site->runtime_addr)
+	 * the other's entries.  Without --latency the same instruction in
+	 * two locations (f f, or f and libc.so.6:f) would count every call
+	 * once per location, and the total more than once: refused too. */
+	for (size_t i = 0; r >= 0 && i < s->n_sites; i++)
+		for (size_t j = i + 1; r >= 0 && j < s->n_sites; j++) {
+			const struct site_state *a = &s->sites[i], *b = &s->sites[j];
+
+			if (a->site->runtime_addr != b->site->runtime_addr)
+				continue;
+			if (a->result.has_return && b->result.has_return)
 				r = vg_error_set(err, -EINVAL,
 						 "'%s' and '%s' are the same function entry (0x%" PRIx64 "); give it once",
-						 s->locs[s->sites[i].location].loc.input,
-						 s->locs[s->sites[j].location].loc.input,
-						 s->sites[i].site->runtime_addr);
+						 s->locs[a->location].loc.input, s->locs[b->location].loc.input,
+						 a->site->runtime_addr);
+			else if (a->location != b->location)
+				r = vg_error_set(err, -EINVAL,
+						 "'%s' and '%s' probe the same instruction (0x%" PRIx64 "): each call "
+						 "would be counted once per location; give it once",
+						 s->locs[a->location].loc.input, s->locs[b->location].loc.input,
+						 a->site->runtime_addr);
+		}
 	if (r >= 0 && o->latency) {
 		s->pairing = vg_pairing_new(s->n_locs);
 		if (!s->pairing)
@@ -843,6 +854,16 @@ static void collect_stacks(struct vg_probe_session *s)
 	}
 }
 
+/* Does mem differ from file only by int3 (0xcc) bytes where the file has
+ * something else: breakpoints of other uprobes still armed? */
+static bool only_int3s(const uint8_t *mem, const uint8_t *file, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (mem[i] != file[i] && mem[i] != 0xcc)
+			return false;
+	return true;
+}
+
 /* Read each site's bytes back from the target and compare them with the
  * file's: the kernel put its breakpoint in the target's copy of the page
  * and must have put the original back when the last event closed. */
@@ -874,12 +895,27 @@ static void check_code_restored(struct vg_probe_session *s)
 		if (fgot < got)
 			got = fgot;
 		s->stats.code_checked++;
-		if (memcmp(mem, file, (size_t)got) != 0) {
-			s->stats.code_restored = false;
-			snprintf(s->stats.code_why, sizeof(s->stats.code_why),
-				 "the code at 0x%" PRIx64 " differs from the file after the probes were closed",
-				 st->runtime_addr);
+		if (memcmp(mem, file, (size_t)got) == 0)
+			continue;
+		if (only_int3s(mem, file, (size_t)got)) {
+			/* The kernel does not hide a uprobe's int3 from readers of
+			 * the target's memory: it writes it into the target's own
+			 * copy of the page (uprobe_write_opcode) and puts the
+			 * original back when the last uprobe on that instruction
+			 * closes.  Another tool's (a second vigil probe, perf,
+			 * bpftrace) still being armed is not a failure to restore. */
+			s->stats.code_foreign_int3++;
+			if (!s->stats.code_why[0])
+				snprintf(s->stats.code_why, sizeof(s->stats.code_why),
+					 "an int3 is still at 0x%" PRIx64 " and every other byte equals the file: "
+					 "another uprobe on that instruction (a second vigil probe, perf, bpftrace) "
+					 "is still armed", st->runtime_addr);
+			continue;
 		}
+		s->stats.code_restored = false;
+		snprintf(s->stats.code_why, sizeof(s->stats.code_why),
+			 "the code at 0x%" PRIx64 " differs from the file after the probes were closed",
+			 st->runtime_addr);
 	}
 }
 

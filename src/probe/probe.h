@@ -118,6 +118,8 @@ struct vg_probe_stats {
 	char rearm_why[256];         /* why the last move failed, or "" */
 	bool code_restored;          /* every site's bytes read back equal the file's */
 	size_t code_checked;         /* sites whose bytes were read back */
+	size_t code_foreign_int3;    /* sites still holding another uprobe's int3
+				      * (the rest equal to the file): restored */
 	char code_why[256];          /* why not restored/checked, or "" */
 	/* The process tree (a software dummy event with task/comm_exec on
 	 * every thread, perf/event.h): the exec that stopped the probe (its

@@ -113,6 +113,9 @@ struct vg_stacks_meta {
 	int32_t pid;
 	const char *comm;
 	const char *tool_version; /* "0.1.0"; NULL: VG_VERSION */
+	uint64_t stacks_cut;      /* samples whose stack ended before its
+				   * outermost frame (callers missing) */
+	const char *stacks_cut_why; /* "stack_end 12, no_cfi 3"; NULL: none */
 };
 
 struct vg_stacks;

@@ -72,6 +72,10 @@ int vg_table_profile_write(FILE *out, const struct vg_stacks *s,
 		fprintf(out, "; lower bound: %" PRIu64 " samples lost, throttled %"
 			PRIu64 " times", meta->lost, meta->throttled);
 	fputc('\n', out);
+	if (meta && meta->stacks_cut)
+		fprintf(out, "%" PRIu64 " of %" PRIu64 " stacks cut before their outermost frame (%s): "
+			"their callers are missing, so totals are lower bounds\n",
+			meta->stacks_cut, total, meta->stacks_cut_why ? meta->stacks_cut_why : "frame limit");
 	fputs("by self:\n", out);
 	for (size_t i = 0; i < shown; i++)
 		put_row(out, s, &fns[i], total);

@@ -6,7 +6,10 @@
  *
  * self = samples where the function is the leaf, total = samples where it
  * is anywhere on the stack (once per sample under recursion); percentages
- * are of all samples.  Inlined functions say "(inlined)", kernel ones
+ * are of all samples.  When stacks were cut before their outermost frame
+ * (meta->stacks_cut), a second header line says how many and why: the
+ * callers of a cut stack are missing from every total.  Inlined functions
+ * say "(inlined)", kernel ones
  * "[kernel]".  Control characters in names are written \ooo, so one line
  * stays one function. */
 #ifndef VG_TABLE_PROFILE_H

@@ -262,7 +262,7 @@ static void binw_flush(struct vg_binw *w)
 {
 	w->crc = crc_update(w->crc_kind, w->crc, w->buf, w->len);
 	if (w->len && !w->error)
-		w->error = write_all(w->fd, w->buf, w->len);
+		w->error = write_all(w->out.fd, w->buf, w->len);
 	w->len = 0;
 }
 
@@ -279,7 +279,7 @@ void vg_binw_put(struct vg_binw *w, const void *p, size_t n)
 		/* Large payloads (snapshot chunks) skip the copy. */
 		w->crc = crc_update(w->crc_kind, w->crc, p, n);
 		if (!w->error)
-			w->error = write_all(w->fd, p, n);
+			w->error = write_all(w->out.fd, p, n);
 		return;
 	}
 	memcpy(w->buf, p, n);
@@ -296,7 +296,7 @@ void vg_binw_put_crc(struct vg_binw *w, const void *p, size_t n, uint32_t crc)
 	w->size += n;
 	w->crc = crc_combine(w->crc_kind, w->crc, crc, n);
 	if (!w->error)
-		w->error = write_all(w->fd, p, n);
+		w->error = write_all(w->out.fd, p, n);
 }
 
 /* Little-endian on disk; x86-64 is little-endian, so the byte copies below
@@ -335,38 +335,28 @@ void vg_binw_uleb(struct vg_binw *w, uint64_t v)
 
 static void binw_free(struct vg_binw *w)
 {
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
 	free(w->buf);
-	free(w->path);
-	free(w->tmp);
 	w->buf = NULL;
-	w->path = w->tmp = NULL;
 }
 
 int vg_binw_open(struct vg_binw *w, const char *path, const char magic[8],
 		 uint32_t version, enum vg_bin_crc crc, struct vg_error *err)
 {
+	int r;
+
 	memset(w, 0, sizeof(*w));
-	w->fd = -1;
+	w->out.fd = -1;
 	w->crc_kind = crc;
 	w->crc = 0;                      /* both start from 0 (pre-inverted) */
 	w->cap = BUF_SIZE;
 	w->buf = malloc(w->cap);
-	w->path = strdup(path);
-	if (!w->buf || !w->path || asprintf(&w->tmp, "%s.tmp", path) < 0) {
-		w->tmp = NULL;
-		binw_free(w);
+	if (!w->buf)
 		return vg_error_set(err, -ENOMEM, "out of memory writing '%s'", path);
-	}
-	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		int e = errno;
-
-		vg_error_set(err, -e, "cannot create '%s': %s", w->tmp, strerror(e));
+	/* Scan sets and snapshots hold the target's memory: 0600. */
+	r = vg_outfile_open(&w->out, path, VG_OUTFILE_PRIVATE, err);
+	if (r < 0) {
 		binw_free(w);
-		return -e;
+		return r;
 	}
 	vg_binw_put(w, magic, 8);
 	vg_binw_u32(w, version);
@@ -377,8 +367,7 @@ int vg_binw_open(struct vg_binw *w, const char *path, const char magic[8],
 
 void vg_binw_abort(struct vg_binw *w)
 {
-	if (w->fd >= 0)
-		unlink(w->tmp);
+	vg_outfile_abort(&w->out);
 	binw_free(w);
 }
 
@@ -390,24 +379,14 @@ int vg_binw_commit(struct vg_binw *w, const char *what, struct vg_error *err)
 	binw_flush(w);
 	vg_binw_u32(w, w->crc);
 	size = w->size;
-	w->error = w->error ? w->error : write_all(w->fd, w->buf, w->len);
+	w->error = w->error ? w->error : write_all(w->out.fd, w->buf, w->len);
 	w->len = 0;
-	if (!w->error && pwrite(w->fd, &size, 8, SIZE_FIELD) != 8)
+	if (!w->error && pwrite(w->out.fd, &size, 8, SIZE_FIELD) != 8)
 		w->error = -errno;
-	if (!w->error && close(w->fd) < 0)
-		w->error = -errno;
-	else if (w->error)
-		close(w->fd);
-	w->fd = -1;
-	if (!w->error && rename(w->tmp, w->path) < 0)
-		w->error = -errno;
-	rc = w->error;
-	if (rc) {
-		/* ENOSPC and EIO are not the user's input: keep their class. */
-		vg_error_set(err, rc, "cannot write %s '%s': %s", what, w->path,
-			     strerror(-rc));
-		unlink(w->tmp);
-	}
+	/* ENOSPC and EIO are not the user's input: they keep their class. */
+	if (w->error && !w->out.error)
+		w->out.error = w->error;
+	rc = vg_outfile_commit(&w->out, what, err);
 	binw_free(w);
 	return rc;
 }

@@ -32,7 +32,8 @@ struct vg_scanset_meta {
 	uint32_t generation;     /* 0 first scan, +1 per narrowing */
 };
 
-/* Write atomically (path.tmp + rename).  -errno with a sentence. */
+/* Write atomically and 0600 (util/outfile.h: only a regular file of the
+ * user is replaced).  -errno with a sentence. */
 int vg_scanset_save(const char *path, const struct vg_scanset_meta *meta,
 		    const struct vg_match_set *set, struct vg_error *err);
 /* -ENOENT, -EINVAL "not a vigil scan set" / "truncated" / "corrupt",
@@ -47,10 +48,12 @@ int vg_scanset_load(const char *path, struct vg_scanset_meta *meta,
  * the file size field as zero, because that field is only known when the
  * last byte is written.  The size lets a reader tell "truncated" from
  * "corrupt" before parsing anything; the CRC catches the rest.  Writes go
- * to PATH.tmp through a buffer and are renamed over PATH only when
- * complete.  Not part of the public API: snapshot.c uses it. */
+ * through a buffer to a vg_outfile (0600, renamed over PATH only when
+ * complete).  Not part of the public API: snapshot.c uses it. */
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "util/outfile.h"
 
 #define VG_BIN_HEADER 24u            /* magic 8, version 4, flags 4, size 8 */
 
@@ -72,8 +75,7 @@ uint32_t vg_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2);
 uint32_t vg_bin_crc(enum vg_bin_crc kind, const void *p, size_t n);
 
 struct vg_binw {
-	int fd;
-	char *path, *tmp;
+	struct vg_outfile out;           /* the file (util/outfile.h) */
 	uint8_t *buf;
 	size_t len, cap;
 	enum vg_bin_crc crc_kind;
@@ -81,7 +83,7 @@ struct vg_binw {
 	uint64_t size;                   /* bytes written so far */
 	int error;                       /* first -errno of a write */
 };
-/* Create PATH.tmp and write the header.  0 or -errno with a sentence. */
+/* Create the file (vg_outfile_open) and write the header.  0 or -errno with a sentence. */
 int vg_binw_open(struct vg_binw *w, const char *path, const char magic[8],
 		 uint32_t version, enum vg_bin_crc crc, struct vg_error *err);
 void vg_binw_put(struct vg_binw *w, const void *p, size_t n);

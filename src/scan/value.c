@@ -450,6 +450,62 @@ bool vg_scan_region_selected(const struct vg_scan_select *sel,
 	return false;
 }
 
+static const char *region_base(const struct vg_region *r)
+{
+	const char *b = strrchr(r->path, '/');
+
+	return b ? b + 1 : r->path;
+}
+
+int vg_scan_select_check(const struct vg_scan_select *sel, const struct vg_maps *maps,
+			 struct vg_error *err)
+{
+	char list[512];
+	size_t len = 0, shown = 0, more = 0;
+
+	if (sel->set != VG_SCAN_REGIONS_IMAGE)
+		return 0;
+	for (size_t i = 0; i < maps->n; i++)
+		if (vg_scan_region_selected(sel, &maps->regions[i]))
+			return 0;
+	list[0] = '\0';
+	/* Two passes: names containing the text first, then the others. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < maps->n; i++) {
+			const struct vg_region *r = &maps->regions[i];
+			const char *b;
+			bool seen = false, near;
+
+			if (r->kind != VG_REGION_FILE || !r->path || !r->readable)
+				continue;
+			b = region_base(r);
+			near = sel->image && strstr(b, sel->image) != NULL;
+			if (near != (pass == 0))
+				continue;
+			for (size_t j = 0; j < i && !seen; j++) {
+				const struct vg_region *q = &maps->regions[j];
+
+				seen = q->kind == VG_REGION_FILE && q->path && q->readable &&
+				       strcmp(region_base(q), b) == 0;
+			}
+			if (seen)
+				continue;
+			if (shown < 12 && len + strlen(b) + 3 < sizeof(list)) {
+				len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+							shown ? ", " : "", b);
+				shown++;
+			} else {
+				more++;
+			}
+		}
+	}
+	if (more)
+		snprintf(list + len, sizeof(list) - len, " and %zu more", more);
+	return vg_error_set(err, -ENOENT,
+			    "--regions '%s' matches no mapped file: give a mapped file's name or path (%s) or one of writable, all, heap, stack, anon",
+			    sel->image ? sel->image : "", shown ? list : "none is mapped");
+}
+
 static const char *const op_names[] = {
 	[VG_NARROW_EQ] = "eq", [VG_NARROW_CHANGED] = "changed",
 	[VG_NARROW_UNCHANGED] = "unchanged", [VG_NARROW_INCREASED] = "increased",

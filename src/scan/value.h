@@ -98,6 +98,12 @@ void vg_scan_select_parse(const char *text, struct vg_scan_select *out);
  * prctl(PR_SET_VMA_ANON_NAME) ("[anon:NAME]"). */
 bool vg_scan_region_selected(const struct vg_scan_select *sel,
 			     const struct vg_region *r);
+/* An image name that selects no region of maps is a mistake, not "0
+ * matches": -ENOENT with a sentence naming the mapped files (those that
+ * contain the name first) and the set names.  0 for the set names and for
+ * an image that selects something. */
+int vg_scan_select_check(const struct vg_scan_select *sel, const struct vg_maps *maps,
+			 struct vg_error *err);
 
 /* Narrowing: keep a match whose value now (new) satisfies op against the
  * value it had at the last scan (old) and the operands. */

@@ -432,11 +432,37 @@ void vg_target_warn(struct vg_target *t, const char *fmt, ...)
 	t->warnings[t->n_warnings++] = s;
 }
 
+/* A process of our own user whose /proc/PID/maps belongs to root: the
+ * kernel does that for a process that is not dumpable (task_dump_owner;
+ * the directory itself keeps its owner on 6.x), and
+ * ptrace access then needs CAP_SYS_PTRACE even for its own user. */
+static bool own_but_not_dumpable(pid_t pid)
+{
+	char path[64], buf[2048], *uid;
+	struct stat st;
+	unsigned long real;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	n = read_small(path, buf, sizeof(buf));
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	uid = strstr(buf, "\nUid:");
+	if (!uid || sscanf(uid + 5, "%lu", &real) != 1 || real != (unsigned long)getuid())
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	return stat(path, &st) == 0 && st.st_uid == 0 && getuid() != 0;
+}
+
 int vg_error_denied(struct vg_error *err, int code, pid_t pid, const char *what)
 {
 	char scope[16] = "";
 	ssize_t n;
 
+	if (geteuid() != 0 && own_but_not_dumpable(pid))
+		return vg_error_set(err, code, "cannot read %s of pid %d: permission denied: the process runs as your user but is not dumpable (it called prctl(PR_SET_DUMPABLE, 0), or runs a setuid, setgid or file-capability program), so only root or CAP_SYS_PTRACE may observe it",
+				    what, (int)pid);
 	if (geteuid() == 0)
 		return vg_error_set(err, code, "cannot read %s of pid %d: permission denied although vigil runs as root: it lacks CAP_SYS_PTRACE over the target (another user namespace, or a reduced capability set)",
 				    what, (int)pid);

@@ -14,8 +14,12 @@
 
 /* Number of a system call name ("read" -> 0), or -1. */
 int vg_syscall_number(const char *name);
-/* Name of a number, or NULL. */
+/* Name of a number, or NULL.  Both directions also know the calls added
+ * after the build's <asm/unistd_64.h> (451 cachestat .. 470 listns). */
 const char *vg_syscall_name(int nr);
+/* The name, or "syscall_NNN" (in buf) for a number no table knows, e.g.
+ * one a newer kernel added; "syscall_unknown" for nr < 0. */
+const char *vg_syscall_label(int nr, char *buf, size_t size);
 /* The system call a kernel function implements, from the entry-point
  * naming conventions: "__x64_sys_read", "__do_sys_read", "__se_sys_read",
  * "__ia32_sys_read", "ksys_read" -> "read" (copied into name, NUL-ended),

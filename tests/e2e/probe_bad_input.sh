@@ -34,6 +34,9 @@ refuse interval_0 2 "interval" "$pid" probe_counted --interval 0 --duration 500
 refuse dead 4 "$dead" "$dead" probe_counted --duration 500
 refuse not_a_pid 2 "12ab" 12ab probe_counted --duration 500
 refuse same_entry 2 "same function entry" "$pid" probe_counted probe_counted --latency --duration 500
+# Without --latency too: 'f f f' counted every call three times.
+refuse same_site 2 "probe the same instruction" "$pid" probe_counted probe_counted probe_counted --duration 500
+refuse same_site_addr 2 "'probe_counted' and 'tgt_probe:probe_counted' probe the same instruction" "$pid" probe_counted tgt_probe:probe_counted --duration 500
 refuse mid_instruction 2 "inside the instruction" "$pid" probe_counted+1 --duration 500
 
 # Permission: as nobody against this root-owned target.

@@ -29,6 +29,7 @@ refuse format 2 "format|flame" "$pid" --format flame --duration 500
 refuse unwind 2 "unwind|lbr" "$pid" --unwind lbr --duration 500
 refuse event 2 "event|bogus" "$pid" --event bogus --duration 500
 refuse duration 2 "duration|-5" "$pid" --duration -5
+refuse duration_u64max 2 "invalid --duration '18446744073709551615'" "$pid" --duration 18446744073709551615
 # A hardware event where there is no PMU (most VMs, this one): exit 3 with
 # the remedy, before any sampling.  Where perf itself can count cycles,
 # vigil must sample them.

@@ -5,7 +5,7 @@
 # Values out of range or malformed for their type, unknown types, missing
 # --type, malformed --range, a scan set that is garbage, truncated, empty or
 # missing, a snapshot used without --type, an ordering test on a str set,
-# bad --depth.
+# bad --depth, --regions naming no mapped file.
 source "$(dirname "$0")/lib.sh"
 
 truth=$T/truth
@@ -32,10 +32,23 @@ vg strset scan "$pid" "tgt_scan" --type str --save "$T/str.set"
 assert_rc 0
 
 bad 2 u8_300 scan "$pid" 300 --type u8
+# --regions naming no mapped file scanned 0 regions: "0 matches", exit 0.
+bad 2 regions_libc scan "$pid" 1 --type i32 --regions libc
+grep -q "'libc' matches no mapped file.*(libc\.so\.6, " "$T/regions_libc.err" ||
+	{ show_last; fail "$LAST_CMD: the error does not name libc.so.6 first"; }
+bad 2 regions_snap scan "$pid" --snapshot "$T/none.snap" --regions no_such_image
+[[ ! -e $T/none.snap ]] || fail "$LAST_CMD: a snapshot was written"
 grep -q 300 "$T/u8_300.err" || { show_last; fail "$LAST_CMD: the error does not name 300"; }
 bad 2 u8_neg scan "$pid" -1 --type u8
 bad 2 i8_128 scan "$pid" 128 --type i8
 bad 2 i8_m129 scan "$pid" -129 --type i8
+# A negative VALUE is a number, not the options -1 -2 -9.
+grep -q "out of range for i8" "$T/i8_m129.err" || { show_last; fail "$LAST_CMD: -129 not parsed as a number"; }
+vg i8_m128 scan "$pid" -128 --type i8 --json
+assert_rc 0 "$LAST_CMD (a negative VALUE before --type)"
+[[ $(jget "$T/i8_m128.out" 'd["scan"]["value"]') == -128 ]] || { show_last; fail "$LAST_CMD: scan.value is not -128"; }
+vg f64_neg scan "$pid" --type f64 -1.5 --aligned
+assert_rc 0 "$LAST_CMD (a negative VALUE after --type)"
 bad 2 u64_big scan "$pid" 18446744073709551616 --type u64
 bad 2 i32_text scan "$pid" twelve --type i32
 bad 2 i32_trail scan "$pid" 12x --type i32

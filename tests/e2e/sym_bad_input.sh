@@ -83,3 +83,17 @@ assert_rc 4
 assert_one_error_line
 
 echo "ok: truncated, text, ELF32, directory, missing file, corrupt DWARF, outside address, dead pid"
+
+# A standard input line with a NUL byte: "ADDR\0junk" is not ADDR.  It is
+# answered with an error in its place (the line before the NUL, then
+# "the line contains a NUL byte"), the next line is answered, and the run
+# exits 2 (it used to answer ADDR, exit 0).
+set +e
+printf '%s\0junk\n%s\n' "$main_addr" "$main_addr" | "$VIGIL" sym --bin "$src" >"$T/nul.out" 2>"$T/nul.err"
+RC=$?
+set -e
+LAST=nul LAST_CMD="printf 'ADDR\\0junk\\nADDR\\n' | vigil sym --bin $src"
+assert_rc 2
+grep -q "^$main_addr  error: the line contains a NUL byte" "$T/nul.out" || { show_last; fail "$LAST_CMD: the NUL line is not refused"; }
+[[ $(grep -c "^$main_addr  main+0x0 " "$T/nul.out") == 1 ]] || { show_last; fail "$LAST_CMD: not exactly the second line answered with main"; }
+echo "ok: a standard input line with a NUL byte is refused in place (exit 2)"

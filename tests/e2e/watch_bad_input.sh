@@ -5,7 +5,8 @@
 # says what is wrong, nothing on stdout, and with --json an error document:
 # an unaligned address (names the aligned address and --len), an unmapped
 # one, a read-only one (.rodata, .text) for a write watch, five plain watches (5
-# debug registers), three follows (6), --len 3, a dead PID.
+# debug registers), three follows (6), --len 3, a dead PID, a --duration
+# out of range (0, over a year, 2^64-1).
 source "$(dirname "$0")/lib.sh"
 
 truth=$T/truth
@@ -56,6 +57,11 @@ refuse follows 2 "3 watches need 6 hardware debug registers" "$pid" \
 refuse follow_plus 2 "3 watches need 5 hardware debug registers" "$pid" g_cell --follow g_ptrs+8 --follow g_ptrs+8+8
 refuse len3 2 "--len" "$pid" g_cell --len 3
 refuse dead 4 "$dead" "$dead" 0x1000
+# A duration whose nanoseconds overflow stopped at once with "hits 0,
+# exact"; the same parser and bounds as profile and probe (1 ms..a year).
+refuse duration_u64max 2 "invalid --duration '18446744073709551615'" "$pid" g_cell --duration 18446744073709551615
+refuse duration_year 2 "invalid --duration '31536000001'" "$pid" g_cell --duration 31536000001
+refuse duration_zero 2 "invalid --duration '0'" "$pid" g_cell --duration 0
 
 # The limits themselves are accepted: four plain watches, two follows.
 vg four watch "$pid" g_more g_more+8 g_more+16 g_more+24 --duration 1
