@@ -298,18 +298,6 @@ static void lower_bound_reasons(const struct vg_profile *p, cJSON *arr)
 	}
 }
 
-/* observation.process_tree */
-static cJSON *tree_json(const struct vg_profile *p)
-{
-	const struct vg_perf_stats *ps = vg_profile_perf_stats(p);
-	struct vg_json_tree t = {
-		.watched = true, .start_ns = vg_profile_start_ns(p), .exec_ns = ps->exec_ns,
-		.exec_comm = ps->exec_comm, .children = ps->children, .pids = ps->child_pids,
-		.n_pids = ps->children < VG_PERF_MAX_CHILDREN ? (size_t)ps->children : VG_PERF_MAX_CHILDREN,
-	};
-
-	return vg_json_process_tree(&t);
-}
 
 static cJSON *frame_json(const struct vg_stacks *s, const struct vg_stack_frame *f)
 {
@@ -402,7 +390,8 @@ static int print_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 	cJSON_AddStringToObject(obs, "unwind", vg_unwind_mode_name(vg_profile_unwind(p)));
 	cJSON_AddNumberToObject(obs, "duration_ms", (double)vg_profile_duration_ns(p) / 1e6);
 	cJSON_AddStringToObject(obs, "stop_reason", vg_profile_stop_name(vg_profile_stop_reason(p)));
-	cJSON_AddItemToObject(obs, "process_tree", tree_json(p));
+	cJSON_AddItemToObject(obs, "process_tree",
+			      vg_json_process_tree_perf(vg_profile_perf_stats(p), vg_profile_start_ns(p)));
 	cJSON_AddNumberToObject(obs, "samples", (double)total);
 	cJSON_AddNumberToObject(obs, "lost", (double)ps->lost);
 	cJSON_AddNumberToObject(obs, "throttled", (double)ps->throttled);

@@ -534,19 +534,6 @@ static cJSON *coverage_json(const struct vg_watch_session *s)
 	return o;
 }
 
-/* observation.process_tree: exec() stops the watch; child processes
- * write their own copies of memory, counted, not observed. */
-static cJSON *tree_json(const struct vg_watch_session *s)
-{
-	const struct vg_perf_stats *st = vg_watch_perf_stats(s);
-	struct vg_json_tree t = {
-		.watched = true, .start_ns = vg_watch_start_ns(s), .exec_ns = st->exec_ns,
-		.exec_comm = st->exec_comm, .children = st->children, .pids = st->child_pids,
-		.n_pids = st->children < VG_PERF_MAX_CHILDREN ? (size_t)st->children : VG_PERF_MAX_CHILDREN,
-	};
-
-	return vg_json_process_tree(&t);
-}
 
 static int print_json(struct vg_cli *cli, const struct vg_watch_session *s,
 		      const struct watch_args *a, const char *bin_match,
@@ -589,7 +576,10 @@ static int print_json(struct vg_cli *cli, const struct vg_watch_session *s,
 		cJSON_AddNullToObject(obs, "requested_ms");
 	cJSON_AddNumberToObject(obs, "elapsed_ms", (double)vg_watch_elapsed_ms(s));
 	cJSON_AddStringToObject(obs, "stop_reason", vg_watch_stop_name(vg_watch_stop_reason(s)));
-	cJSON_AddItemToObject(obs, "process_tree", tree_json(s));
+	/* exec() stops the watch; child processes write their own copies of
+	 * memory: counted, not observed. */
+	cJSON_AddItemToObject(obs, "process_tree",
+			      vg_json_process_tree_perf(vg_watch_perf_stats(s), vg_watch_start_ns(s)));
 	if (a->opt.max_events)
 		cJSON_AddNumberToObject(obs, "max_events", (double)a->opt.max_events);
 	cJSON_AddItemToObject(obs, "thread_coverage", coverage_json(s));

@@ -5,6 +5,7 @@
  * cJSON does all escaping; nothing here formats JSON by hand. */
 #include "report/json.h"
 
+#include "perf/event.h"
 #include "sym/symbolizer.h"
 
 #include <inttypes.h>
@@ -203,6 +204,18 @@ cJSON *vg_json_sym_frame(const struct vg_sym_frame *f)
 	cJSON_AddNumberToObject(o, "column", f->column);
 	cJSON_AddBoolToObject(o, "inlined", f->inlined);
 	return o;
+}
+
+cJSON *vg_json_process_tree_perf(const struct vg_perf_stats *st, uint64_t start_ns)
+{
+	struct vg_json_tree t = {
+		.watched = true, .start_ns = start_ns, .exec_ns = st->exec_ns,
+		.exec_comm = st->exec_comm, .children = st->children, .pids = st->child_pids,
+		.n_pids = st->children < VG_PERF_MAX_CHILDREN ? (size_t)st->children
+							       : VG_PERF_MAX_CHILDREN,
+	};
+
+	return vg_json_process_tree(&t);
 }
 
 cJSON *vg_json_process_tree(const struct vg_json_tree *t)

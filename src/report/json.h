@@ -64,6 +64,11 @@ struct vg_json_tree {
 };
 cJSON *vg_json_process_tree(const struct vg_json_tree *t);
 
+struct vg_perf_stats;
+/* The same from a perf set's exec and fork records (watch and profile:
+ * the observation stopped at the exec, watched unless refused). */
+cJSON *vg_json_process_tree_perf(const struct vg_perf_stats *st, uint64_t start_ns);
+
 cJSON *vg_json_error_new(const char *operation, const struct vg_target *t,
 			 const char *message, int code, int exit_code);
 
