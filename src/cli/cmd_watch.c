@@ -641,8 +641,10 @@ static void print_site(const char *indent, const struct vg_watch_site *s)
 	printf("  %s  %s  %s  writes %" PRIu64 "  traps %" PRIu64, w->text[0] ? w->text : "?",
 	       vg_writer_kind_name(w->kind), vg_writer_confidence_name(w->confidence), s->writes,
 	       s->traps);
-	if (s->kernel)
-		printf("  syscall %s(%d)", s->syscall[0] ? s->syscall : "?", s->syscall_nr);
+	if (s->kernel && s->syscall[0])
+		printf("  syscall %s(%d)", s->syscall, s->syscall_nr);
+	else if (s->kernel)
+		printf("  syscall unknown (not named by the kernel call chain)");
 	printf("\n");
 	if (s->unverified)
 		printf("%s  unverified: %" PRIu64 " trap%s: %s\n", indent, s->unverified,
