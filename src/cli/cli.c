@@ -249,67 +249,6 @@ void cli_put_path(FILE *f, const char *path, bool deleted)
 		fputs(suffix, f);
 }
 
-/* A command builds one JSON document and exits, so cJSON's nodes come from
- * a bump arena that is never freed piecewise: ~100k malloc/free pairs fewer
- * on 10,000 regions.  A mark lets a loop that prints and drops one object at
- * a time reuse the same memory. */
-static struct {
-	char *cur, *end;
-	bool on;
-} arena;
-
-#ifndef __SANITIZE_ADDRESS__
-static void *arena_alloc(size_t n)
-{
-	void *p;
-
-	n = (n + 15) & ~(size_t)15;
-	if ((size_t)(arena.end - arena.cur) < n) {
-		size_t size = n > (4u << 20) ? n : (4u << 20);
-
-		/* Earlier blocks stay allocated until exit, by design. */
-		arena.cur = malloc(size);
-		if (!arena.cur) {
-			arena.end = NULL;
-			return NULL;
-		}
-		arena.end = arena.cur + size;
-	}
-	p = arena.cur;
-	arena.cur += n;
-	return p;
-}
-
-static void arena_free(void *p)
-{
-	(void)p;
-}
-#endif
-
-void cli_json_arena_install(void)
-{
-#ifndef __SANITIZE_ADDRESS__
-	cJSON_Hooks hooks = { .malloc_fn = arena_alloc, .free_fn = arena_free };
-
-	cJSON_InitHooks(&hooks);
-	arena.on = true;
-#endif
-	/* Under ASan the plain allocator keeps use-after-free checks on cJSON. */
-}
-
-struct cli_arena_mark cli_json_arena_mark(void)
-{
-	return (struct cli_arena_mark){ .cur = arena.cur, .end = arena.end };
-}
-
-void cli_json_arena_release(struct cli_arena_mark m)
-{
-	/* Only back within the block of the mark; a block opened since then
-	 * stays (rare: objects are small against 4 MiB). */
-	if (arena.on && arena.end == m.end && m.cur)
-		arena.cur = m.cur;
-}
-
 int cli_load_images(struct vg_cli *cli, const char *bin_path, bool force_bin,
 		    const struct vg_maps *maps, struct vg_mem *mem, struct vg_images **imgs,
 		    struct vg_image **bin, const char **bin_match)

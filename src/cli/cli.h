@@ -130,15 +130,6 @@ void cli_stop_signals_end(struct cli_stop_signals *s);
  * while observed (JSON carries the same in its process header). */
 void cli_print_target_notes(const struct vg_target *t);
 
-/* cJSON allocates from a bump arena (not under ASan).  Everything
- * allocated after a mark may be given back at once, once it is deleted. */
-struct cli_arena_mark {
-	char *cur, *end;
-};
-void cli_json_arena_install(void);
-struct cli_arena_mark cli_json_arena_mark(void);
-void cli_json_arena_release(struct cli_arena_mark m);
-
 /* True once a write to stdout has failed (reported once, on the spot):
  * long outputs check it to stop instead of working for nothing. */
 bool cli_output_failed(void);

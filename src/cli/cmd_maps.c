@@ -87,7 +87,6 @@ static int print_json(struct vg_cli *cli, const struct vg_maps *maps,
 	cJSON_free(head);
 	fputs(",\n\t\"regions\":\t[", stdout);
 	for (size_t i = 0; i < maps->n && !cli_output_failed(); i++) {
-		struct cli_arena_mark mark = cli_json_arena_mark();
 		cJSON *o = vg_json_region(&maps->regions[i]);
 		char *big = NULL;
 
@@ -96,11 +95,12 @@ static int print_json(struct vg_cli *cli, const struct vg_maps *maps,
 			fputs(line, stdout);
 		else if (o && (big = cJSON_PrintUnformatted(o)))  /* a very long path */
 			fputs(big, stdout);
-		else
+		else {
+			cJSON_Delete(o);
 			return cli_out_of_memory(cli, "printing a region");
+		}
 		cJSON_free(big);
 		cJSON_Delete(o);
-		cli_json_arena_release(mark);
 	}
 	fputs(maps->n ? "\n\t]\n}\n" : "]\n}\n", stdout);
 	return 0;

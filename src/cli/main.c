@@ -92,8 +92,6 @@ int main(int argc, char **argv)
 	struct vg_cli cli = { 0 };
 	int r, w;
 
-	cli_json_arena_install();
-
 	/* --json anywhere before "--" makes every answer JSON, the errors of
 	 * this dispatcher included; "vigil --json maps PID" works like
 	 * "vigil maps PID --json".  Help stays text. */
