@@ -170,7 +170,7 @@ int vg_speedscope_write(FILE *out, const struct vg_stacks *s,
 	}
 	rc = 0;
 out:
-	free(text);
+	cJSON_free(text);
 	cJSON_Delete(doc);
 	free(path);
 	vg_stacks_free(v);
