@@ -2,8 +2,11 @@
 # installs missing Debian packages first (scripts/install-deps.sh, idempotent).
 #
 #   make          build ./build/vigil
-#   make test     ASan+UBSan build with -Werror, unit + end-to-end tests, a
-#                 short fuzz run; ends with "N passed, N failed, N skipped"
+#   make test     ASan+UBSan build with -Werror: unit + end-to-end tests; then
+#                 the end-to-end tests again on ./build, the binary `make`
+#                 gives users (no sanitizer, -O2: what ASan's allocator and
+#                 -O0 hide shows there); a short fuzz run; ends with one
+#                 "N passed, N failed, N skipped" line counting all of them
 #   make demo     build, start the bundled demo server and look at it with vigil
 #   make bench    benchmarks against cat, dd, addr2line, perf, gdb, scanmem
 #                 (see bench/README.md)
@@ -26,9 +29,10 @@ $(BUILD)/build.ninja:
 $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) --buildtype=debug -Db_sanitize=address,undefined -Dwerror=true
 
-test: deps $(ASAN_BUILD)/build.ninja
+test: deps $(ASAN_BUILD)/build.ninja $(BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
-	./scripts/run-tests.sh $(ASAN_BUILD) $(FUZZ_SECONDS)
+	ninja -C $(BUILD)
+	./scripts/run-tests.sh $(ASAN_BUILD) $(FUZZ_SECONDS) $(BUILD)
 
 demo: all
 	./scripts/demo.sh $(BUILD)
