@@ -1,5 +1,10 @@
-/* watch.c - the watch session: see watch.h. */
+/* watch.c - the watch session: see watch.h.  Validation, the self-test,
+ * arming (one breakpoint or emulation slot per watched location), the run
+ * loop and the results.  What a trap becomes (writer site, sample, value)
+ * is sites.c; pointers followed and re-bound are follow.c; the three share
+ * the session (session.h). */
 #include "watch/watch.h"
+#include "watch/session.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,69 +23,7 @@
 
 #include <asm/perf_regs.h>
 
-#include "sym/cfa.h"
 #include "util/vec.h"
-
-/* 1 MiB per CPU: at the ~450,000 trapped writes/s a process can make, a
- * sample is ~100 bytes, so the ring holds ~20 ms of work. */
-#define RING_PAGES 256
-#define STACK_DUMP 512                  /* bytes of user stack per sample: one CFI step */
-#define MAX_CALLCHAIN 64
-#define PARK_ADDR 0x1000ull             /* an unbound leaf breakpoint waits here: never mapped */
-#define MAX_REASONS 12
-#define MAX_EMULATED 64               /* uprobe sites of VIGIL_WATCH_EMULATE_TRAPS */
-
-/* GPRs and flags by perf index: AX..FLAGS (0-9), R8..R15 (16-23). */
-#define REGS_ALL (((1ull << 10) - 1) | (0xffull << 16))
-#define REGS_STRING ((1ull << PERF_REG_X86_IP) | (1ull << PERF_REG_X86_CX) | \
-		     (1ull << PERF_REG_X86_DI) | (1ull << PERF_REG_X86_SI) | (1ull << PERF_REG_X86_FLAGS))
-
-enum role { ROLE_PLAIN, ROLE_ROOT, ROLE_LEAF };
-
-struct slot_map {
-	size_t watch;
-	enum role role;
-};
-
-struct cfi_cache {
-	const struct vg_image *image;
-	struct vg_cfi *cfi;            /* NULL: none */
-};
-
-struct vg_watch_session {
-	struct vg_target *t;
-	struct vg_symbolizer *sym;
-	const struct vg_maps *maps;
-	struct vg_mem *mem;
-	struct vg_watch_options opt;
-	struct vg_watch *w;
-	size_t n;
-	unsigned slots_used;
-
-	struct vg_perf_set *set;
-	struct slot_map *map;          /* per perf slot */
-	size_t n_map, cap_map;
-	bool emulated, kernel_visible, armed;
-	uint64_t start_ns, end_ns;
-	uint64_t accepted_total;
-	enum vg_watch_stop stop;
-
-	struct cfi_cache *cfis;
-	size_t n_cfis, cap_cfis;
-
-	char *reasons[MAX_REASONS + 1];
-	size_t n_reasons;
-
-	size_t n_events;               /* perf events open: threads x CPUs x slots */
-	int ncpus;
-	char *paths[MAX_EMULATED];     /* emulation: uprobe file paths */
-	size_t n_paths;
-
-	/* Kept when the events are closed (disarm), for the report. */
-	struct vg_perf_stats set_stats;
-	struct vg_cover_tid *threads;
-	size_t n_threads;
-};
 
 const char *vg_watch_stop_name(enum vg_watch_stop r)
 {
@@ -193,68 +136,6 @@ static int copy_region(struct vg_region *dst, const struct vg_region *src)
 	return dst->path ? 0 : -ENOMEM;
 }
 
-static bool read_value(struct vg_mem *mem, uint64_t addr, unsigned len, unsigned char *out)
-{
-	struct vg_mem_result res;
-	struct vg_error e = { 0 };
-
-	memset(out, 0, 8);
-	return vg_mem_read(mem, addr, out, len, &res, &e) == 0;
-}
-
-static uint64_t le_value(const unsigned char *p, unsigned len)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = len; i-- > 0;)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static int add_generation(struct vg_watch *w, uint64_t pointer, enum vg_binding state,
-			  uint64_t written_ns)
-{
-	struct vg_watch_generation *g;
-
-	if (VG_GROW(w->gens, w->cap_gens, w->n_gens + 1) < 0)
-		return -ENOMEM;
-	g = &w->gens[w->n_gens];
-	*g = (struct vg_watch_generation){
-		.index = (unsigned)w->n_gens, .pointer = pointer,
-		.leaf_addr = pointer + w->req.leaf_offset, .state = state,
-		.bound_ns = vg_perf_now(), .pointer_written_ns = written_ns,
-	};
-	w->n_gens++;
-	w->binding = state;
-	w->pointer = pointer;
-	return 0;
-}
-
-/* Where *slot + offset is, or why the leaf cannot be bound. */
-/* known: the slot's new value when the sample that wrote it says it (a
- * register or immediate store), which saves a read on the re-bind path:
- * a leaf write until the breakpoint moves is not seen. */
-static enum vg_binding resolve_leaf(struct vg_watch_session *s, struct vg_watch *w,
-				    const uint64_t *known, uint64_t *pointer)
-{
-	unsigned char buf[8], probe[8];
-
-	if (known) {
-		*pointer = *known;
-	} else {
-		if (!read_value(s->mem, w->req.addr, 8, buf))
-			return VG_BIND_UNREADABLE;
-		*pointer = le_value(buf, 8);
-	}
-	if (*pointer == 0)
-		return VG_BIND_NULL;
-	if ((*pointer + w->req.leaf_offset) % w->len)
-		return VG_BIND_MISALIGNED;
-	if (!read_value(s->mem, *pointer + w->req.leaf_offset, w->len, probe))
-		return VG_BIND_UNMAPPED;
-	return VG_BIND_BOUND;
-}
-
 int vg_watch_new(struct vg_target *t, struct vg_symbolizer *sym, const struct vg_maps *maps,
 		 struct vg_mem *mem, const struct vg_watch_request *reqs, size_t n,
 		 const struct vg_watch_options *opt, struct vg_watch_session **out,
@@ -308,7 +189,7 @@ int vg_watch_new(struct vg_target *t, struct vg_symbolizer *sym, const struct vg
 			vg_watch_free(s);
 			return rc;
 		}
-		w->initial_ok = read_value(mem, w->req.addr, w->len, w->initial);
+		w->initial_ok = watch_read_value(mem, w->req.addr, w->len, w->initial);
 		if (vg_sym_lookup(sym, w->req.addr, &res, &e2) == 0 && res.image) {
 			w->has_static = true;
 			w->static_va = res.static_address;
@@ -319,8 +200,8 @@ int vg_watch_new(struct vg_target *t, struct vg_symbolizer *sym, const struct vg
 			enum vg_binding b;
 
 			w->len = opt->len;   /* the leaf's; the slot itself is 8 */
-			b = resolve_leaf(s, w, NULL, &p);
-			if (add_generation(w, p, b, 0) < 0) {
+			b = watch_resolve_leaf(s, w, NULL, &p);
+			if (watch_add_generation(w, p, b, 0) < 0) {
 				vg_watch_free(s);
 				return vg_error_set(err, -ENOMEM, "out of memory");
 			}
@@ -545,300 +426,9 @@ int vg_watch_arm(struct vg_watch_session *s, struct vg_error *err)
 		 * setup has ended, not before arming (writes during setup are
 		 * setup_hits, outside the counts). */
 		else
-			w->initial_ok = read_value(s->mem, w->req.addr, w->len, w->initial);
+			w->initial_ok = watch_read_value(s->mem, w->req.addr, w->len, w->initial);
 	}
 	return 0;
-}
-
-/* ---- writer sites --------------------------------------------------- */
-
-static void fill_frames(struct vg_watch_site *site, const struct vg_sym_result *res)
-{
-	site->image = res->image_path;
-	site->symbol = res->has_symbol ? res->symbol : NULL;
-	site->symbol_offset = res->offset;
-	site->file = res->file;
-	site->line = res->line;
-	site->column = res->column;
-	site->function = res->n_frames ? res->frames[0].function : site->symbol;
-	site->n_frames = 0;
-	for (size_t i = 0; i < res->n_frames && i < VG_WATCH_MAX_FRAMES; i++) {
-		site->frames[i] = res->frames[i];
-		site->n_frames++;
-	}
-}
-
-/* Code bytes of an image from its file, for samples drained after the
- * process exited (its memory is gone; its text is the file's). */
-static bool read_code_file(struct vg_watch_session *s, uint64_t from, uint64_t to, uint8_t *buf)
-{
-	const struct vg_images *imgs = vg_symbolizer_images(s->sym);
-	const struct vg_image *img = imgs ? vg_images_find(imgs, from) : NULL;
-	int fd = img ? vg_image_fd(img) : -1;
-
-	if (fd < 0)
-		return false;
-	for (size_t i = 0; i < img->n_loads; i++) {
-		const struct vg_load *l = &img->loads[i];
-		uint64_t lo = from - img->bias, hi = to - img->bias;
-
-		if (lo < l->vaddr || hi > l->vaddr + l->filesz)
-			continue;
-		return pread(fd, buf, to - from, (off_t)(l->offset + lo - l->vaddr)) == (ssize_t)(to - from);
-	}
-	return false;
-}
-
-static struct vg_cfi *cfi_for(struct vg_watch_session *s, const struct vg_image *img)
-{
-	struct vg_error e = { 0 };
-	struct vg_cfi *cfi = NULL;
-	Elf *elf;
-
-	for (size_t i = 0; i < s->n_cfis; i++)
-		if (s->cfis[i].image == img)
-			return s->cfis[i].cfi;
-	elf = vg_image_elf(img);
-	if (elf)
-		vg_cfi_open(elf, &cfi, &e);
-	if (VG_GROW(s->cfis, s->cap_cfis, s->n_cfis + 1) == 0)
-		s->cfis[s->n_cfis++] = (struct cfi_cache){ img, cfi };
-	return cfi;
-}
-
-/* ---- what the attributor needs of the target ---- */
-
-static int env_read_code(void *arg, uint64_t addr, uint8_t *buf, size_t n)
-{
-	struct vg_watch_session *s = arg;
-	struct vg_mem_result res;
-	struct vg_error e = { 0 };
-
-	if (vg_mem_read(s->mem, addr, buf, n, &res, &e) == 0)
-		return 0;
-	return read_code_file(s, addr, addr + n, buf) ? 0 : -EFAULT;
-}
-
-static bool env_function_start(void *arg, uint64_t ip, uint64_t *start)
-{
-	struct vg_watch_session *s = arg;
-	struct vg_sym_result res;
-	struct vg_error e = { 0 };
-
-	if (vg_sym_lookup(s->sym, ip, &res, &e) < 0 || !res.has_symbol)
-		return false;
-	*start = res.symbol_address;
-	return true;
-}
-
-static const char *env_kernel_symbol(void *arg, uint64_t ip)
-{
-	struct vg_watch_session *s = arg;
-	struct vg_sym_result res;
-	struct vg_error e = { 0 };
-
-	if (vg_sym_lookup(s->sym, ip, &res, &e) < 0 || !res.has_symbol)
-		return NULL;
-	return res.symbol;
-}
-
-/* ---- writer sites --------------------------------------------------- */
-
-/* A kernel write: the line that asked for it is the system call wrapper's
- * caller, one CFI step out of the wrapper. */
-static void locate_kernel_site(struct vg_watch_session *s, const struct vg_perf_sample *smp,
-			       struct vg_watch_site *site)
-{
-	struct vg_sym_result res;
-	struct vg_error e = { 0 };
-
-	if (!site->user_ip || vg_sym_lookup(s->sym, site->user_ip, &res, &e) < 0)
-		return;
-	site->writer_static_ip = res.image ? res.static_address - 2 : site->user_ip - 2;
-	fill_frames(site, &res);
-	if (res.image && smp->stack_size) {
-		struct vg_cfi *cfi = cfi_for(s, res.image);
-		uint64_t ra, csp;
-
-		if (cfi && vg_cfi_step(cfi, site->user_ip - res.image->bias, &smp->regs, smp->stack,
-				       smp->stack_size, &ra, &csp, &e) == 0 && ra) {
-			site->call_site_ip = ra;
-			if (vg_sym_lookup(s->sym, ra - 1, &res, &e) == 0)
-				fill_frames(site, &res);
-		}
-	}
-	if (site->call_site_ip)
-		snprintf(site->caveat, sizeof(site->caveat),
-			 "the kernel wrote it in system call %s; the line is the call site of the "
-			 "system call wrapper", site->syscall[0] ? site->syscall : "?");
-}
-
-static void new_site(struct vg_watch_session *s, const struct vg_perf_sample *smp,
-		     const struct vg_trap_result *r, struct vg_watch_site *site)
-{
-	struct vg_sym_result res;
-	struct vg_error e = { 0 };
-
-	memset(site, 0, sizeof(*site));
-	site->trap_ip = smp->ip;
-	site->trap_static_ip = smp->ip;
-	site->syscall_nr = -1;
-	if (r->writer) {
-		site->writer = *r->writer;
-	} else {
-		site->writer.value_reg = site->writer.mem_base = site->writer.mem_index = -1;
-		site->writer.why = r->why;
-	}
-	site->writer.confidence = r->confidence;
-	if (r->how == VG_TRAP_KERNEL) {
-		site->kernel = true;
-		site->user_ip = r->user_ip;
-		site->kernel_function = r->kernel_function;
-		site->syscall_nr = r->syscall_nr;
-		snprintf(site->syscall, sizeof(site->syscall), "%s", r->syscall);
-		locate_kernel_site(s, smp, site);
-		return;
-	}
-	if (vg_sym_lookup(s->sym, smp->ip, &res, &e) == 0 && res.image)
-		site->trap_static_ip = res.static_address;
-	if (site->writer.caveat)
-		snprintf(site->caveat, sizeof(site->caveat), "%s", site->writer.caveat);
-	if (vg_sym_lookup(s->sym, r->writer ? r->writer->ip : smp->ip, &res, &e) == 0) {
-		if (r->writer)
-			site->writer_static_ip = res.image ? res.static_address : r->writer->ip;
-		fill_frames(site, &res);
-	}
-}
-
-/* One site per writer: a user instruction, a (user IP, system call) of
- * the kernel, or, without a writer, the trap IP. */
-static struct vg_watch_site *site_for(struct vg_watch_session *s, struct vg_watch_log *log,
-				      const struct vg_perf_sample *smp,
-				      const struct vg_trap_result *r, size_t *index)
-{
-	bool kernel = r->how == VG_TRAP_KERNEL;
-	uint64_t key = r->writer && !kernel ? r->writer->ip : kernel ? r->user_ip : smp->ip;
-
-	for (size_t i = log->n_sites; i-- > 0;) {
-		const struct vg_watch_site *x = &log->sites[i];
-		uint64_t xkey = x->kernel ? x->user_ip : x->writer.ip ? x->writer.ip : x->trap_ip;
-
-		if (x->kernel == kernel && xkey == key && (!kernel || x->syscall_nr == r->syscall_nr) &&
-		    (x->writer.kind == VG_WRITER_UNKNOWN) == (r->writer == NULL)) {
-			*index = i;
-			return &log->sites[i];
-		}
-	}
-	if (VG_GROW(log->sites, log->cap_sites, log->n_sites + 1) < 0)
-		return NULL;
-	new_site(s, smp, r, &log->sites[log->n_sites]);
-	*index = log->n_sites++;
-	return &log->sites[*index];
-}
-
-/* ---- samples -------------------------------------------------------- */
-
-static void sample_value(const struct vg_watch_site *site, const struct vg_perf_sample *smp,
-			 struct vg_watch_value *v)
-{
-	const char *why = NULL;
-
-	memset(v, 0, sizeof(*v));
-	v->width = site->writer.width;
-	if (site->kernel) {
-		v->why = "written by the kernel: the value is not in the registers";
-		return;
-	}
-	if (site->writer.kind == VG_WRITER_UNKNOWN) {
-		v->why = "the writer is unknown";
-		return;
-	}
-	if (vg_writer_value(&site->writer, &smp->regs, &v->value, &why)) {
-		v->kind = site->writer.value_kind;
-		if (v->kind == VG_VALUE_REGISTER || v->kind == VG_VALUE_ADD_REGISTER)
-			snprintf(v->register_name, sizeof(v->register_name), "%s",
-				 site->writer.value_reg_name);
-	} else {
-		v->why = why;
-	}
-}
-
-/* The thread's latest write in the timeline: a continuing trap adds to
- * it (the write it continues is recent: look a little way back). */
-static struct vg_watch_sample *last_sample_of(struct vg_watch_log *log, pid_t tid)
-{
-	for (size_t i = log->n_samples, seen = 0; i-- > 0 && seen < 64; seen++)
-		if (log->samples[i].tid == tid)
-			return &log->samples[i];
-	return NULL;
-}
-
-static void record(struct vg_watch_session *s, struct vg_watch_log *log,
-		   const struct vg_perf_sample *smp, uint64_t watch_addr, unsigned len,
-		   unsigned generation)
-{
-	struct vg_trap t = {
-		.tid = smp->tid, .ip = smp->ip, .user = &smp->regs,
-		.intr = smp->intr.mask ? &smp->intr : NULL,
-		.callchain = smp->callchain, .n_callchain = smp->nr_callchain,
-		.stack = smp->stack, .stack_size = smp->stack_size,
-	};
-	struct vg_trap_result r;
-	struct vg_watch_site *site;
-	struct vg_watch_value v;
-	size_t index;
-
-	log->accepted_hits++;
-	if (!log->attr) {
-		struct vg_trap_env env = { s, env_read_code, env_function_start, env_kernel_symbol };
-
-		log->attr = vg_attributor_new(&env);
-	}
-	if (!log->attr || vg_attribute_trap(log->attr, &t, watch_addr, len, &r) < 0)
-		return;
-	site = site_for(s, log, smp, &r, &index);
-	if (!site)
-		return;
-	site->hits++;
-	site->traps++;
-	if (r.confidence != VG_CONF_EXACT && site->writer.kind != VG_WRITER_UNKNOWN) {
-		if (!site->unverified++)
-			site->unverified_why = r.why;
-		if (site->writer.confidence == VG_CONF_EXACT)
-			site->writer.confidence = VG_CONF_HEURISTIC;
-	}
-	if (r.continues) {
-		struct vg_watch_sample *last = last_sample_of(log, (pid_t)smp->tid);
-
-		if (last && last->site == index)
-			last->traps++;
-		return;
-	}
-	site->writes++;
-	log->writes++;
-	sample_value(site, smp, &v);
-	log->has_last_value = true;
-	log->last_value = v;
-	if (log->n_samples >= s->opt.max_samples) {
-		log->samples_truncated = true;
-		return;
-	}
-	if (VG_GROW(log->samples, log->cap_samples, log->n_samples + 1) < 0)
-		return;
-	log->samples[log->n_samples++] = (struct vg_watch_sample){
-		.time_ns = smp->time, .tid = (pid_t)smp->tid, .site = index,
-		.generation = generation, .traps = 1, .value = v,
-	};
-	if (s->opt.stacks && smp->nr_callchain) {
-		struct vg_watch_sample *ws = &log->samples[log->n_samples - 1];
-		size_t n = 0;
-
-		ws->callchain = malloc(MAX_CALLCHAIN * sizeof(uint64_t));
-		for (uint64_t i = 0; ws->callchain && i < smp->nr_callchain && n < MAX_CALLCHAIN; i++)
-			if (smp->callchain[i] < (uint64_t)PERF_CONTEXT_MAX)
-				ws->callchain[n++] = smp->callchain[i];
-		ws->n_callchain = n;
-	}
 }
 
 static void add_reason(struct vg_watch_session *s, const char *fmt, ...)
@@ -857,52 +447,6 @@ static void add_reason(struct vg_watch_session *s, const char *fmt, ...)
 	va_end(ap);
 	if (text)
 		s->reasons[s->n_reasons++] = text;
-}
-
-/* The pointer slot was written: take its new value (from the sample, or
- * re-read it) and move the leaf. */
-static void rebind(struct vg_watch_session *s, struct vg_watch *w, uint64_t written_ns,
-		   const uint64_t *known)
-{
-	uint64_t p = 0;
-	enum vg_binding b = resolve_leaf(s, w, known, &p);
-	struct vg_error e = { 0 };
-
-	if (b == w->binding && p == w->pointer)
-		return;   /* rewritten with the same value: nothing moved */
-	if (!s->emulated && w->leaf_slot >= 0) {
-		struct perf_event_attr a = { 0 };
-
-		a.bp_type = w->rw ? HW_BREAKPOINT_RW : HW_BREAKPOINT_W;
-		a.bp_len = w->len;
-		a.bp_addr = b == VG_BIND_BOUND ? p + w->req.leaf_offset : PARK_ADDR;
-		if (vg_perf_set_modify(s->set, (unsigned)w->leaf_slot, &a, &e) < 0) {
-			w->rebind_failures++;
-			snprintf(w->rebind_error, sizeof(w->rebind_error), "%s", e.msg);
-			b = VG_BIND_FAILED;
-		}
-	}
-	add_generation(w, p, b, written_ns);
-}
-
-/* The generation a leaf write at time t to addr belongs to. */
-static struct vg_watch_generation *generation_of(struct vg_watch *w, uint64_t t, uint64_t addr,
-						 bool emulated)
-{
-	for (size_t i = w->n_gens; i-- > 0;) {
-		struct vg_watch_generation *g = &w->gens[i];
-
-		if (g->bound_ns > t && i > 0)
-			continue;
-		if (!emulated && addr && g->leaf_addr != addr && g->state == VG_BIND_BOUND) {
-			/* The breakpoint was elsewhere then: an older binding. */
-			for (size_t j = i; j-- > 0;)
-				if (w->gens[j].leaf_addr == addr)
-					return &w->gens[j];
-		}
-		return g;
-	}
-	return w->n_gens ? &w->gens[0] : NULL;
 }
 
 static void on_sample(const struct vg_perf_hit *hit, void *arg)
@@ -933,21 +477,21 @@ static void on_sample(const struct vg_perf_hit *hit, void *arg)
 	}
 	s->accepted_total++;
 	if (m.role == ROLE_ROOT) {
-		record(s, &w->log, smp, w->req.addr, 8, (unsigned)(w->n_gens ? w->n_gens - 1 : 0));
+		watch_record(s, &w->log, smp, w->req.addr, 8, (unsigned)(w->n_gens ? w->n_gens - 1 : 0));
 		const struct vg_watch_value *v = &w->log.last_value;
 		/* The value this very sample stored, when the registers say it. */
 		bool known = w->log.has_last_value && v->kind != VG_VALUE_UNKNOWN && v->width == 8 &&
 			     w->log.n_samples && w->log.samples[w->log.n_samples - 1].time_ns == smp->time;
 
-		rebind(s, w, smp->time, known ? &v->value : NULL);
+		watch_rebind(s, w, smp->time, known ? &v->value : NULL);
 	} else if (m.role == ROLE_LEAF) {
-		struct vg_watch_generation *g = generation_of(w, smp->time, smp->addr, s->emulated);
+		struct vg_watch_generation *g = watch_generation_of(w, smp->time, smp->addr, s->emulated);
 
 		if (g)
 			g->hits++;
-		record(s, &w->leaf, smp, g ? g->leaf_addr : 0, w->len, g ? g->index : 0);
+		watch_record(s, &w->leaf, smp, g ? g->leaf_addr : 0, w->len, g ? g->index : 0);
 	} else {
-		record(s, &w->log, smp, w->req.addr, w->len, 0);
+		watch_record(s, &w->log, smp, w->req.addr, w->len, 0);
 	}
 	if (s->opt.max_events && s->accepted_total >= s->opt.max_events)
 		s->stop = VG_STOP_MAX_EVENTS;
@@ -1108,7 +652,7 @@ void vg_watch_disarm(struct vg_watch_session *s)
 			qsort(w->leaf.samples, w->leaf.n_samples, sizeof(*w->leaf.samples), cmp_sample_time);
 		/* A dead process has no latest value: a read would only find
 		 * the file's bytes behind a private mapping. */
-		w->latest_ok = alive && !changed && read_value(s->mem, w->req.addr, w->req.follow ? 8 : w->len, w->latest);
+		w->latest_ok = alive && !changed && watch_read_value(s->mem, w->req.addr, w->req.follow ? 8 : w->len, w->latest);
 	}
 }
 
