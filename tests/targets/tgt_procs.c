@@ -17,6 +17,9 @@
  *
  * Truth (truth.h), "state ready" before the go, "state done" after the work:
 
+ *   emu cell 0xFILEOFF 0xRUNTIME 0xSTATIC PATH   the label right after the
+ *                              store to g_cell (truth.h truth_emu): where
+ *                              the watch tests' uprobe emulation traps
  *   addr NAME 0xRUNTIME        procs_pick, procs_pick_b, procs_work,
  *                              procs_unused (an IFUNC nothing refers to),
  *                              strcmp_impl (what the dynamic linker selected
@@ -44,6 +47,7 @@
 long procs_pick_a(long x);
 long procs_pick_b(long x);
 void procs_work(long i);
+void procs_store(long v);
 
 volatile long g_cell;
 static volatile long work_sink;
@@ -74,6 +78,15 @@ NOIPA void procs_work(long i)
 	work_sink += i;
 }
 
+/* g_cell = v, with a label right after the store: the trap IP of a
+ * breakpoint on g_cell, where the uprobe emulation puts its uprobe. */
+NOIPA void procs_store(long v)
+{
+	__asm__ volatile("movq %1, %0\n\t.globl procs_after_store\nprocs_after_store:"
+			 : "=m"(g_cell) : "r"(v));
+}
+extern const char procs_after_store[];
+
 static void pace(long i)
 {
 	if ((i & 63) == 63) {
@@ -100,6 +113,7 @@ static void funcs(FILE *f)
 	fprintf(f, "addr procs_pick_b 0x%llx\n", (unsigned long long)(uintptr_t)procs_pick_b);
 	fprintf(f, "addr procs_work 0x%llx\n", (unsigned long long)(uintptr_t)procs_work);
 	fprintf(f, "addr strcmp_impl 0x%llx\n", (unsigned long long)(uintptr_t)impl);
+	truth_emu(f, "cell", procs_after_store);
 }
 
 static void truth(const char *state, const char *extra)
@@ -141,7 +155,7 @@ static void do_ifunc(long n)
 static void work(long n)
 {
 	for (long i = 0; i < n; i++) {
-		g_cell = i;
+		procs_store(i);
 		procs_work(i);
 		pace(i);
 	}
