@@ -280,12 +280,18 @@ static cJSON *ifunc_json(const struct vg_probe_location *l)
 	return j;
 }
 
-static void lower_bound_reasons(struct vg_probe_session *s, cJSON *arr, bool *counts_short)
+/* Why the counts are not exact: arr gets the reasons calls are missing
+ * (lower_bound_reasons), over the reasons they may include calls they
+ * should not (count_notes).  The counts are a lower bound only with the
+ * former and none of the latter. */
+static void count_reasons(struct vg_probe_session *s, cJSON *arr, cJSON *over, bool *counts_short,
+			  bool *counts_over)
 {
 	const struct vg_probe_stats *st = vg_probe_stats(s);
+	double gate_us = st->exec_gate_ns > st->exec_ns ? (double)(st->exec_gate_ns - st->exec_ns) / 1e3 : 0.0;
 	char buf[640];
 
-	*counts_short = false;
+	*counts_short = *counts_over = false;
 	if (st->rearms) {
 		snprintf(buf, sizeof(buf), "the thread the probes were on exited %u time%s; they were re-armed on "
 			 "thread %d, and calls in the moments between are missing (and calls then running show as in_flight)",
@@ -305,12 +311,20 @@ static void lower_bound_reasons(struct vg_probe_session *s, cJSON *arr, bool *co
 			"the kernel stops a probe whose task is gone, so calls after that are missing"));
 		*counts_short = true;
 	}
-	if (st->exec_ns) {
-		snprintf(buf, sizeof(buf), "the process called exec() (new program '%s'): the probe stopped "
-			 "%.0f us later, and calls of the new program are not counted", st->exec_comm,
-			 st->exec_gate_ns > st->exec_ns ? (double)(st->exec_gate_ns - st->exec_ns) / 1e3 : 0.0);
+	if (st->exec_ns && st->exec_gate_kernel) {
+		snprintf(buf, sizeof(buf), "the process called exec() (new program '%s'): the probe's gate "
+			 "closed in the kernel at the exec itself, so the counts are exactly the old "
+			 "program's calls; the new program's are not counted", st->exec_comm);
 		cJSON_AddItemToArray(arr, vg_json_text(buf));
 		*counts_short = true;
+	} else if (st->exec_ns) {
+		snprintf(buf, sizeof(buf), "the process called exec() (new program '%s') and vigil closed the "
+			 "probe's gate %.0f us later, when it read the exec (%s): the counts may include "
+			 "calls of the new program in those %.0f us, and miss its later ones, so they are "
+			 "neither exact nor a lower bound", st->exec_comm, gate_us,
+			 st->exec_gate_why[0] ? st->exec_gate_why : "no exec gate", gate_us);
+		cJSON_AddItemToArray(over, vg_json_text(buf));
+		*counts_over = true;
 	}
 	if (st->children) {
 		snprintf(buf, sizeof(buf), "the process created %" PRIu64 " child process%s during the probe: "
@@ -321,9 +335,16 @@ static void lower_bound_reasons(struct vg_probe_session *s, cJSON *arr, bool *co
 	}
 	if (!st->tree_watched) {
 		cJSON_AddItemToArray(arr, vg_json_text(
-			"exec() and child processes could not be watched (the perf event was refused): "
-			"calls of children or of a new program would be missing unseen"));
+			"child processes could not be watched (the perf event was refused): "
+			"calls of children would be missing unseen"));
 		*counts_short = true;
+	}
+	if (!st->tree_watched && !st->exec_gate_armed) {
+		snprintf(buf, sizeof(buf), "exec() could not be watched (the perf event was refused, and the "
+			 "exec gate: %s): after an exec, calls of the new program would be counted as "
+			 "this program's", st->exec_gate_why);
+		cJSON_AddItemToArray(over, vg_json_text(buf));
+		*counts_over = true;
 	}
 }
 
@@ -333,6 +354,7 @@ static cJSON *tree_json(struct vg_probe_session *s)
 	struct vg_json_tree t = {
 		.watched = st->tree_watched, .start_ns = vg_probe_armed_ns(s),
 		.exec_ns = st->exec_ns, .stop_ns = st->exec_gate_ns, .exec_comm = st->exec_comm,
+		.exec_stop = st->exec_gate_kernel ? VG_JSON_EXEC_STOP_KERNEL : VG_JSON_EXEC_STOP_VIGIL,
 		.children = st->children, .pids = st->child_pids, .n_pids = st->n_child_pids,
 	};
 
@@ -612,8 +634,8 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 {
 	const struct vg_probe_stats *st = vg_probe_stats(s);
 	double secs = (double)vg_probe_duration_ns(s) / 1e9;
-	cJSON *doc, *obs, *reasons, *locs;
-	bool counts_short;
+	cJSON *doc, *obs, *reasons, *over, *locs;
+	bool counts_short, counts_over, exact;
 	uint64_t dropped = 0;
 	char *text;
 	int r = 0;
@@ -627,11 +649,14 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 	cJSON_AddStringToObject(obs, "stop_reason", vg_probe_stop_name(vg_probe_stop_reason(s)));
 	cJSON_AddStringToObject(obs, "coverage", "all_threads");
 	reasons = cJSON_CreateArray();
-	lower_bound_reasons(s, reasons, &counts_short);
-	cJSON_AddBoolToObject(obs, "counts_exact", !counts_short);
-	cJSON_AddBoolToObject(obs, "counts_are_lower_bound", counts_short);
+	over = cJSON_CreateArray();
+	count_reasons(s, reasons, over, &counts_short, &counts_over);
+	exact = !counts_short && !counts_over;
+	cJSON_AddBoolToObject(obs, "counts_exact", exact);
+	cJSON_AddBoolToObject(obs, "counts_are_lower_bound", counts_short && !counts_over);
 	cJSON_AddBoolToObject(obs, "records_complete", !st->records_lost && !st->records_malformed);
 	cJSON_AddItemToObject(obs, "lower_bound_reasons", reasons);
+	cJSON_AddItemToObject(obs, "count_notes", over);
 	cJSON_AddItemToObject(obs, "process_tree", tree_json(s));
 	record_notes(s, cJSON_AddArrayToObject(obs, "record_notes"));
 	cJSON_AddNumberToObject(obs, "records", (double)st->records);
@@ -670,7 +695,7 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 			cJSON_AddItemToArray(arr, site_json(s, &l->loc.sites[k], l->first_site + k));
 		cJSON_AddItemToObject(j, "ifunc", ifunc_json(&l->loc));
 		cJSON_AddNumberToObject(j, "calls", (double)l->calls);
-		cJSON_AddBoolToObject(j, "calls_exact", !counts_short);
+		cJSON_AddBoolToObject(j, "calls_exact", exact);
 		cJSON_AddNumberToObject(j, "calls_per_s", secs > 0 ? (double)l->calls / secs : 0);
 		cJSON_AddItemToObject(j, "per_thread", per_thread_json(s, i));
 		cJSON_AddItemToObject(j, "latency", latency_json(s, i));
@@ -885,19 +910,23 @@ static void print_table(FILE *out, struct vg_probe_session *s, struct vg_symboli
 			const struct probe_args *a, const struct vg_target *t)
 {
 	double secs = (double)vg_probe_duration_ns(s) / 1e9;
-	cJSON *reasons = cJSON_CreateArray(), *it;
-	bool counts_short = false;
+	cJSON *reasons = cJSON_CreateArray(), *over = cJSON_CreateArray(), *it;
+	bool counts_short = false, counts_over = false;
 
-	if (reasons) {
-		lower_bound_reasons(s, reasons, &counts_short);
+	if (reasons && over) {
+		count_reasons(s, reasons, over, &counts_short, &counts_over);
 		record_notes(s, reasons);
 	}
 	fprintf(out, "# pid %d (", (int)t->pid);
 	cli_put_text(out, t->comm);
 	fprintf(out, "): probed %.3f s, stopped by %s; counts %s\n", secs,
-		vg_probe_stop_name(vg_probe_stop_reason(s)), counts_short ? "are lower bounds" : "exact");
+		vg_probe_stop_name(vg_probe_stop_reason(s)),
+		counts_over ? "are neither exact nor lower bounds" : counts_short ? "are lower bounds" : "exact");
+	cJSON_ArrayForEach(it, over)
+		fprintf(out, "# note: %s\n", it->valuestring);
 	cJSON_ArrayForEach(it, reasons)
 		fprintf(out, "# note: %s\n", it->valuestring);
+	cJSON_Delete(over);
 	cJSON_Delete(reasons);
 	fprintf(out, "%-32s %5s %14s %12s\n", "LOCATION", "SITES", "CALLS", "CALLS/S");
 	for (size_t i = 0; i < vg_probe_n_locations(s); i++) {
@@ -1070,10 +1099,15 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	{
 		const struct vg_probe_stats *st = vg_probe_stats(s);
 
-		if (st->exec_ns)
-			fprintf(stderr, "# probe: pid %d called exec() ('%s'): stopped there; the counts are "
-				"the old program's, a lower bound for the process (exit 4)\n",
+		if (st->exec_ns && st->exec_gate_kernel)
+			fprintf(stderr, "# probe: pid %d called exec() ('%s'): stopped there, in the kernel; "
+				"the counts are the old program's, a lower bound for the process (exit 4)\n",
 				(int)cli->target->pid, st->exec_comm);
+		else if (st->exec_ns)
+			fprintf(stderr, "# probe: pid %d called exec() ('%s'): stopped %.0f us later; the "
+				"counts may include calls of the new program made meanwhile (exit 4)\n",
+				(int)cli->target->pid, st->exec_comm,
+				st->exec_gate_ns > st->exec_ns ? (double)(st->exec_gate_ns - st->exec_ns) / 1e3 : 0.0);
 		if (st->children)
 			fprintf(stderr, "# probe: %" PRIu64 " child process%s created during the probe "
 				"%s not counted: the counts are a lower bound\n", st->children,

@@ -21,6 +21,9 @@
  *            instant, however long the kernel takes to attach or detach
  *            them.  The return gate closes later than the entry gate, so
  *            a call entered before the stop can still return.
+ *   exec:    a tracepoint program on sched:sched_process_exec stores 0
+ *            in both gates, and the time in counts[n_sites + 3], when
+ *            the target itself execs (vg_bpf_exec_gate_open).
  *   record:  kind, site, pid_tgid, time and the 21 registers into a
  *            struct vg_probe_record, then bpf_perf_event_output into this
  *            CPU's ring.  Without stack bytes the record is on the BPF
@@ -43,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -54,6 +58,7 @@
 #include "perf/cpus.h"
 #include "perf/records.h"
 #include "perf/ring.h"
+#include "perf/tracepoint.h"
 #include "util/vec.h"
 
 /* ------------------------------------------------------------ eBPF ISA */
@@ -66,6 +71,7 @@
 #define MOV64_REG(d, s)        INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
 #define ADD64_IMM(d, i)        INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
 #define LDX_DW(d, s, o)        INSN(BPF_LDX | BPF_MEM | BPF_DW, d, s, o, 0)
+#define LDX_W(d, s, o)         INSN(BPF_LDX | BPF_MEM | BPF_W, d, s, o, 0)
 #define STX_DW(d, s, o)        INSN(BPF_STX | BPF_MEM | BPF_DW, d, s, o, 0)
 #define STX_W(d, s, o)         INSN(BPF_STX | BPF_MEM | BPF_W, d, s, o, 0)
 #define ST_DW(d, o, i)         INSN(BPF_ST | BPF_MEM | BPF_DW, d, 0, o, i)
@@ -95,6 +101,7 @@ _Static_assert(VG_PR_COUNT == 21, "struct pt_regs has 21 words on x86-64");
 #define FP_THREAD_KEY (-16)    /* struct thread_key */
 #define FP_ONE        (-24)    /* u64 1: a new pair's first count */
 #define FP_RECORD     (-232)   /* struct vg_probe_record, 200 bytes */
+#define FP_PIDNS      (-16)    /* exec gate: struct bpf_pidns_info */
 
 struct thread_key {
 	uint32_t site;
@@ -147,6 +154,13 @@ static void place(struct prog_buf *p, struct label *l)
 	l->n = 0;
 }
 
+/* The two-slot load of a 64-bit constant (MOV64_IMM sign-extends 32). */
+static void emit_ld_imm64(struct prog_buf *p, int reg, uint64_t v)
+{
+	emit(p, INSN(BPF_LD | BPF_DW | BPF_IMM, reg, 0, 0, (int32_t)(uint32_t)v));
+	emit(p, INSN(0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32)));
+}
+
 /* r0 = &map[*(fp + key_off)] or NULL; clobbers r1-r5. */
 static void emit_lookup(struct prog_buf *p, int map_fd, int key_off)
 {
@@ -179,10 +193,18 @@ static void emit_count_thread(struct prog_buf *p, const struct vg_bpf_counters *
 
 /* ------------------------------------------------------------ counters */
 
+/* The counts map's slots after the sites' (slot n_sites + SLOT_...). */
+enum {
+	SLOT_DROPPED = 0,          /* per-thread hits not in the full hash */
+	SLOT_ENTRY_GATE,           /* entry programs run while it is not 0 */
+	SLOT_RETURN_GATE,          /* return programs likewise */
+	SLOT_EXEC_NS,              /* when the exec gate closed both (0: not yet) */
+	N_EXTRA_SLOTS
+};
+
 struct vg_bpf_counters {
 	size_t n_sites;
-	int counts_fd;             /* ARRAY u32 -> u64, n_sites + 3: then "dropped", the
-				    * entry gate and the return gate */
+	int counts_fd;             /* ARRAY u32 -> u64: n_sites, then N_EXTRA_SLOTS */
 	int threads_fd;            /* HASH struct thread_key -> u64, or -1 */
 };
 
@@ -293,7 +315,7 @@ int vg_bpf_counters_new(size_t n_sites, bool per_thread, size_t max_thread_entri
 	c->n_sites = n_sites;
 	c->counts_fd = c->threads_fd = -1;
 	r = map_create(BPF_MAP_TYPE_ARRAY, sizeof(uint32_t), sizeof(uint64_t),
-		       (uint32_t)n_sites + 3, "vg_counts", &c->counts_fd, err);
+		       (uint32_t)n_sites + N_EXTRA_SLOTS, "vg_counts", &c->counts_fd, err);
 	if (r == 0 && per_thread)
 		r = map_create(BPF_MAP_TYPE_HASH, sizeof(struct thread_key), sizeof(uint64_t),
 			       (uint32_t)max_thread_entries, "vg_thread_counts", &c->threads_fd,
@@ -351,12 +373,17 @@ static int set_gate(const struct vg_bpf_counters *c, uint32_t slot, bool open,
 
 int vg_bpf_counters_gate(const struct vg_bpf_counters *c, bool open, struct vg_error *err)
 {
-	return set_gate(c, (uint32_t)c->n_sites + 1, open, err);
+	return set_gate(c, (uint32_t)c->n_sites + SLOT_ENTRY_GATE, open, err);
 }
 
 int vg_bpf_counters_gate_returns(const struct vg_bpf_counters *c, bool open, struct vg_error *err)
 {
-	return set_gate(c, (uint32_t)c->n_sites + 2, open, err);
+	return set_gate(c, (uint32_t)c->n_sites + SLOT_RETURN_GATE, open, err);
+}
+
+int vg_bpf_counters_exec_ns(const struct vg_bpf_counters *c, uint64_t *ns, struct vg_error *err)
+{
+	return read_slot(c, (uint32_t)c->n_sites + SLOT_EXEC_NS, ns, err);
 }
 
 static int cmp_thread_count(const void *a, const void *b)
@@ -382,7 +409,7 @@ int vg_bpf_counters_threads(const struct vg_bpf_counters *c, struct vg_bpf_threa
 	*dropped = 0;
 	if (c->threads_fd < 0)
 		return 0;
-	r = read_slot(c, (uint32_t)c->n_sites, dropped, err);
+	r = read_slot(c, (uint32_t)c->n_sites + SLOT_DROPPED, dropped, err);
 	if (r < 0)
 		return r;
 	/* Pairs are only ever added while we walk: the walk may miss one
@@ -443,7 +470,7 @@ static void emit_count_thread(struct prog_buf *p, const struct vg_bpf_counters *
 	emit(p, ATOMIC_ADD_DW(R0, R1, 0));
 	emit_jump(p, JA(), &done);
 	place(p, &drop);
-	emit_count_slot(p, c->counts_fd, (uint32_t)c->n_sites);
+	emit_count_slot(p, c->counts_fd, (uint32_t)c->n_sites + SLOT_DROPPED);
 	place(p, &done);
 }
 
@@ -854,7 +881,8 @@ static void build_prog(struct prog_buf *p, const struct vg_bpf_prog_spec *s,
 
 	emit(p, MOV64_REG(R6, R1));
 	if (c)
-		emit_gate(p, c->counts_fd, (uint32_t)c->n_sites + (s->kind == VG_PROBE_REC_ENTRY ? 1 : 2),
+		emit_gate(p, c->counts_fd, (uint32_t)c->n_sites +
+			  (s->kind == VG_PROBE_REC_ENTRY ? SLOT_ENTRY_GATE : SLOT_RETURN_GATE),
 			  &closed);
 	if (s->count) {
 		emit_count_slot(p, c->counts_fd, s->site);
@@ -908,18 +936,19 @@ static void last_log_line(const char *log, char *out, size_t size)
 	}
 }
 
-static int prog_load(const struct prog_buf *p, uint32_t site, char *log, size_t log_size)
+static int prog_load(const struct prog_buf *p, enum bpf_prog_type type, const char *name,
+		     char *log, size_t log_size)
 {
 	union bpf_attr a;
 	long r;
 
 	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_KPROBE;
+	a.prog_type = type;
 	a.insns = (uint64_t)(uintptr_t)p->insn;
 	a.insn_cnt = (uint32_t)p->n;
 	a.license = (uint64_t)(uintptr_t)"GPL";   /* perf_event_output needs GPL */
 	a.kern_version = running_kernel_version();
-	snprintf(a.prog_name, sizeof(a.prog_name), "vg_probe_%u", site);
+	snprintf(a.prog_name, sizeof(a.prog_name), "%s", name);
 	if (log) {
 		log[0] = '\0';
 		a.log_buf = (uint64_t)(uintptr_t)log;
@@ -935,7 +964,7 @@ int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_co
 {
 	struct prog_buf *p;
 	size_t log_size = 1u << 20;
-	char *log, reason[256];
+	char *log, reason[256], name[BPF_OBJ_NAME_LEN];
 	int r;
 
 	*prog_fd = -1;
@@ -961,7 +990,8 @@ int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_co
 		return vg_error_set(err, -E2BIG, "internal: probe program longer than %d "
 				    "instructions", MAX_INSNS);
 	}
-	r = prog_load(p, spec->site, NULL, 0);
+	snprintf(name, sizeof(name), "vg_probe_%u", spec->site);
+	r = prog_load(p, BPF_PROG_TYPE_KPROBE, name, NULL, 0);
 	if (r >= 0) {
 		free(p);
 		*prog_fd = r;
@@ -975,7 +1005,7 @@ int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_co
 	 * costs time, so only now). */
 	log = malloc(log_size);
 	if (log) {
-		r = prog_load(p, spec->site, log, log_size);
+		r = prog_load(p, BPF_PROG_TYPE_KPROBE, name, log, log_size);
 		last_log_line(log, reason, sizeof(reason));
 	}
 	free(p);
@@ -995,6 +1025,134 @@ int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_co
 			 spec->site, reason[0] ? reason : strerror(-r));
 	vg_error_set_exit(err, VG_EXIT_RUNTIME);
 	return r;
+}
+
+/* ------------------------------------------------------------ exec gate */
+
+/* If the exec is tgid's (in the PID namespace of ns_dev/ns_ino): t =
+ * ktime, both gates = 0, counts[exec slot] = t.  The time is taken first,
+ * so that it is never later than the closing. */
+static void build_exec_gate(struct prog_buf *p, const struct vg_bpf_counters *c, uint64_t ns_dev,
+			    uint64_t ns_ino, pid_t tgid)
+{
+	struct label out = { .n = 0 };
+	uint32_t base = (uint32_t)c->n_sites;
+
+	emit_ld_imm64(p, R1, ns_dev);
+	emit_ld_imm64(p, R2, ns_ino);
+	emit(p, MOV64_REG(R3, FP));
+	emit(p, ADD64_IMM(R3, FP_PIDNS));
+	emit(p, MOV64_IMM(R4, (int32_t)sizeof(struct bpf_pidns_info)));
+	emit(p, CALL(BPF_FUNC_get_ns_current_pid_tgid));
+	/* -ENOENT: the exec'ing task is not in vigil's PID namespace, so it
+	 * is not the target. */
+	emit_jump(p, JNE_IMM(R0, 0), &out);
+	emit(p, LDX_W(R1, FP, FP_PIDNS + (int)offsetof(struct bpf_pidns_info, tgid)));
+	emit_jump(p, JNE_IMM(R1, (int32_t)tgid), &out);
+	emit(p, CALL(BPF_FUNC_ktime_get_ns));
+	emit(p, MOV64_REG(R7, R0));
+	emit(p, ST_W(FP, FP_KEY, (int32_t)(base + SLOT_ENTRY_GATE)));
+	emit_lookup(p, c->counts_fd, FP_KEY);
+	emit_jump(p, JEQ_IMM(R0, 0), &out);
+	emit(p, ST_DW(R0, 0, 0));
+	emit(p, ST_W(FP, FP_KEY, (int32_t)(base + SLOT_RETURN_GATE)));
+	emit_lookup(p, c->counts_fd, FP_KEY);
+	emit_jump(p, JEQ_IMM(R0, 0), &out);
+	emit(p, ST_DW(R0, 0, 0));
+	emit(p, ST_W(FP, FP_KEY, (int32_t)(base + SLOT_EXEC_NS)));
+	emit_lookup(p, c->counts_fd, FP_KEY);
+	emit_jump(p, JEQ_IMM(R0, 0), &out);
+	emit(p, STX_DW(R0, R7, 0));
+	place(p, &out);
+	emit(p, MOV64_IMM(R0, 0));
+	emit(p, EXIT());
+}
+
+static int exec_gate_prog(const struct vg_bpf_counters *c, pid_t tgid, int *prog_fd,
+			  struct vg_error *err)
+{
+	struct prog_buf *p;
+	struct stat ns;
+	char *log = NULL, reason[256] = "";
+	int r;
+
+	if (stat("/proc/self/ns/pid", &ns) < 0)
+		return vg_error_set(err, -errno, "cannot identify vigil's PID namespace "
+				    "(/proc/self/ns/pid): %s", strerror(errno));
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return vg_error_set(err, -ENOMEM, "out of memory for the exec gate program");
+	build_exec_gate(p, c, (uint64_t)ns.st_dev, (uint64_t)ns.st_ino, tgid);
+	r = prog_load(p, BPF_PROG_TYPE_TRACEPOINT, "vg_exec_gate", NULL, 0);
+	if (r < 0 && r != -EPERM && (log = malloc(1u << 16)) != NULL) {
+		int again = prog_load(p, BPF_PROG_TYPE_TRACEPOINT, "vg_exec_gate", log, 1u << 16);
+
+		last_log_line(log, reason, sizeof(reason));
+		free(log);
+		if (again >= 0)
+			r = again;
+	}
+	free(p);
+	if (r == -EPERM || (r == -EACCES && !reason[0]))
+		return bpf_refused(err, "loading the exec gate's BPF program");
+	if (r < 0)
+		return vg_error_set(err, r == -EACCES ? -EPROTO : r, "the kernel refused the exec "
+				    "gate's BPF program: %s", reason[0] ? reason : strerror(-r));
+	*prog_fd = r;
+	return 0;
+}
+
+int vg_bpf_exec_gate_open(const struct vg_bpf_counters *c, pid_t tgid, int *fd,
+			  struct vg_error *err)
+{
+	struct perf_event_attr a;
+	int id, prog = -1, *cpus = NULL, r;
+	size_t n_cpus = 0;
+	long ev;
+
+	*fd = -1;
+	r = vg_tracepoint_id("sched", "sched_process_exec", &id, err);
+	if (r < 0)
+		return r;
+	r = vg_cpus_online(&cpus, &n_cpus, err);
+	if (r < 0)
+		return r;
+	r = exec_gate_prog(c, tgid, &prog, err);
+	if (r < 0) {
+		free(cpus);
+		return r;
+	}
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.config = (uint64_t)id;
+	a.sample_period = 1;
+	/* No sample_type: nothing is written to a ring, the program is all
+	 * (and without PERF_SAMPLE_RAW no tracepoint data leaves the kernel). */
+	ev = syscall(SYS_perf_event_open, &a, -1, cpus[0], -1, PERF_FLAG_FD_CLOEXEC);
+	free(cpus);
+	if (ev < 0) {
+		int e = errno;
+
+		close(prog);
+		if (e == EACCES || e == EPERM)
+			return vg_error_set(err, -e, "opening the sched:sched_process_exec tracepoint "
+					    "was refused: it needs CAP_PERFMON (or root); "
+					    "kernel.perf_event_paranoid is %d", perf_paranoid());
+		return vg_error_set(err, -e, "cannot open the sched:sched_process_exec tracepoint "
+				    "(id %d): %s", id, strerror(e));
+	}
+	if (ioctl((int)ev, PERF_EVENT_IOC_SET_BPF, prog) < 0) {
+		int e = errno;
+
+		close(prog);
+		close((int)ev);
+		return vg_error_set(err, -e, "cannot attach the exec gate program to the "
+				    "sched:sched_process_exec tracepoint: %s", strerror(e));
+	}
+	close(prog);   /* the event holds it */
+	*fd = (int)ev;
+	return 0;
 }
 
 /* ------------------------------------------------------------ uprobes */

@@ -93,6 +93,31 @@ int vg_bpf_counters_gate(const struct vg_bpf_counters *c, bool open, struct vg_e
  * after it, for a while). */
 int vg_bpf_counters_gate_returns(const struct vg_bpf_counters *c, bool open, struct vg_error *err);
 
+/* The exec gate: a BPF_PROG_TYPE_TRACEPOINT program on
+ * sched:sched_process_exec that, when the exec is process tgid's, closes
+ * both gates of c and stores the time (bpf_ktime_get_ns) in c: no entry
+ * program counts a call of the new program, since the tracepoint fires in
+ * the kernel's exec before the new program runs an instruction, and after
+ * every other thread of the old one is gone.
+ *
+ * One event for the whole machine (pid -1, one CPU): the kernel attaches
+ * the program to the tracepoint itself, so it runs for every exec on
+ * every CPU whatever task or CPU its event was opened on (events opened
+ * per thread of the target would run it once per event); the program
+ * keeps the target's own execs, comparing the tgid in vigil's PID
+ * namespace (bpf_get_ns_current_pid_tgid, Linux 5.7) with tgid.  This
+ * needs CAP_PERFMON and CAP_BPF, which the uprobes already need, and the
+ * tracepoint's id (perf/tracepoint.h: tracefs, mounted privately if
+ * need be).  Close *fd to detach the program.
+ *
+ * Errors (the sentence says which): -ENOENT/-EPERM (no tracefs or the
+ * tracepoint's id unreadable), -EPERM/-EACCES (refused), -EINVAL (a
+ * verifier or kernel without the helper). */
+int vg_bpf_exec_gate_open(const struct vg_bpf_counters *c, pid_t tgid, int *fd,
+			  struct vg_error *err);
+/* When the exec gate closed the gates (CLOCK_MONOTONIC ns), 0: not yet. */
+int vg_bpf_counters_exec_ns(const struct vg_bpf_counters *c, uint64_t *ns, struct vg_error *err);
+
 struct vg_bpf_thread_count {
 	uint32_t site;
 	uint32_t tid;              /* initial PID namespace */

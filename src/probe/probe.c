@@ -62,6 +62,11 @@ struct vg_probe_session {
 	bool armed;
 	pid_t probe_task;            /* the task the events are opened on */
 	struct vg_perf_set *tree;    /* exec and fork records (NULL: none) */
+	int exec_gate_fd;            /* the exec gate's tracepoint event, or -1 */
+	/* An exec came while the probes were armed, before the gates
+	 * opened: opening them undid the exec gate's closing, and vigil
+	 * closed them again at this time. */
+	uint64_t exec_reclosed_ns;
 };
 
 static bool recording(const struct vg_probe_opts *o)
@@ -159,6 +164,7 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 	if (!s->o.ring_pages)
 		s->o.ring_pages = s->o.stacks ? 1024 : 256;
 	s->probe_task = t->mm_pid ? t->mm_pid : t->pid;
+	s->exec_gate_fd = -1;
 	s->locs = calloc(n_specs, sizeof(*s->locs));
 	if (!s->locs) {
 		free(s);
@@ -423,9 +429,121 @@ static void watch_tree(struct vg_probe_session *s)
 	s->stats.tree_watched = true;
 }
 
-/* Read the tree's records; an exec closes the entry gate at once (the
- * new program may map the probed file again, and the kernel's uprobe
- * filter follows the task to its new mm). */
+/* The exec gate: closes both gates in the kernel at the target's exec.
+ * Optional: without it (no tracefs, refused) vigil closes them when it
+ * reads the exec, and the report says the counts may hold calls of the
+ * new program. */
+static void arm_exec_gate(struct vg_probe_session *s)
+{
+	struct vg_error err = { 0 };
+	const char *off = getenv("VIGIL_PROBE_NO_EXEC_GATE");
+
+	/* For tests: the path of a kernel without the tracepoint. */
+	if (off && *off) {
+		snprintf(s->stats.exec_gate_why, sizeof(s->stats.exec_gate_why),
+			 "VIGIL_PROBE_NO_EXEC_GATE is set");
+		return;
+	}
+	if (vg_bpf_exec_gate_open(s->counters, s->t->pid, &s->exec_gate_fd, &err) < 0) {
+		snprintf(s->stats.exec_gate_why, sizeof(s->stats.exec_gate_why), "%.255s", err.msg);
+		return;
+	}
+	s->stats.exec_gate_armed = true;
+}
+
+/* The gates were just opened: an exec before that instant had closed
+ * them already, and the opening undid it; close them again (the calls of
+ * the new program in between are counted, and the report says so). */
+static void recheck_exec_gate(struct vg_probe_session *s)
+{
+	uint64_t k = 0;
+
+	if (s->exec_gate_fd < 0 || vg_bpf_counters_exec_ns(s->counters, &k, NULL) < 0 || !k)
+		return;
+	vg_bpf_counters_gate(s->counters, false, NULL);
+	vg_bpf_counters_gate_returns(s->counters, false, NULL);
+	s->exec_reclosed_ns = vg_perf_now();
+	snprintf(s->stats.exec_gate_why, sizeof(s->stats.exec_gate_why),
+		 "the exec came while the probes were being armed, before they started");
+}
+
+/* The new program's name, when no COMM record gave it. */
+static void read_comm(pid_t pid, char *out, size_t size)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	out[0] = '\0';
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(out, (int)size, f))
+		out[strcspn(out, "\n")] = '\0';
+	fclose(f);
+}
+
+/* How long the exec gate may take to fire after the exec's COMM record. */
+#define EXEC_GATE_WAIT_MS 100
+
+/* The exec gate's time, waiting for it while the exec is still in the
+ * kernel (0: it did not fire). */
+static uint64_t await_exec_gate(struct vg_probe_session *s)
+{
+	uint64_t until = vg_perf_now() + EXEC_GATE_WAIT_MS * 1000000ull, k = 0;
+
+	while (vg_bpf_counters_exec_ns(s->counters, &k, NULL) == 0 && !k && vg_perf_now() < until)
+		usleep(50);
+	return k;
+}
+
+/* The process called exec() at exec_ns (comm: the new program's name, or
+ * NULL).  vigil closes the gates now in any case: the new program may map
+ * the probed file again, and the kernel's uprobe filter follows the task
+ * to its new mm.  The COMM record of an exec is written in the middle of
+ * it (after the old program's other threads are gone), ~100 us before
+ * the tracepoint at its end: vigil may read it first, and then waits for
+ * the exec gate, which closed the gates before the new program ran. */
+static void on_exec(struct vg_probe_session *s, uint64_t exec_ns, const char *comm)
+{
+	uint64_t now = vg_perf_now(), k = 0;
+
+	if (s->counters) {
+		vg_bpf_counters_gate(s->counters, false, NULL);
+		vg_bpf_counters_gate_returns(s->counters, false, NULL);
+	}
+	if (s->exec_gate_fd >= 0 && !s->exec_reclosed_ns)
+		k = await_exec_gate(s);
+	if (k) {
+		s->stats.exec_gate_kernel = true;
+		s->stats.exec_gate_ns = k;
+	} else {
+		s->stats.exec_gate_ns = s->exec_reclosed_ns ? s->exec_reclosed_ns : now;
+		if (s->exec_gate_fd >= 0 && !s->stats.exec_gate_why[0])
+			snprintf(s->stats.exec_gate_why, sizeof(s->stats.exec_gate_why),
+				 "the exec gate did not fire within %d ms", EXEC_GATE_WAIT_MS);
+	}
+	s->stats.exec_ns = exec_ns;
+	if (comm)
+		memcpy(s->stats.exec_comm, comm, sizeof(s->stats.exec_comm));
+	else
+		read_comm(s->t->pid, s->stats.exec_comm, sizeof(s->stats.exec_comm));
+	s->t->exec_seen = true;
+}
+
+/* The exec gate fired with no COMM record read (the tree was refused, or
+ * its record is still to come): the exec is known from the gate. */
+static void poll_exec_gate(struct vg_probe_session *s)
+{
+	uint64_t k = 0;
+
+	if (s->stats.exec_ns || s->exec_gate_fd < 0 ||
+	    vg_bpf_counters_exec_ns(s->counters, &k, NULL) < 0 || !k)
+		return;
+	on_exec(s, k, NULL);
+}
+
+/* Read the tree's records: an exec, and the children. */
 static void drain_tree(struct vg_probe_session *s)
 {
 	const struct vg_perf_stats *st;
@@ -436,14 +554,8 @@ static void drain_tree(struct vg_probe_session *s)
 		return;
 	vg_perf_set_drain(s->tree, NULL);
 	st = vg_perf_set_stats(s->tree);
-	if (st->exec_ns && !s->stats.exec_ns) {
-		if (s->counters)
-			vg_bpf_counters_gate(s->counters, false, NULL);
-		s->stats.exec_gate_ns = vg_perf_now();
-		s->stats.exec_ns = st->exec_ns;
-		memcpy(s->stats.exec_comm, st->exec_comm, sizeof(s->stats.exec_comm));
-		s->t->exec_seen = true;
-	}
+	if (st->exec_ns && !s->stats.exec_ns)
+		on_exec(s, st->exec_ns, st->exec_comm);
 	s->stats.children = st->children;
 	kids = vg_perf_set_children(s->tree, &n);
 	for (size_t i = 0; i < n && i < sizeof(s->stats.child_pids) / sizeof(pid_t); i++)
@@ -483,8 +595,10 @@ int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 		vg_error_clear(err);
 		r = open_all(s, err);
 	}
-	if (r >= 0)
+	if (r >= 0) {
 		watch_tree(s);
+		arm_exec_gate(s);
+	}
 	/* Every probe starts now, at one instant: attaching took tens of ms
 	 * per probe (the kernel waits for a grace period). */
 	if (r >= 0)
@@ -495,6 +609,7 @@ int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 		vg_probe_disarm(s);
 		return r;
 	}
+	recheck_exec_gate(s);
 	s->armed_ns = vg_perf_now();
 	return 0;
 }
@@ -787,6 +902,7 @@ int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn i
 		now = vg_perf_now();
 		drain(s, now);
 		drain_tree(s);
+		poll_exec_gate(s);
 		/* A ring whose owner thread exited polls as hung up for ever:
 		 * it is read on the 20 ms wake-ups instead. */
 		for (size_t i = tree_first; i < tree_first + n_tree; i++)
@@ -977,7 +1093,11 @@ void vg_probe_disarm(struct vg_probe_session *s)
 	if (s->counters)
 		vg_bpf_counters_gate(s->counters, false, NULL);
 	drain_tree(s);
+	poll_exec_gate(s);
 	s->tree = vg_perf_set_free(s->tree);
+	if (s->exec_gate_fd >= 0)
+		close(s->exec_gate_fd);
+	s->exec_gate_fd = -1;
 	/* Calls entered before the stop may still return: for a moment,
 	 * while none is left open, take their returns; then the return
 	 * gate closes too, and what is still running is in flight.  From

@@ -129,6 +129,15 @@ struct vg_probe_stats {
 	bool tree_watched;           /* false: the dummy event was refused */
 	uint64_t exec_ns, exec_gate_ns;
 	char exec_comm[16];
+	/* The exec gate (bpf.h, vg_bpf_exec_gate_open): armed, whether it
+	 * closed the gates at the exec itself (exec_gate_ns is then the
+	 * kernel's time of it, and no call of the new program was counted),
+	 * and, when it is not armed or did not close them, why: vigil then
+	 * closed them itself when it read the exec, exec_gate_ns - exec_ns
+	 * later, and calls of the new program in between are counted. */
+	bool exec_gate_armed;
+	bool exec_gate_kernel;
+	char exec_gate_why[256];
 	uint64_t children;
 	pid_t child_pids[8];         /* the first few */
 	size_t n_child_pids;

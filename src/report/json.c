@@ -235,6 +235,11 @@ cJSON *vg_json_process_tree(const struct vg_json_tree *t)
 						(double)(t->stop_ns - t->exec_ns) / 1e3 : 0);
 		else
 			cJSON_AddNullToObject(e, "stopped_after_us");
+		if (t->exec_stop == VG_JSON_EXEC_STOP_BY_TIME)
+			cJSON_AddNullToObject(e, "stopped_in_kernel");
+		else
+			cJSON_AddBoolToObject(e, "stopped_in_kernel",
+					      t->exec_stop == VG_JSON_EXEC_STOP_KERNEL);
 	} else {
 		cJSON_AddNullToObject(o, "exec");
 	}

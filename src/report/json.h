@@ -54,9 +54,15 @@ cJSON *vg_json_sym_frame(const struct vg_sym_frame *f);
  * how long after it the observation stopped counting (stop_ns, 0: not
  * known); the child processes created, counted, none observed (pids: the
  * first n of them). */
+enum vg_json_exec_stop {
+	VG_JSON_EXEC_STOP_BY_TIME = 0,   /* samples after the exec dropped (null) */
+	VG_JSON_EXEC_STOP_KERNEL,        /* closed in the kernel at the exec (true) */
+	VG_JSON_EXEC_STOP_VIGIL,         /* closed when vigil read it, stop_ns (false) */
+};
 struct vg_json_tree {
 	bool watched;
 	uint64_t start_ns, exec_ns, stop_ns;
+	enum vg_json_exec_stop exec_stop;   /* exec.stopped_in_kernel */
 	const char *exec_comm;
 	uint64_t children;
 	const pid_t *pids;

@@ -6,19 +6,27 @@
  *                              procs_pick_b) and N calls of libc's strcmp
  *   tgt_procs TRUTH exec N     after the go: N writes of g_cell and N calls
  *                              of procs_work, then exec()s itself (same pid,
- *                              same file) to make N more of each
+ *                              same file); the new program first calls
+ *                              procs_work without a pause for 20 ms (so
+ *                              that a probe still counting after the exec
+ *                              counts some of them), then makes N more
+ *                              writes and calls
  *   tgt_procs TRUTH fork N K   after the go: K child processes make N calls
  *                              of procs_work and N writes of g_cell each,
  *                              while the parent makes N of each itself
  *
  * Truth (truth.h), "state ready" before the go, "state done" after the work:
 
+ *   emu cell 0xFILEOFF 0xRUNTIME 0xSTATIC PATH   the label right after the
+ *                              store to g_cell (truth.h truth_emu): where
+ *                              the watch tests' uprobe emulation traps
  *   addr NAME 0xRUNTIME        procs_pick, procs_pick_b, procs_work,
  *                              procs_unused (an IFUNC nothing refers to),
  *                              strcmp_impl (what the dynamic linker selected
  *                              for strcmp: dlsym runs the same resolver)
  *   calls N / strcmp_calls N   ifunc: calls made after the go
- *   before_exec N / after_exec N   exec: writes (= calls) in each program
+ *   before_exec N / after_exec N   exec: calls of procs_work in each program
+ *   after_exec_writes N        exec: writes of g_cell in the new program
  *   parent_calls N / child_calls N / children K / child PID   fork
  * The work is paced (a 1 ms sleep every 64 iterations) so that it lasts
  * long enough for vigil to be in the middle of it. */
@@ -39,6 +47,7 @@
 long procs_pick_a(long x);
 long procs_pick_b(long x);
 void procs_work(long i);
+void procs_store(long v);
 
 volatile long g_cell;
 static volatile long work_sink;
@@ -69,6 +78,15 @@ NOIPA void procs_work(long i)
 	work_sink += i;
 }
 
+/* g_cell = v, with a label right after the store: the trap IP of a
+ * breakpoint on g_cell, where the uprobe emulation puts its uprobe. */
+NOIPA void procs_store(long v)
+{
+	__asm__ volatile("movq %1, %0\n\t.globl procs_after_store\nprocs_after_store:"
+			 : "=m"(g_cell) : "r"(v));
+}
+extern const char procs_after_store[];
+
 static void pace(long i)
 {
 	if ((i & 63) == 63) {
@@ -95,6 +113,7 @@ static void funcs(FILE *f)
 	fprintf(f, "addr procs_pick_b 0x%llx\n", (unsigned long long)(uintptr_t)procs_pick_b);
 	fprintf(f, "addr procs_work 0x%llx\n", (unsigned long long)(uintptr_t)procs_work);
 	fprintf(f, "addr strcmp_impl 0x%llx\n", (unsigned long long)(uintptr_t)impl);
+	truth_emu(f, "cell", procs_after_store);
 }
 
 static void truth(const char *state, const char *extra)
@@ -136,15 +155,37 @@ static void do_ifunc(long n)
 static void work(long n)
 {
 	for (long i = 0; i < n; i++) {
-		g_cell = i;
+		procs_store(i);
 		procs_work(i);
 		pace(i);
 	}
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Calls of procs_work for ms milliseconds, no pause; how many. */
+static long burst(long ms)
+{
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
+	long k = 0;
+
+	do {
+		for (int i = 0; i < 16; i++)
+			procs_work(k++);
+	} while (now_ns() < end);
+	return k;
+}
+
 static void do_exec(long n, long before)
 {
-	char extra[128], nb[32], nn[32];
+	char extra[160], nb[32], nn[32];
+	long first;
 
 	if (before < 0) {
 		truth("ready", NULL);
@@ -155,8 +196,10 @@ static void do_exec(long n, long before)
 		execl("/proc/self/exe", "tgt_procs", truth_path, "exec", nn, nb, (char *)NULL);
 		die("exec");
 	}
+	first = burst(20);
 	work(n);
-	snprintf(extra, sizeof(extra), "before_exec %ld\nafter_exec %ld\n", before, n);
+	snprintf(extra, sizeof(extra), "before_exec %ld\nafter_exec %ld\nafter_exec_writes %ld\n",
+		 before, first + n, n);
 	truth("done", extra);
 }
 
@@ -202,6 +245,12 @@ int main(int argc, char **argv)
 		die("usage: tgt_procs TRUTH ifunc N | exec N | fork N K");
 	truth_path = argv[1];
 	n = strtol(argv[3], NULL, 10);
+	/* The new program after an exec: straight to its calls (the alarm
+	 * and the parent-death signal survive the exec). */
+	if (argc > 4 && !strcmp(argv[2], "exec")) {
+		do_exec(n, strtol(argv[4], NULL, 10));
+		truth_wait_forever();
+	}
 	truth_init(120);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
@@ -209,7 +258,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[2], "ifunc"))
 		do_ifunc(n);
 	else if (!strcmp(argv[2], "exec"))
-		do_exec(n, argc > 4 ? strtol(argv[4], NULL, 10) : -1);
+		do_exec(n, -1);
 	else if (!strcmp(argv[2], "fork") && argc > 4)
 		do_fork(n, strtol(argv[4], NULL, 10));
 	else

@@ -195,43 +195,6 @@ static void die(const char *what)
 	exit(99);
 }
 
-/* The file offset of a runtime address in the main executable. */
-struct find_off {
-	uintptr_t addr;
-	long long off;
-	uintptr_t bias;
-};
-
-static int find_off_cb(struct dl_phdr_info *info, size_t sz, void *data)
-{
-	struct find_off *fo = data;
-	(void)sz;
-	if (info->dlpi_name && *info->dlpi_name)
-		return 0;                      /* the main program only */
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && fo->addr >= lo && fo->addr < lo + ph->p_filesz) {
-			fo->off = (long long)(fo->addr - lo + ph->p_offset);
-			fo->bias = info->dlpi_addr;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static void emu_line(FILE *f, const char *name, const void *label)
-{
-	struct find_off fo = { (uintptr_t)label, -1, 0 };
-	char exe[PATH_MAX];
-	dl_iterate_phdr(find_off_cb, &fo);
-	if (fo.off < 0 || !realpath("/proc/self/exe", exe))
-		die("no file offset for a label");
-	fprintf(f, "emu %s 0x%llx 0x%llx 0x%llx %s\n", name, fo.off,
-		(unsigned long long)(uintptr_t)label,
-		(unsigned long long)((uintptr_t)label - fo.bias), exe);
-}
-
 static void write_truth(const char *state)
 {
 	FILE *f = truth_begin(truth_path);
@@ -249,19 +212,19 @@ static void write_truth(const char *state)
 	fprintf(f, "line reg %d\nline imm %d\nline lock %d\nline rep %d\nline read %d\n"
 		"line repoint %d\nline leaf %d\n", LINE_REG, LINE_IMM, LINE_LOCK, LINE_REP,
 		LINE_READ, LINE_REPOINT, LINE_LEAF);
-	emu_line(f, "reg", vgw_after_reg);
-	emu_line(f, "imm", vgw_after_imm);
-	emu_line(f, "lock", vgw_after_lock);
-	emu_line(f, "rep", vgw_after_rep);
-	emu_line(f, "repoint", vgw_after_repoint);
-	emu_line(f, "leaf", vgw_after_leaf);
+	truth_emu(f, "reg", vgw_after_reg);
+	truth_emu(f, "imm", vgw_after_imm);
+	truth_emu(f, "lock", vgw_after_lock);
+	truth_emu(f, "rep", vgw_after_rep);
+	truth_emu(f, "repoint", vgw_after_repoint);
+	truth_emu(f, "leaf", vgw_after_leaf);
 	if (!strcmp(mode, "allkinds")) {
 		truth_symbol(f, "g_area", &g_area, sizeof(g_area));
 		for (size_t i = 0; i < sizeof(allkinds) / sizeof(allkinds[0]); i++) {
 			char name[40];
 			snprintf(name, sizeof(name), "k_%s", allkinds[i].name);
 			fprintf(f, "line %s %d\n", name, allkinds[i].line);
-			emu_line(f, name, allkinds[i].label);
+			truth_emu(f, name, allkinds[i].label);
 		}
 		fprintf(f, "line k_read %d\nline k_clock %d\n", LINE_K_READ, LINE_K_CLOCK);
 	}

@@ -154,3 +154,42 @@ void truth_wait_forever(void)
 	for (;;)
 		pause();
 }
+
+/* The file offset of a runtime address in the main executable. */
+struct find_off {
+	uintptr_t addr;
+	long long off;
+	uintptr_t bias;
+};
+
+static int find_off_cb(struct dl_phdr_info *info, size_t sz, void *data)
+{
+	struct find_off *fo = data;
+	(void)sz;
+	if (info->dlpi_name && *info->dlpi_name)
+		return 0;                      /* the main program only */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && fo->addr >= lo && fo->addr < lo + ph->p_filesz) {
+			fo->off = (long long)(fo->addr - lo + ph->p_offset);
+			fo->bias = info->dlpi_addr;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void truth_emu(FILE *f, const char *name, const void *label)
+{
+	struct find_off fo = { (uintptr_t)label, -1, 0 };
+	char exe[PATH_MAX];
+	dl_iterate_phdr(find_off_cb, &fo);
+	if (fo.off < 0 || !realpath("/proc/self/exe", exe)) {
+		fprintf(stderr, "target: no file offset for label %s\n", name);
+		exit(99);
+	}
+	fprintf(f, "emu %s 0x%llx 0x%llx 0x%llx %s\n", name, fo.off,
+		(unsigned long long)(uintptr_t)label,
+		(unsigned long long)((uintptr_t)label - fo.bias), exe);
+}

@@ -39,6 +39,12 @@ void truth_symbol(FILE *f, const char *name, const volatile void *addr,
 void truth_frame(FILE *f, const char *name, int idx, const char *function,
 		 const char *file, int line, int inlined);
 
+/* One "emu NAME 0xFILEOFF 0xRUNTIME 0xSTATIC PATH" line: where, in the
+ * main executable, the label right after a store is, for
+ * VIGIL_WATCH_EMULATE_TRAPS (tests/e2e/lib.sh watch_env); exits 99 when
+ * label is not in it. */
+void truth_emu(FILE *f, const char *name, const void *label);
+
 /* dlopen path (libvgtestlib.so or a copy, RTLD_NOW | RTLD_LOCAL) and
  * return the address of its vglib_counter; exits 99 with the reason. */
 void *truth_load_vgtestlib(const char *path);
