@@ -1,7 +1,7 @@
 #!/bin/bash
 # probe_inflight: calls still running at the stop are reported as such,
 # not dropped.  tgt_probe inflight: probe_sleep(100 us) 10 times, then
-# "state done", then probe_sleep(60 s).  vigil probe --latency, stopped by
+# probe_sleep(60 s), which writes "state done" once entered.  vigil probe --latency, stopped by
 # SIGINT once the target is done: calls == 11 (every entry counted), the
 # latency of the 10 short calls (count 10, each at least 100 us), and the
 # long call in flight (in_flight 1, running for at least as long as from

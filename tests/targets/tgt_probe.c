@@ -13,8 +13,9 @@
  *   stacks      probe_leaf() from stack_a x60 and from stack_b x40
  *   spin SECS   probe_bench(i) in a tight loop for SECS seconds (bench/probe.sh)
  *   exit MS     probe_counted() in a loop for MS ms, then exit(0) (no wait)
- *   inflight    probe_sleep(100 us) 10 times, then "state done", then
- *               probe_sleep(60 s): a call still running when vigil stops
+ *   inflight    probe_sleep(100 us) 10 times, then probe_sleep(60 s),
+ *               which writes "state done" once entered: a call still
+ *               running when vigil stops
  *               ("calls 11"; no SIGUSR2 service: the main thread sleeps)
  *   leader N    a worker calls probe_counted() N times, 200 us apart; the
  *               main thread calls pthread_exit once the worker made N/4
@@ -86,9 +87,15 @@ NOIPA long probe_counted(long i)
 	return i;
 }
 
+/* Called inside probe_sleep once it has been entered (inflight: the entry
+ * uprobe has fired when the truth says done). */
+static void (*volatile g_in_sleep)(void);
+
 NOIPA long probe_sleep(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000L };
+	if (g_in_sleep)
+		g_in_sleep();
 	while (nanosleep(&ts, &ts) != 0)
 		;
 	g_sink += us;
@@ -405,6 +412,14 @@ static void do_latency(void)
 	}
 }
 
+/* "done" is written from inside the long call: by then its entry was
+ * counted, so a stop right after "done" finds it in flight. */
+static void inflight_done(void)
+{
+	g_in_sleep = NULL;
+	write_truth("done");
+}
+
 static void do_inflight(void)
 {
 	write_truth("ready");
@@ -414,7 +429,7 @@ static void do_inflight(void)
 	calls = 11;
 	read_code(code_after);
 	have_after = 1;
-	write_truth("done");
+	g_in_sleep = inflight_done;
 	probe_sleep(60 * 1000 * 1000);
 	exit(0);
 }
