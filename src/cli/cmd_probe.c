@@ -299,7 +299,7 @@ static void count_reasons(struct vg_probe_session *s, cJSON *arr, cJSON *over, b
 		cJSON_AddItemToArray(arr, vg_json_text(buf));
 		*counts_short = true;
 	}
-	if (vg_probe_stop_reason(s) == VG_PROBE_STOP_TASK_LOST) {
+	if (vg_probe_stop_reason(s) == VG_STOP_TASK_LOST) {
 		snprintf(buf, sizeof(buf), "the thread the probes were on exited and no other thread could take them%s%s: "
 			 "the probe stopped early", st->rearm_why[0] ? ": " : "", st->rearm_why);
 		cJSON_AddItemToArray(arr, vg_json_text(buf));
@@ -646,7 +646,7 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 	obs = cJSON_AddObjectToObject(doc, "observation");
 	cJSON_AddStringToObject(obs, "mechanism", "uprobe+bpf");
 	cJSON_AddNumberToObject(obs, "duration_ms", (double)vg_probe_duration_ns(s) / 1e6);
-	cJSON_AddStringToObject(obs, "stop_reason", vg_probe_stop_name(vg_probe_stop_reason(s)));
+	cJSON_AddStringToObject(obs, "stop_reason", vg_stop_name(vg_probe_stop_reason(s)));
 	cJSON_AddStringToObject(obs, "coverage", "all_threads");
 	reasons = cJSON_CreateArray();
 	over = cJSON_CreateArray();
@@ -664,7 +664,7 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 	vg_probe_thread_counts(s, &(size_t){ 0 }, &dropped);
 	cJSON_AddNumberToObject(obs, "per_thread_unattributed", (double)dropped);
 	cJSON_AddBoolToObject(obs, "probes_removed", true);
-	if (vg_probe_stop_reason(s) == VG_PROBE_STOP_EXITED)
+	if (vg_probe_stop_reason(s) == VG_STOP_TARGET_EXITED)
 		cJSON_AddNullToObject(obs, "code_restored");
 	else
 		cJSON_AddBoolToObject(obs, "code_restored", st->code_restored);
@@ -920,7 +920,7 @@ static void print_table(FILE *out, struct vg_probe_session *s, struct vg_symboli
 	fprintf(out, "# pid %d (", (int)t->pid);
 	cli_put_text(out, t->comm);
 	fprintf(out, "): probed %.3f s, stopped by %s; counts %s\n", secs,
-		vg_probe_stop_name(vg_probe_stop_reason(s)),
+		vg_stop_name(vg_probe_stop_reason(s)),
 		counts_over ? "are neither exact nor lower bounds" : counts_short ? "are lower bounds" : "exact");
 	cJSON_ArrayForEach(it, over)
 		fprintf(out, "# note: %s\n", it->valuestring);
@@ -1089,9 +1089,9 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 			calls += vg_probe_location(s, i)->calls;
 		fprintf(stderr, "# probe: stopped (%s) after %.3f s; %" PRIu64 " calls; %" PRIu64 " records, %" PRIu64
 			" lost; probes removed%s\n",
-			vg_probe_stop_name(vg_probe_stop_reason(s)), (double)vg_probe_duration_ns(s) / 1e9, calls,
+			vg_stop_name(vg_probe_stop_reason(s)), (double)vg_probe_duration_ns(s) / 1e9, calls,
 			st->records, st->records_lost,
-			vg_probe_stop_reason(s) == VG_PROBE_STOP_EXITED ? "" :
+			vg_probe_stop_reason(s) == VG_STOP_TARGET_EXITED ? "" :
 			!st->code_restored ? "; code bytes NOT verified" :
 			st->code_foreign_int3 ? ", code bytes verified (another uprobe's int3 still armed there)" :
 			", code bytes verified");
@@ -1114,7 +1114,7 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 				st->children == 1 ? "" : "es", st->children == 1 ? "was" : "were");
 	}
 	cli_print_target_notes(cli->target);
-	r = vg_probe_stop_reason(s) == VG_PROBE_STOP_EXEC ? VG_EXIT_GONE : 0;
+	r = vg_probe_stop_reason(s) == VG_STOP_TARGET_EXEC ? VG_EXIT_GONE : 0;
 out:
 	vg_outfile_abort(&of);
 	vg_probe_free(s);

@@ -389,7 +389,7 @@ static int print_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 	cJSON_AddNumberToObject(obs, "frequency_hz", (double)vg_profile_freq(p));
 	cJSON_AddStringToObject(obs, "unwind", vg_unwind_mode_name(vg_profile_unwind(p)));
 	cJSON_AddNumberToObject(obs, "duration_ms", (double)vg_profile_duration_ns(p) / 1e6);
-	cJSON_AddStringToObject(obs, "stop_reason", vg_profile_stop_name(vg_profile_stop_reason(p)));
+	cJSON_AddStringToObject(obs, "stop_reason", vg_stop_name(vg_profile_stop_reason(p)));
 	cJSON_AddItemToObject(obs, "process_tree",
 			      vg_json_process_tree_perf(vg_profile_perf_stats(p), vg_profile_start_ns(p)));
 	cJSON_AddNumberToObject(obs, "samples", (double)total);
@@ -608,7 +608,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		/* On stderr: stdout may be the folded stacks or pprof. */
 		fprintf(stderr, "# %" PRIu64 " samples in %.1f s (%s), %" PRIu64 " lost, %" PRIu64 " throttled%s%s\n",
 			vg_stacks_total(vg_profile_stacks(p)), (double)vg_profile_duration_ns(p) / 1e9,
-			vg_profile_stop_name(vg_profile_stop_reason(p)), ps->lost, ps->throttled,
+			vg_stop_name(vg_profile_stop_reason(p)), ps->lost, ps->throttled,
 			a.out_path ? "; written to " : "", a.out_path ? a.out_path : "");
 		if (ps->exec_ns)
 			fprintf(stderr, "# profile: pid %d called exec() ('%s'): stopped there; the new "
@@ -619,7 +619,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 				ps->children == 1 ? "was" : "were");
 	}
 	cli_print_target_notes(cli->target);
-	r = vg_profile_stop_reason(p) == VG_PROFILE_STOP_EXEC ? VG_EXIT_GONE : 0;
+	r = vg_profile_stop_reason(p) == VG_STOP_TARGET_EXEC ? VG_EXIT_GONE : 0;
 out:
 	vg_outfile_abort(&of);
 	vg_profile_free(p);

@@ -575,7 +575,7 @@ static int print_json(struct vg_cli *cli, const struct vg_watch_session *s,
 	else
 		cJSON_AddNullToObject(obs, "requested_ms");
 	cJSON_AddNumberToObject(obs, "elapsed_ms", (double)vg_watch_elapsed_ms(s));
-	cJSON_AddStringToObject(obs, "stop_reason", vg_watch_stop_name(vg_watch_stop_reason(s)));
+	cJSON_AddStringToObject(obs, "stop_reason", vg_stop_name(vg_watch_stop_reason(s)));
 	/* exec() stops the watch; child processes write their own copies of
 	 * memory: counted, not observed. */
 	cJSON_AddItemToObject(obs, "process_tree",
@@ -717,7 +717,7 @@ static void print_table(struct vg_cli *cli, const struct vg_watch_session *s)
 	printf("), backend %s, %zu thread%s (%zu seeded, %zu covered later), stop: %s after %" PRIu64 " ms\n",
 	       vg_watch_emulated(s) ? "uprobe_emulation" : "perf_breakpoint", n_threads,
 	       n_threads == 1 ? "" : "s", seeded, n_threads - seeded,
-	       vg_watch_stop_name(vg_watch_stop_reason(s)), vg_watch_elapsed_ms(s));
+	       vg_stop_name(vg_watch_stop_reason(s)), vg_watch_elapsed_ms(s));
 	for (size_t i = 0; i < vg_watch_count(s); i++) {
 		const struct vg_watch *w = vg_watch_at(s, i);
 

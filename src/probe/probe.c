@@ -57,7 +57,7 @@ struct vg_probe_session {
 	size_t n_threads;
 	uint64_t threads_dropped;
 	struct vg_probe_stats stats;
-	enum vg_probe_stop stop;
+	enum vg_stop stop;
 	uint64_t armed_ns, stopped_ns;
 	bool armed;
 	pid_t probe_task;            /* the task the events are opened on */
@@ -853,89 +853,106 @@ static bool target_gone(struct vg_probe_session *s, struct pollfd *pidfd)
 	return !alive || changed;
 }
 
+/* The loop's view of a probe session (perf/observe.h): its fds are the
+ * output rings, the process-tree rings and the probe task's pidfd,
+ * polled with the loop's own. */
+struct run {
+	struct vg_probe_session *s;
+	struct pollfd *pfd;            /* [0, 2): the loop's; then ours */
+	size_t np, task_fd, tree_first, n_tree;
+	bool poll_failed;
+	vg_probe_interval_fn interval;
+	void *arg;
+	struct vg_error *err;
+};
+
+static void run_wait(void *arg, struct pollfd *extra, size_t n, int timeout_ms)
+{
+	struct run *r = arg;
+
+	memcpy(r->pfd, extra, n * sizeof(*extra));
+	/* Not expected (the fds are vigil's own); the report is still made,
+	 * as after Ctrl-C. */
+	if (poll(r->pfd, r->np, timeout_ms) < 0 && errno != EINTR)
+		r->poll_failed = true;
+	memcpy(extra, r->pfd, n * sizeof(*extra));
+}
+
+static enum vg_stop run_drain(void *arg)
+{
+	struct run *r = arg;
+	struct vg_probe_session *s = r->s;
+
+	if (r->poll_failed)
+		return VG_STOP_INTERRUPTED;
+	drain(s, vg_perf_now());
+	drain_tree(s);
+	poll_exec_gate(s);
+	/* A ring whose owner thread exited polls as hung up for ever: it is
+	 * read on the 20 ms wake-ups instead. */
+	for (size_t i = r->tree_first; i < r->tree_first + r->n_tree; i++)
+		if (r->pfd[i].revents & (POLLHUP | POLLERR))
+			r->pfd[i].fd = -1;
+	if (s->stats.exec_ns)
+		return VG_STOP_TARGET_EXEC;
+	if (target_gone(s, r->pfd[1].fd >= 0 ? &r->pfd[1] : NULL))
+		return VG_STOP_TARGET_EXITED;
+	if (task_lost(s, &r->pfd[r->task_fd])) {
+		enum vg_stop stop = VG_STOP_NONE;
+
+		if (rearm(s, r->err) < 0)
+			stop = target_gone(s, NULL) ? VG_STOP_TARGET_EXITED : VG_STOP_TASK_LOST;
+		if (r->pfd[r->task_fd].fd >= 0)
+			close(r->pfd[r->task_fd].fd);
+		r->pfd[r->task_fd].fd = task_pidfd(s->probe_task);
+		return stop;
+	}
+	return VG_STOP_NONE;
+}
+
+static void run_tick(void *arg, uint64_t now)
+{
+	struct run *r = arg;
+
+	if (r->interval)
+		r->interval(r->s, now - r->s->armed_ns, r->arg);
+}
+
 int vg_probe_run(struct vg_probe_session *s, int stop_fd, vg_probe_interval_fn interval, void *arg,
 		 struct vg_error *err)
 {
-	struct pollfd *pfd;
-	size_t n_out = 0, np = 0, task_fd;
+	size_t n_out = 0, n_tree = 0;
 	const int *out_fds = s->output ? vg_bpf_output_fds(s->output, &n_out) : NULL;
-	uint64_t start = s->armed_ns, deadline = s->o.duration_ms ? start + s->o.duration_ms * 1000000ull : 0;
-	uint64_t next_tick = s->o.interval_ms ? start + s->o.interval_ms * 1000000ull : 0;
-	int pidfd = vg_target_pidfd(s->t);
-
-	size_t n_tree = 0, tree_first;
 	const int *tree_fds = s->tree ? vg_perf_set_ring_fds(s->tree, &n_tree) : NULL;
+	struct run r = { .s = s, .interval = interval, .arg = arg, .err = err, .n_tree = n_tree };
+	struct vg_observer o = {
+		.arg = &r, .wait = run_wait, .drain = run_drain, .tick = run_tick,
+		.tick_ns = s->o.interval_ms * 1000000ull, .max_wait_ms = POLL_MS_MAX,
+	};
+	uint64_t end;
 
-	pfd = calloc(3 + n_out + n_tree, sizeof(*pfd));
-	if (!pfd) {
-		if (pidfd >= 0)
-			close(pidfd);
+	r.pfd = calloc(3 + n_out + n_tree, sizeof(*r.pfd));
+	if (!r.pfd) {
 		vg_probe_disarm(s);
 		return vg_error_set(err, -ENOMEM, "out of memory");
 	}
-	pfd[np++] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
-	pfd[np++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	r.np = 2;                      /* the loop's: stop signal, target exit */
 	/* The probe task's exit (see rearm): a thread pidfd where the kernel
 	 * has them (6.9+), and its state read at every wake-up.  The
 	 * events' own fds cannot tell: perf_poll reports POLLHUP for any
 	 * event without a ring. */
-	task_fd = np;
-	pfd[np++] = (struct pollfd){ .fd = task_pidfd(s->probe_task), .events = POLLIN };
+	r.task_fd = r.np;
+	r.pfd[r.np++] = (struct pollfd){ .fd = task_pidfd(s->probe_task), .events = POLLIN };
 	for (size_t i = 0; i < n_out; i++)
-		pfd[np++] = (struct pollfd){ .fd = out_fds[i], .events = POLLIN };
-	tree_first = np;
+		r.pfd[r.np++] = (struct pollfd){ .fd = out_fds[i], .events = POLLIN };
+	r.tree_first = r.np;
 	for (size_t i = 0; i < n_tree; i++)
-		pfd[np++] = (struct pollfd){ .fd = tree_fds[i], .events = POLLIN };
-	while (s->stop == VG_PROBE_RUNNING) {
-		uint64_t now = vg_perf_now(), wait_ns = POLL_MS_MAX * 1000000ull;
-
-		if (deadline && deadline - now < wait_ns)
-			wait_ns = deadline > now ? deadline - now : 0;
-		if (next_tick && next_tick - now < wait_ns)
-			wait_ns = next_tick > now ? next_tick - now : 0;
-		if (poll(pfd, np, (int)((wait_ns + 999999) / 1000000)) < 0 && errno != EINTR) {
-			/* Not expected (the fds are vigil's own); the report is
-			 * still made, as after Ctrl-C. */
-			s->stop = VG_PROBE_STOP_INTERRUPTED;
-			break;
-		}
-		now = vg_perf_now();
-		drain(s, now);
-		drain_tree(s);
-		poll_exec_gate(s);
-		/* A ring whose owner thread exited polls as hung up for ever:
-		 * it is read on the 20 ms wake-ups instead. */
-		for (size_t i = tree_first; i < tree_first + n_tree; i++)
-			if (pfd[i].revents & (POLLHUP | POLLERR))
-				pfd[i].fd = -1;
-		if (stop_fd >= 0 && (pfd[0].revents & POLLIN)) {
-			s->stop = VG_PROBE_STOP_INTERRUPTED;
-		} else if (s->stats.exec_ns) {
-			s->stop = VG_PROBE_STOP_EXEC;
-		} else if (target_gone(s, pidfd >= 0 ? &pfd[1] : NULL)) {
-			s->stop = VG_PROBE_STOP_EXITED;
-		} else if (task_lost(s, &pfd[task_fd])) {
-			if (rearm(s, err) < 0)
-				s->stop = target_gone(s, NULL) ? VG_PROBE_STOP_EXITED : VG_PROBE_STOP_TASK_LOST;
-			if (pfd[task_fd].fd >= 0)
-				close(pfd[task_fd].fd);
-			pfd[task_fd].fd = task_pidfd(s->probe_task);
-		} else if (deadline && now >= deadline) {
-			s->stop = VG_PROBE_STOP_DURATION;
-		}
-		if (next_tick && now >= next_tick && s->stop == VG_PROBE_RUNNING) {
-			if (interval)
-				interval(s, now - start, arg);
-			while (next_tick <= now)
-				next_tick += s->o.interval_ms * 1000000ull;
-		}
-	}
+		r.pfd[r.np++] = (struct pollfd){ .fd = tree_fds[i], .events = POLLIN };
+	s->stop = vg_observe(&o, s->t, s->armed_ns, s->o.duration_ms, stop_fd, &end);
 	s->stopped_ns = vg_perf_now();
-	if (pfd[task_fd].fd >= 0)
-		close(pfd[task_fd].fd);
-	free(pfd);
-	if (pidfd >= 0)
-		close(pidfd);
+	if (r.pfd[r.task_fd].fd >= 0)
+		close(r.pfd[r.task_fd].fd);
+	free(r.pfd);
 	vg_probe_disarm(s);
 	return 0;
 }
@@ -1066,7 +1083,7 @@ static void await_returns(struct vg_probe_session *s)
 {
 	uint64_t until = vg_perf_now() + RETURN_GRACE_MS * 1000000ull;
 
-	if (!s->pairing || s->stop == VG_PROBE_STOP_EXITED)
+	if (!s->pairing || s->stop == VG_STOP_TARGET_EXITED)
 		return;
 	for (;;) {
 		uint64_t now = vg_perf_now();
@@ -1142,12 +1159,12 @@ void vg_probe_disarm(struct vg_probe_session *s)
 	collect_stacks(s);
 	/* The probes live on one task: if it exited (since the last look)
 	 * while its process went on, the kernel stopped calling the programs. */
-	if (s->stop != VG_PROBE_STOP_EXITED && task_exited(s->probe_task) && kill(s->t->pid, 0) == 0)
+	if (s->stop != VG_STOP_TARGET_EXITED && task_exited(s->probe_task) && kill(s->t->pid, 0) == 0)
 		s->stats.leader_exited = true;
 	if (s->stats.exec_ns)
 		snprintf(s->stats.code_why, sizeof(s->stats.code_why),
 			 "the process called exec(): its memory is another program's");
-	else if (s->stop != VG_PROBE_STOP_EXITED)
+	else if (s->stop != VG_STOP_TARGET_EXITED)
 		check_code_restored(s);
 	else
 		snprintf(s->stats.code_why, sizeof(s->stats.code_why), "the target exited");
@@ -1184,22 +1201,9 @@ const struct vg_bpf_thread_count *vg_probe_thread_counts(const struct vg_probe_s
 }
 
 const struct vg_probe_stats *vg_probe_stats(const struct vg_probe_session *s) { return &s->stats; }
-enum vg_probe_stop vg_probe_stop_reason(const struct vg_probe_session *s) { return s->stop; }
+enum vg_stop vg_probe_stop_reason(const struct vg_probe_session *s) { return s->stop; }
 
 uint64_t vg_probe_armed_ns(const struct vg_probe_session *s) { return s->armed_ns; }
-
-const char *vg_probe_stop_name(enum vg_probe_stop r)
-{
-	switch (r) {
-	case VG_PROBE_STOP_DURATION: return "duration";
-	case VG_PROBE_STOP_INTERRUPTED: return "interrupted";
-	case VG_PROBE_STOP_EXITED: return "target_exited";
-	case VG_PROBE_STOP_TASK_LOST: return "probe_task_lost";
-	case VG_PROBE_STOP_EXEC: return "target_exec";
-	case VG_PROBE_RUNNING: break;
-	}
-	return "running";
-}
 
 uint64_t vg_probe_duration_ns(const struct vg_probe_session *s)
 {

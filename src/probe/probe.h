@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perf/observe.h"
 #include "probe/bpf.h"
 #include "probe/resolve.h"
 #include "probe/stats.h"
@@ -55,17 +56,6 @@ struct vg_probe_opts {
 	size_t ring_pages;           /* per CPU (default 256, 1024 with stacks) */
 };
 
-enum vg_probe_stop {
-	VG_PROBE_RUNNING = 0,
-	VG_PROBE_STOP_DURATION,      /* "duration" */
-	VG_PROBE_STOP_INTERRUPTED,   /* "interrupted" */
-	VG_PROBE_STOP_EXITED,        /* "target_exited" */
-	/* "probe_task_lost": the task the probes were on exited and no
-	 * other thread could take them (see rearm in probe.c) */
-	VG_PROBE_STOP_TASK_LOST,
-	/* "target_exec": the process called exec() (a new program) */
-	VG_PROBE_STOP_EXEC,
-};
 
 /* A call stack that reached a location, innermost first (ips[0] is the
  * probed address). */
@@ -183,10 +173,9 @@ struct vg_latency *vg_probe_latency(struct vg_probe_session *s, size_t loc);
 const struct vg_bpf_thread_count *vg_probe_thread_counts(const struct vg_probe_session *s,
 							 size_t *n, uint64_t *dropped);
 const struct vg_probe_stats *vg_probe_stats(const struct vg_probe_session *s);
-enum vg_probe_stop vg_probe_stop_reason(const struct vg_probe_session *s);
+enum vg_stop vg_probe_stop_reason(const struct vg_probe_session *s);
 /* When the probes started counting (the gates opened; CLOCK_MONOTONIC ns). */
 uint64_t vg_probe_armed_ns(const struct vg_probe_session *s);
-const char *vg_probe_stop_name(enum vg_probe_stop r);
 uint64_t vg_probe_duration_ns(const struct vg_probe_session *s);
 const struct vg_probe_opts *vg_probe_opts(const struct vg_probe_session *s);
 

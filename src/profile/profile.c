@@ -48,7 +48,7 @@ struct vg_profile {
 	struct vg_perf_stats perf_st;
 	struct vg_cover_tid *threads;
 	size_t n_threads;
-	enum vg_profile_stop stop;
+	enum vg_stop stop;
 	uint64_t start_ns, end_ns;
 	uint64_t deadline_ns;         /* --duration: samples after it are not counted */
 	uint64_t last_miss_refresh_ns;
@@ -74,17 +74,6 @@ static const struct {
 	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
 	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
 };
-
-const char *vg_profile_stop_name(enum vg_profile_stop s)
-{
-	switch (s) {
-	case VG_PROFILE_STOP_DURATION: return "duration";
-	case VG_PROFILE_STOP_INTERRUPTED: return "interrupted";
-	case VG_PROFILE_STOP_EXITED: return "target_exited";
-	case VG_PROFILE_STOP_EXEC: return "target_exec";
-	default: return "running";
-	}
-}
 
 const char *vg_unwind_mode_name(enum vg_unwind_mode m)
 {
@@ -532,69 +521,62 @@ int vg_profile_start(struct vg_profile *p, struct vg_error *err)
 	return 0;
 }
 
+struct run {
+	struct vg_profile *p;
+	struct vg_perf_consumer c;
+	void (*progress)(const struct vg_profile *p, void *arg);
+	void *arg;
+};
+
+static void run_wait(void *arg, struct pollfd *extra, size_t n, int timeout_ms)
+{
+	struct run *r = arg;
+
+	vg_perf_set_wait(r->p->set, extra, n, timeout_ms);
+}
+
+static enum vg_stop run_drain(void *arg)
+{
+	struct run *r = arg;
+
+	vg_perf_set_drain(r->p->set, &r->c);
+	/* exec(): another program, which the images do not describe (the
+	 * set drops its samples by time from the COMM on). */
+	if (vg_perf_set_stats(r->p->set)->exec_ns) {
+		r->p->t->exec_seen = true;
+		return VG_STOP_TARGET_EXEC;
+	}
+	/* Out of memory aggregating: stop now, vg_profile_run says why. */
+	return r->p->error ? VG_STOP_INTERRUPTED : VG_STOP_NONE;
+}
+
+static void run_tick(void *arg, uint64_t now)
+{
+	struct run *r = arg;
+
+	(void)now;
+	r->progress(r->p, r->arg);
+}
+
 int vg_profile_run(struct vg_profile *p, int stop_fd,
 		   void (*progress)(const struct vg_profile *p, void *arg), void *arg,
 		   struct vg_error *err)
 {
-	struct vg_perf_consumer c = { on_sample, NULL, p, on_other };
-	uint64_t deadline = p->o.duration_ms ? p->start_ns + p->o.duration_ms * 1000000ull : 0;
-	uint64_t next_progress = p->start_ns + 1000000000ull;
-	int pidfd = vg_target_pidfd(p->t);
+	struct run r = { p, { on_sample, NULL, p, on_other }, progress, arg };
+	/* Draining in batches keeps vigil's own cost low; the rings hold
+	 * far more than 100 ms of samples. */
+	struct vg_observer o = {
+		.arg = &r, .wait = run_wait, .drain = run_drain,
+		.tick = progress ? run_tick : NULL, .tick_ns = 1000000000ull, .max_wait_ms = 100,
+	};
 
 	if (!p->set)
 		return vg_error_set(err, -EINVAL, "internal: profile not started");
-	p->deadline_ns = deadline;
-	while (p->stop == VG_PROFILE_RUNNING && !p->error) {
-		struct pollfd extra[2] = { { .fd = stop_fd, .events = POLLIN },
-					   { .fd = pidfd, .events = POLLIN } };
-		uint64_t now = vg_perf_now();
-		/* Draining in batches keeps vigil's own cost low; the rings
-		 * hold far more than 100 ms of samples. */
-		int timeout = 100;
-		bool alive, changed;
-
-		if (deadline && now >= deadline) {
-			p->stop = VG_PROFILE_STOP_DURATION;
-			break;
-		}
-		if (deadline && (deadline - now) / 1000000 < (uint64_t)timeout)
-			timeout = (int)((deadline - now) / 1000000) + 1;
-		vg_perf_set_wait(p->set, extra, 2, timeout);
-		vg_perf_set_drain(p->set, &c);
-		/* exec(): another program, which the images do not describe
-		 * (the set drops its samples by time from the COMM on). */
-		if (vg_perf_set_stats(p->set)->exec_ns) {
-			p->t->exec_seen = true;
-			p->stop = VG_PROFILE_STOP_EXEC;
-			break;
-		}
-		if (stop_fd >= 0 && (extra[0].revents & POLLIN)) {
-			struct signalfd_siginfo si;
-
-			if (read(stop_fd, &si, sizeof(si)) < 0)
-				si.ssi_signo = 0;
-			p->stop = VG_PROFILE_STOP_INTERRUPTED;
-			break;
-		}
-		if (pidfd >= 0 ? (extra[1].revents & POLLIN) != 0
-			       : (vg_target_recheck(p->t, &alive, &changed), !alive || changed)) {
-			p->stop = VG_PROFILE_STOP_EXITED;
-			break;
-		}
-		if (progress && vg_perf_now() >= next_progress) {
-			progress(p, arg);
-			next_progress += 1000000000ull;
-		}
-	}
-	/* The stop is the end, whatever stopped it, and never later than the
-	 * deadline (a Ctrl-C noticed after it ends the profile at it too):
-	 * samples are cut where the duration ends. */
-	p->end_ns = vg_perf_now();
-	if (deadline && p->end_ns > deadline)
-		p->end_ns = deadline;
+	p->deadline_ns = p->o.duration_ms ? p->start_ns + p->o.duration_ms * 1000000ull : 0;
+	/* The stop is the end, whatever stopped it, and never later than
+	 * the deadline: samples are cut where the duration ends. */
+	p->stop = vg_observe(&o, p->t, p->start_ns, p->o.duration_ms, stop_fd, &p->end_ns);
 	p->deadline_ns = p->end_ns;
-	if (pidfd >= 0)
-		close(pidfd);
 	if (p->error)
 		return vg_error_set(err, p->error, "out of memory while aggregating samples");
 	return 0;
@@ -640,7 +622,7 @@ const struct vg_cover_tid *vg_profile_threads(const struct vg_profile *p, size_t
 	return p->threads;
 }
 
-enum vg_profile_stop vg_profile_stop_reason(const struct vg_profile *p) { return p->stop; }
+enum vg_stop vg_profile_stop_reason(const struct vg_profile *p) { return p->stop; }
 uint64_t vg_profile_start_ns(const struct vg_profile *p) { return p->start_ns; }
 uint64_t vg_profile_end_ns(const struct vg_profile *p) { return p->end_ns; }
 

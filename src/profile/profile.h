@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "perf/event.h"
+#include "perf/observe.h"
 #include "profile/stacks.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
@@ -44,13 +45,6 @@ struct vg_profile_opts {
 	size_t n_tids;
 };
 
-enum vg_profile_stop {
-	VG_PROFILE_RUNNING = 0,
-	VG_PROFILE_STOP_DURATION,     /* "duration" */
-	VG_PROFILE_STOP_INTERRUPTED,  /* "interrupted" */
-	VG_PROFILE_STOP_EXITED,       /* "target_exited" */
-	VG_PROFILE_STOP_EXEC,         /* "target_exec": it called exec() */
-};
 
 /* How user stacks ended, per sample (dwarf), and other facts a reader
  * needs to judge the stacks. */
@@ -93,8 +87,7 @@ struct vg_stacks *vg_profile_stacks(const struct vg_profile *p);
 const struct vg_profile_stats *vg_profile_stats(const struct vg_profile *p);
 const struct vg_perf_stats *vg_profile_perf_stats(const struct vg_profile *p);
 const struct vg_cover_tid *vg_profile_threads(const struct vg_profile *p, size_t *n);
-enum vg_profile_stop vg_profile_stop_reason(const struct vg_profile *p);
-const char *vg_profile_stop_name(enum vg_profile_stop s);
+enum vg_stop vg_profile_stop_reason(const struct vg_profile *p);
 const char *vg_unwind_mode_name(enum vg_unwind_mode m);
 /* Wall time sampled, ns (start of sampling to stop). */
 uint64_t vg_profile_duration_ns(const struct vg_profile *p);

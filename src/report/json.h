@@ -15,7 +15,7 @@
 #include "target/maps.h"
 #include "target/target.h"
 
-#define VG_SCHEMA_VERSION 1
+#define VG_SCHEMA_VERSION 2
 
 /* New object with the common header; process is filled from t (may be NULL
  * for offline operations).  The identity is re-checked here, so call it when

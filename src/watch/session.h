@@ -57,7 +57,7 @@ struct vg_watch_session {
 	bool emulated, kernel_visible, armed;
 	uint64_t start_ns, end_ns;
 	uint64_t accepted_total;
-	enum vg_watch_stop stop;
+	enum vg_stop stop;
 
 	struct cfi_cache *cfis;
 	size_t n_cfis, cap_cfis;

@@ -25,19 +25,6 @@
 
 #include "util/vec.h"
 
-const char *vg_watch_stop_name(enum vg_watch_stop r)
-{
-	switch (r) {
-	case VG_STOP_NONE: return "none";
-	case VG_STOP_DURATION: return "duration_elapsed";
-	case VG_STOP_MAX_EVENTS: return "max_events";
-	case VG_STOP_TARGET_EXITED: return "target_exited";
-	case VG_STOP_INTERRUPTED: return "interrupted";
-	case VG_STOP_TARGET_EXEC: return "target_exec";
-	}
-	return "?";
-}
-
 const char *vg_binding_name(enum vg_binding b)
 {
 	switch (b) {
@@ -544,66 +531,60 @@ static void note_lower_bounds(struct vg_watch_session *s)
 	}
 }
 
+struct run {
+	struct vg_watch_session *s;
+	struct vg_perf_consumer c;
+	void (*progress)(const struct vg_watch_session *s, void *arg);
+	void *arg;
+};
+
+static void run_wait(void *arg, struct pollfd *extra, size_t n, int timeout_ms)
+{
+	struct run *r = arg;
+
+	vg_perf_set_wait(r->s->set, extra, n, timeout_ms);
+}
+
+static enum vg_stop run_drain(void *arg)
+{
+	struct run *r = arg;
+
+	/* In time order: --max-events takes the first N hits even when the
+	 * thread moved between CPUs (rings are per CPU). */
+	vg_perf_set_drain_ordered(r->s->set, &r->c, vg_perf_now());
+	if (r->s->stop != VG_STOP_NONE)
+		return r->s->stop;
+	/* exec(): another program now runs at the watched addresses. */
+	if (vg_perf_set_stats(r->s->set)->exec_ns)
+		return VG_STOP_TARGET_EXEC;
+	return VG_STOP_NONE;
+}
+
+static void run_tick(void *arg, uint64_t now)
+{
+	struct run *r = arg;
+
+	(void)now;
+	r->progress(r->s, r->arg);
+}
+
 int vg_watch_run(struct vg_watch_session *s, int stop_fd,
 		 void (*progress)(const struct vg_watch_session *s, void *arg), void *arg,
 		 struct vg_error *err)
 {
-	struct vg_perf_consumer c = { on_sample, NULL, s, NULL };
-	uint64_t deadline = s->opt.duration_ms ? s->start_ns + s->opt.duration_ms * 1000000ull : 0;
-	uint64_t next_progress = s->start_ns + 1000000000ull;
-	int pidfd = vg_target_pidfd(s->t);
+	struct run r = { s, { on_sample, NULL, s, NULL }, progress, arg };
+	/* A root breakpoint wakes the loop at once (wakeup_events 1); leaf
+	 * samples are batched, drained at least every 200 ms. */
+	struct vg_observer o = {
+		.arg = &r, .wait = run_wait, .drain = run_drain,
+		.tick = progress ? run_tick : NULL, .tick_ns = 1000000000ull, .max_wait_ms = 200,
+	};
 
 	if (!s->armed)
 		return vg_error_set(err, -EINVAL, "internal: watch not armed");
-	while (s->stop == VG_STOP_NONE) {
-		struct pollfd extra[2] = { { .fd = stop_fd, .events = POLLIN },
-					   { .fd = pidfd, .events = POLLIN } };
-		uint64_t now = vg_perf_now();
-		int timeout = 200;
-		bool alive, changed;
-
-		if (deadline && now >= deadline) {
-			s->stop = VG_STOP_DURATION;
-			break;
-		}
-		if (deadline && (deadline - now) / 1000000 < (uint64_t)timeout)
-			timeout = (int)((deadline - now) / 1000000) + 1;
-		vg_perf_set_wait(s->set, extra, 2, timeout);
-		/* In time order: --max-events takes the first N hits even when
-		 * the thread moved between CPUs (rings are per CPU). */
-		vg_perf_set_drain_ordered(s->set, &c, vg_perf_now());
-		if (s->stop != VG_STOP_NONE)
-			break;
-		/* exec(): another program now runs at the watched addresses. */
-		if (vg_perf_set_stats(s->set)->exec_ns) {
-			s->stop = VG_STOP_TARGET_EXEC;
-			break;
-		}
-		if (stop_fd >= 0 && (extra[0].revents & POLLIN)) {
-			struct signalfd_siginfo si;
-
-			/* Consume it: a signal still pending when the caller
-			 * unblocks it would kill vigil after the report. */
-			if (read(stop_fd, &si, sizeof(si)) < 0)
-				si.ssi_signo = 0;
-			s->stop = VG_STOP_INTERRUPTED;
-			break;
-		}
-		if (pidfd >= 0 ? (extra[1].revents & POLLIN) != 0
-			       : (vg_target_recheck(s->t, &alive, &changed), !alive || changed)) {
-			s->stop = VG_STOP_TARGET_EXITED;
-			break;
-		}
-		if (progress && vg_perf_now() >= next_progress) {
-			progress(s, arg);
-			next_progress += 1000000000ull;
-		}
-	}
-	s->end_ns = vg_perf_now();
+	s->stop = vg_observe(&o, s->t, s->start_ns, s->opt.duration_ms, stop_fd, &s->end_ns);
 	/* What the kernel wrote before the stop is still in the rings. */
-	vg_perf_set_drain_ordered(s->set, &c, UINT64_MAX);
-	if (pidfd >= 0)
-		close(pidfd);
+	vg_perf_set_drain_ordered(s->set, &r.c, UINT64_MAX);
 	return 0;
 }
 
@@ -700,7 +681,7 @@ size_t vg_watch_count(const struct vg_watch_session *s)
 	return s->n;
 }
 
-enum vg_watch_stop vg_watch_stop_reason(const struct vg_watch_session *s)
+enum vg_stop vg_watch_stop_reason(const struct vg_watch_session *s)
 {
 	return s->stop;
 }

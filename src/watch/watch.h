@@ -42,6 +42,7 @@
 #include <sys/types.h>
 
 #include "perf/event.h"
+#include "perf/observe.h"
 #include "sym/symbolizer.h"
 #include "target/maps.h"
 #include "target/mem.h"
@@ -53,14 +54,6 @@
 #define VG_WATCH_MAX_SLOTS 4       /* DR0-DR3 */
 #define VG_WATCH_MAX_FRAMES 8      /* inline chain kept per site */
 
-enum vg_watch_stop {
-	VG_STOP_NONE = 0,
-	VG_STOP_DURATION,          /* "duration_elapsed" */
-	VG_STOP_MAX_EVENTS,        /* "max_events" */
-	VG_STOP_TARGET_EXITED,     /* "target_exited" */
-	VG_STOP_INTERRUPTED,       /* "interrupted" */
-	VG_STOP_TARGET_EXEC,       /* "target_exec": it called exec() */
-};
 
 enum vg_binding {
 	VG_BIND_BOUND = 0,         /* "bound" */
@@ -224,7 +217,7 @@ void vg_watch_disarm(struct vg_watch_session *s);
 /* Results. */
 struct vg_watch *vg_watch_at(const struct vg_watch_session *s, size_t i);
 size_t vg_watch_count(const struct vg_watch_session *s);
-enum vg_watch_stop vg_watch_stop_reason(const struct vg_watch_session *s);
+enum vg_stop vg_watch_stop_reason(const struct vg_watch_session *s);
 uint64_t vg_watch_elapsed_ms(const struct vg_watch_session *s);
 const struct vg_perf_stats *vg_watch_perf_stats(const struct vg_watch_session *s);
 const struct vg_cover_tid *vg_watch_threads(const struct vg_watch_session *s, size_t *n);
@@ -238,7 +231,6 @@ unsigned vg_watch_slots_used(const struct vg_watch_session *s);
 size_t vg_watch_perf_events(const struct vg_watch_session *s, int *ncpus);
 
 /* Names for reports. */
-const char *vg_watch_stop_name(enum vg_watch_stop r);
 const char *vg_binding_name(enum vg_binding b);
 
 /* Whether hardware breakpoints fire here: opens a write breakpoint on a

@@ -71,7 +71,7 @@ class ProbeTruth(Truth):
 def check_probe_doc(doc, pid, w, stop=None, exact=True, n_locations=1, alive=True):
     """The common part of every probe report: header, observation (no
     loss, every probe removed, coverage of all threads), locations[]."""
-    eq(f"{w}: schema_version", 1, doc.get("schema_version"))
+    eq(f"{w}: schema_version", 2, doc.get("schema_version"))
     eq(f"{w}: tool", "vigil", doc.get("tool"))
     check(isinstance(doc.get("tool_version"), str) and doc.get("tool_version"),
           f"{w}: tool_version must be a non-empty string, got {doc.get('tool_version')!r}")

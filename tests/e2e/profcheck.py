@@ -169,7 +169,7 @@ def check_profile_doc(doc, pid, what, alive=True, stop_reason=None, event="cpu-c
                       freq=999, unwind=None):
     """The header and the observation object of a live_profile report;
     returns the observation (or {})."""
-    eq(f"{what}: schema_version", 1, doc.get("schema_version"))
+    eq(f"{what}: schema_version", 2, doc.get("schema_version"))
     eq(f"{what}: tool", "vigil", doc.get("tool"))
     eq(f"{what}: operation", "live_profile", doc.get("operation"))
     eq(f"{what}: first keys", ["schema_version", "tool", "tool_version", "operation"],

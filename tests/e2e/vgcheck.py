@@ -191,7 +191,7 @@ def norm_region(r, what):
 
 
 def check_header(doc, operation, pid, what="JSON"):
-    eq(f"{what}: schema_version", 1, doc.get("schema_version"))
+    eq(f"{what}: schema_version", 2, doc.get("schema_version"))
     eq(f"{what}: tool", "vigil", doc.get("tool"))
     check(isinstance(doc.get("tool_version"), str) and doc.get("tool_version"),
           f"{what}: tool_version must be a non-empty string, got {doc.get('tool_version')!r}")
@@ -217,7 +217,7 @@ def check_header(doc, operation, pid, what="JSON"):
 
 
 def check_error_doc(doc, exit_code, what="error JSON"):
-    eq(f"{what}: schema_version", 1, doc.get("schema_version"))
+    eq(f"{what}: schema_version", 2, doc.get("schema_version"))
     eq(f"{what}: tool", "vigil", doc.get("tool"))
     err = doc.get("error")
     if not check(isinstance(err, dict), f"{what}: no error object in {doc!r}"):

@@ -115,7 +115,7 @@ from vgcheck import *
 doc, w = load_json(sys.argv[1]), sys.argv[2]
 check("error" not in doc, f"{w}: an error in the report: {doc.get('error')!r}")
 eq(f"{w}: backend", "perf_breakpoint", doc.get("backend"))
-eq(f"{w}: stop_reason", "duration_elapsed", (doc.get("observation") or {}).get("stop_reason"))
+eq(f"{w}: stop_reason", "duration", (doc.get("observation") or {}).get("stop_reason"))
 eq(f"{w}: debug_registers_used", 1, (doc.get("capabilities") or {}).get("debug_registers_used"))
 done()
 PY

@@ -34,7 +34,7 @@ doc = load_json(f"{T}/run.out")
 # window measured (the target sleeps 100 ms after each re-point, so none
 # was missed here, but vigil cannot know that).  Emulation has no window.
 obs = check_watch_header(doc, truth.pid, w, exact=MODE == "emulation")
-eq(f"{w}: stop_reason", "duration_elapsed", obs.get("stop_reason"))
+eq(f"{w}: stop_reason", "duration", obs.get("stop_reason"))
 if MODE == "real":
     why = obs.get("lower_bound_reasons") or []
     eq(f"{w}: observation.counts_are_lower_bound (re-bind window)", True, obs.get("counts_are_lower_bound"))

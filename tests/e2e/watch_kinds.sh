@@ -40,7 +40,7 @@ emu = MODE == "emulation"
 w = "watch kinds"
 doc = load_json(f"{T}/run.out")
 obs = check_watch_header(doc, truth.pid, w)
-eq(f"{w}: stop_reason", "duration_elapsed", obs.get("stop_reason"))
+eq(f"{w}: stop_reason", "duration", obs.get("stop_reason"))
 eq(f"{w}: number of watches", 2 if emu else 3, len(doc.get("watches") or []))
 
 # g_cell: R x (register store, immediate store, lock add), in this order.

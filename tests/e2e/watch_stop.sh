@@ -5,7 +5,7 @@
 #   interrupted       SIGINT (and SIGTERM) once the target has written K
 #                     times: exit 0 and the whole document (and the table)
 #   max_events        --max-events N < K: exactly N accepted
-#   duration_elapsed  --duration MS: all K writes in the window
+#   duration  --duration MS: all K writes in the window
 source "$(dirname "$0")/lib.sh"
 
 K=${WATCH_K:-300}
@@ -44,7 +44,7 @@ eq_list(f"{w}: values", [t["first"] + i for i in range(hits)],
 check(all(s.get("tid") == t["tid"] for s in samples), f"{w}: a sample from another thread than {t['tid']}")
 if stop == "max_events":
     eq(f"{w}: observation.max_events", hits, obs.get("max_events"))
-if stop == "duration_elapsed":
+if stop == "duration":
     eq(f"{w}: requested_ms", 1500, obs.get("requested_ms"))
     e = obs.get("elapsed_ms")
     check(isinstance(e, (int, float)) and 1500 <= e < 10000, f"{w}: elapsed_ms {e!r} not in [1500, 10000)")
@@ -68,8 +68,8 @@ kill -USR1 "$pid_dur"
 wait_truth "$T/dur.truth" done
 vg_watch_wait 10
 assert_rc 0 "vigil watch --duration 1500"
-check dur "$T/dur.truth" duration_elapsed "$K"
-echo "ok: duration_elapsed with $K hits ($WATCH_MODE)"
+check dur "$T/dur.truth" duration "$K"
+echo "ok: duration with $K hits ($WATCH_MODE)"
 
 # The target exits mid-watch: vigil stops by itself with what it saw.
 vg_watch_start exit watch "$pid_exit" g_cell --regs --json

@@ -42,7 +42,7 @@ if emu:
           f"{w}: lower_bound_reasons must say emulation misses late threads, got {why!r}")
     print("skip: writes of the 2 threads created after arming: uprobe emulation does not "
           "cover threads created after setup; checked: the early threads' writes exactly")
-eq(f"{w}: stop_reason", "duration_elapsed", obs.get("stop_reason"))
+eq(f"{w}: stop_reason", "duration", obs.get("stop_reason"))
 eq(f"{w}: observation.setup_hits", 0, obs.get("setup_hits"))
 
 # Coverage: main + the 2 early threads seeded, the 2 late ones inherited

@@ -52,7 +52,7 @@ def hexint(what, x):
 
 def check_watch_header(doc, pid, w, alive=True, exact=True):
     """The common part of every watch report."""
-    eq(f"{w}: schema_version", 1, doc.get("schema_version"))
+    eq(f"{w}: schema_version", 2, doc.get("schema_version"))
     eq(f"{w}: tool", "vigil", doc.get("tool"))
     eq(f"{w}: operation", "live_watch", doc.get("operation"))
     want_backend = "uprobe_emulation" if MODE == "emulation" else "perf_breakpoint"
