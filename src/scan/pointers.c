@@ -18,7 +18,16 @@
  * already, so cycles cannot form and links stay O(frontier).  A location in
  * an image (see vg_locate_image) is a chain's base and is not expanded.
  * Chains are counted by paths through the levels and enumerated only up to
- * max_chains.  Never writes to the target. */
+ * max_chains.
+ *
+ * Widening: the search runs with offsets <= 64 first, then 4 times wider
+ * up to max_offset, and keeps the chains of every run.  With a wide limit
+ * on a real heap almost every heap pointer is near some location of the
+ * previous level, so the levels grow until VG_PTR_MAX_FRONTIER cuts them
+ * and the chains through small objects (a hash table's entries, 24 bytes
+ * in redis) are lost among coincidences; the narrow runs cost little and
+ * keep them.  Ranking (cmp_ranked) then puts first what a program's own
+ * data looks like.  Never writes to the target. */
 #include "scan/pointers.h"
 #include "scan/vmread.h"
 
@@ -462,7 +471,7 @@ static bool seen_before(const struct level *lv, unsigned k, uint64_t loc)
 /* Level k from level k-1.  Returns 0 or -ENOMEM. */
 static int build_level(struct level *lv, unsigned k, const struct ptr *p,
 		       size_t n_ptrs, const struct vg_ptr_opts *opts,
-		       const struct vg_images *imgs, struct vg_ptr_stats *st)
+		       uint64_t limit, const struct vg_images *imgs, bool *capped)
 {
 	const struct level *prev = &lv[k - 1];
 	struct level *cur = &lv[k];
@@ -470,14 +479,14 @@ static int build_level(struct level *lv, unsigned k, const struct ptr *p,
 
 	for (size_t j = 0; j < prev->n; j++) {
 		uint64_t hi = prev->nodes[j].loc;
-		uint64_t lo = hi > opts->max_offset ? hi - opts->max_offset : 0;
+		uint64_t lo = hi > limit ? hi - limit : 0;
 
 		if (prev->nodes[j].image || (opts->stop && *opts->stop))
 			continue;
 		for (size_t i = first_value_at_least(p, n_ptrs, lo);
 		     i < n_ptrs && p[i].value <= hi; i++) {
 			if (cur->n_links == VG_PTR_MAX_FRONTIER) {
-				st->frontier_capped = true;
+				*capped = true;
 				goto links_done;
 			}
 			if (VG_GROW(cur->links, cap, cur->n_links + 1) < 0)
@@ -534,15 +543,30 @@ static size_t image_rank(const struct vg_images *imgs, const struct vg_image *im
 	return img->is_main ? 0 : 1 + image_index(imgs, img);
 }
 
+/* A chain with its rank keys (see cmp_ranked). */
 struct ranked {
 	struct vg_ptr_chain c;
+	unsigned misaligned;    /* inner pointers not to a multiple of 8 */
+	unsigned base_class;    /* VG_PTR_BASE_* */
+	uint64_t offset_sum;
 	size_t image_rank;
 };
 
+/* The rank: fewer misaligned inner pointers, then the base's class (a
+ * named global of the executable first), then the smaller sum of the
+ * offsets, then the shorter chain, then image order, offsets (outermost
+ * first) and base address to make the order total.  Equal keys mean the
+ * same chain (the merge below relies on it). */
 static int cmp_ranked(const void *a, const void *b)
 {
 	const struct ranked *x = a, *y = b;
 
+	if (x->misaligned != y->misaligned)
+		return x->misaligned < y->misaligned ? -1 : 1;
+	if (x->base_class != y->base_class)
+		return x->base_class < y->base_class ? -1 : 1;
+	if (x->offset_sum != y->offset_sum)
+		return x->offset_sum < y->offset_sum ? -1 : 1;
 	if (x->c.depth != y->c.depth)
 		return x->c.depth < y->c.depth ? -1 : 1;
 	if (x->image_rank != y->image_rank)
@@ -563,20 +587,28 @@ struct enumerate {
 };
 
 /* Every path from node idx of level k down to ADDR, smallest offsets
- * first, while there is room; c holds the offsets of the levels above. */
-static void walk(struct enumerate *e, unsigned k, size_t idx,
-		 struct vg_ptr_chain *c)
+ * first, while there is room; r holds the chain and keys of the levels
+ * above. */
+static void walk(struct enumerate *e, unsigned k, size_t idx, struct ranked *r)
 {
 	const struct node *nd = &e->lv[k].nodes[idx];
 
 	for (size_t l = nd->first; l < nd->first + nd->n_links && e->n < e->max; l++) {
 		const struct link *ln = &e->lv[k].links[l];
+		struct ranked next = *r;
 
-		c->offsets[c->depth - k] = ln->off;
+		next.c.offsets[next.c.depth - k] = ln->off;
+		next.offset_sum += ln->off;
+		/* Below level 1 the pointer leads to a slot that holds a
+		 * pointer; an object holding pointers starts 8-aligned, so a
+		 * pointer off by a few bytes points into a string or a byte
+		 * buffer: a coincidence.  ADDR itself may be any byte. */
+		if (k >= 2 && (e->lv[k - 1].nodes[ln->below].loc - ln->off) % 8)
+			next.misaligned++;
 		if (k == 1)
-			e->out[e->n++].c = *c;
+			e->out[e->n++] = next;
 		else
-			walk(e, k - 1, ln->below, c);
+			walk(e, k - 1, ln->below, &next);
 	}
 }
 
@@ -595,6 +627,13 @@ static int cmp_base(const void *a, const void *b, void *arg)
 	if (rx != ry)
 		return rx < ry ? -1 : 1;
 	return x->loc < y->loc ? -1 : x->loc > y->loc;
+}
+
+static unsigned base_class(const struct vg_ptr_chain *c)
+{
+	if (c->image->is_main)
+		return c->base_symbol ? VG_PTR_BASE_MAIN_SYMBOL : VG_PTR_BASE_MAIN;
+	return c->base_symbol ? VG_PTR_BASE_LIB_SYMBOL : VG_PTR_BASE_OTHER;
 }
 
 /* The chains whose base is at level k, bases of the main executable
@@ -618,17 +657,20 @@ static int enumerate_level(struct enumerate *e, unsigned k)
 		qsort_r(bases, n, sizeof(*bases), cmp_base, &order);
 	for (size_t i = 0; i < n && e->n < e->max; i++) {
 		const struct node *nd = &L->nodes[bases[i]];
-		struct vg_ptr_chain c = {
-			.base_address = nd->loc,
-			.image = nd->image,
-			.base_static = nd->loc - nd->image->bias,
-			.depth = k,
+		struct ranked r = {
+			.c = {
+				.base_address = nd->loc,
+				.image = nd->image,
+				.base_static = nd->loc - nd->image->bias,
+				.depth = k,
+			},
+			.image_rank = image_rank(e->imgs, nd->image),
 		};
-		size_t from = e->n;
 
-		walk(e, k, bases[i], &c);
-		for (size_t j = from; j < e->n; j++)
-			e->out[j].image_rank = image_rank(e->imgs, nd->image);
+		vg_locate_symbol(nd->image, r.c.base_static, &r.c.base_symbol,
+				 &r.c.base_symbol_offset);
+		r.base_class = base_class(&r.c);
+		walk(e, k, bases[i], &r);
 	}
 	free(bases);
 	return 0;
@@ -659,17 +701,72 @@ static int check_opts(pid_t pid, const struct vg_maps *maps,
 	return 0;
 }
 
+/* What one search found. */
+struct pass {
+	uint64_t chains_found;
+	bool truncated, frontier_capped;
+};
+
+/* One breadth-first search with every offset <= limit; its chains (up to
+ * opts->max_chains) are appended to *out.  Returns 0 or -ENOMEM. */
+static int search(const struct ptr *p, size_t n_ptrs, const struct vg_ptr_opts *opts,
+		  uint64_t limit, const struct vg_images *imgs,
+		  struct ranked **out, size_t *n_out, size_t *cap_out, struct pass *ps)
+{
+	struct level lv[VG_PTR_MAX_DEPTH + 1] = { 0 };
+	struct node addr_node = { .loc = opts->target, .paths = 1 };
+	struct enumerate e = { .lv = lv, .imgs = imgs };
+	unsigned levels = 1;
+	int r = 0;
+
+	memset(ps, 0, sizeof(*ps));
+	lv[0].nodes = &addr_node;
+	lv[0].n = 1;
+	for (unsigned k = 1; k <= opts->depth && !(opts->stop && *opts->stop); k++) {
+		r = build_level(lv, k, p, n_ptrs, opts, limit, imgs, &ps->frontier_capped);
+		levels = k + 1;
+		if (r < 0)
+			goto out;
+		for (size_t i = 0; i < lv[k].n; i++)
+			if (lv[k].nodes[i].image)
+				ps->chains_found = ps->chains_found > UINT64_MAX - lv[k].nodes[i].paths
+					? UINT64_MAX : ps->chains_found + lv[k].nodes[i].paths;
+		/* Enough chains to fill max: a deeper level would only be
+		 * cut, and a search with smaller offsets already ran. */
+		if (ps->chains_found >= opts->max_chains) {
+			if (ps->chains_found > opts->max_chains || k < opts->depth)
+				ps->truncated = true;
+			break;
+		}
+	}
+	/* Every path counted is enumerated: room for all, or for max. */
+	e.max = opts->max_chains < ps->chains_found ? opts->max_chains
+						    : (size_t)ps->chains_found;
+	r = -ENOMEM;
+	if (VG_GROW(*out, *cap_out, *n_out + e.max + 1) < 0)
+		goto out;
+	e.out = *out + *n_out;
+	for (unsigned k = 1; k < levels && e.n < e.max; k++)
+		if (enumerate_level(&e, k) < 0)
+			goto out;
+	*n_out += e.n;
+	r = 0;
+out:
+	lv[0].nodes = NULL;
+	free_levels(lv, VG_PTR_MAX_DEPTH + 1);
+	return r;
+}
+
 int vg_ptr_scan(pid_t pid, const struct vg_maps *maps,
 		const struct vg_images *imgs, const struct vg_ptr_opts *opts,
 		struct vg_ptr_chain **chains, size_t *n,
 		struct vg_ptr_stats *st, struct vg_error *err)
 {
-	struct level lv[VG_PTR_MAX_DEPTH + 1] = { 0 };
-	struct node addr_node = { .loc = opts->target, .paths = 1 };
 	struct collect c = { 0 };
-	struct enumerate e = { .lv = lv, .imgs = imgs };
+	struct ranked *all = NULL;
+	size_t n_all = 0, cap_all = 0, w = 0;
 	double t0 = now();
-	unsigned levels = 1;
+	uint64_t limit;
 	int r;
 
 	*chains = NULL;
@@ -681,66 +778,62 @@ int vg_ptr_scan(pid_t pid, const struct vg_maps *maps,
 	r = collect(pid, maps, opts, &c, st, err);
 	if (r < 0)
 		goto out;
-	lv[0].nodes = &addr_node;
-	lv[0].n = 1;
-	for (unsigned k = 1; k <= opts->depth && !(opts->stop && *opts->stop); k++) {
-		r = build_level(lv, k, c.ptrs, c.n, opts, imgs, st);
-		levels = k + 1;
+	/* Widen the offsets step by step: a search with small offsets stays
+	 * small and finds the chains through small objects, which a wide
+	 * search could lose to its caps; each wider one adds to them until
+	 * one is cut or the widest has run. */
+	limit = opts->max_offset < VG_PTR_FIRST_LIMIT ? opts->max_offset : VG_PTR_FIRST_LIMIT;
+	for (;;) {
+		struct pass ps;
+
+		r = search(c.ptrs, c.n, opts, limit, imgs, &all, &n_all, &cap_all, &ps);
 		if (r < 0) {
-			r = vg_error_set(err, -ENOMEM, "out of memory at level %u of the pointer search", k);
+			r = vg_error_set(err, -ENOMEM, "out of memory searching pointer chains with offsets <= %" PRIu64,
+					 limit);
 			goto out;
 		}
-		for (size_t i = 0; i < lv[k].n; i++)
-			if (lv[k].nodes[i].image)
-				st->chains_found = st->chains_found > UINT64_MAX - lv[k].nodes[i].paths
-					? UINT64_MAX : st->chains_found + lv[k].nodes[i].paths;
-		/* Deeper chains rank below these: once there are enough, the
-		 * rest of the search cannot change the answer. */
-		if (st->chains_found >= opts->max_chains) {
-			if (st->chains_found > opts->max_chains || k < opts->depth)
-				st->truncated = true;
+		st->passes++;
+		if (ps.chains_found > st->chains_found)
+			st->chains_found = ps.chains_found;
+		st->truncated = ps.truncated;
+		st->frontier_capped = ps.frontier_capped;
+		if (opts->stop && *opts->stop)
 			break;
-		}
+		if (ps.truncated || ps.frontier_capped)
+			break;
+		st->any_complete = true;
+		st->max_offset_complete = limit;
+		if (limit >= opts->max_offset)
+			break;
+		limit = limit > opts->max_offset / VG_PTR_LIMIT_STEP ? opts->max_offset
+								     : limit * VG_PTR_LIMIT_STEP;
 	}
 	free(c.ptrs);
 	c.ptrs = NULL;
 	st->interrupted = opts->stop && *opts->stop;
-	/* Every path counted is enumerated: room for all, or for max. */
-	e.max = opts->max_chains < st->chains_found ? opts->max_chains
-						    : (size_t)st->chains_found;
-	e.out = calloc(e.max ? e.max : 1, sizeof(*e.out));
-	if (!e.out) {
-		r = vg_error_set(err, -ENOMEM, "out of memory for %" PRIu64 " pointer chains",
-				 st->chains_found);
-		goto out;
+	/* A chain found by several searches has the same keys each time. */
+	if (n_all)
+		qsort(all, n_all, sizeof(*all), cmp_ranked);
+	for (size_t i = 0; i < n_all; i++)
+		if (w == 0 || cmp_ranked(&all[w - 1], &all[i]) != 0)
+			all[w++] = all[i];
+	if (w > st->chains_found)
+		st->chains_found = w;
+	if (w > opts->max_chains) {
+		w = opts->max_chains;
+		st->truncated = true;
 	}
-	for (unsigned k = 1; k < levels && e.n < e.max; k++) {
-		r = enumerate_level(&e, k);
-		if (r < 0) {
-			r = vg_error_set(err, -ENOMEM, "out of memory listing pointer chains");
-			goto out;
-		}
-	}
-	qsort(e.out, e.n, sizeof(*e.out), cmp_ranked);
-	*chains = malloc((e.n ? e.n : 1) * sizeof(**chains));
+	*chains = malloc((w ? w : 1) * sizeof(**chains));
 	if (!*chains) {
-		r = vg_error_set(err, -ENOMEM, "out of memory for %zu pointer chains", e.n);
+		r = vg_error_set(err, -ENOMEM, "out of memory for %zu pointer chains", w);
 		goto out;
 	}
-	for (size_t i = 0; i < e.n; i++) {
-		struct vg_ptr_chain *ch = &(*chains)[i];
-
-		*ch = e.out[i].c;
-		if (ch->image)
-			vg_locate_symbol(ch->image, ch->base_static, &ch->base_symbol,
-					 &ch->base_symbol_offset);
-	}
-	*n = e.n;
+	for (size_t i = 0; i < w; i++)
+		(*chains)[i] = all[i].c;
+	*n = w;
 out:
-	lv[0].nodes = NULL;
-	free_levels(lv, VG_PTR_MAX_DEPTH + 1);
 	free(c.ptrs);
-	free(e.out);
+	free(all);
 	st->seconds = now() - t0;
 	return r;
 }

@@ -6,7 +6,8 @@
  * One pass over the writable regions collects every aligned 8-byte value
  * that points into readable memory (vigil's memory: O(pointers)); chains are
  * then searched backwards from ADDR, breadth first, up to depth levels with
- * each offset in [0, max_offset]. */
+ * each offset in [0, limit], the limit widened from 64 bytes to max_offset
+ * (see vg_ptr_scan for the ranking). */
 #ifndef VG_SCAN_POINTERS_H
 #define VG_SCAN_POINTERS_H
 
@@ -37,7 +38,7 @@ struct vg_ptr_chain {
 struct vg_ptr_opts {
 	uint64_t target;                /* ADDR */
 	unsigned depth;                 /* 1..VG_PTR_MAX_DEPTH */
-	uint64_t max_offset;            /* bytes */
+	uint64_t max_offset;            /* bytes, the widest search */
 	size_t max_chains;              /* stop collecting after this many */
 	const volatile sig_atomic_t *stop;
 };
@@ -54,6 +55,12 @@ struct vg_ptr_stats {
 	uint64_t regions_too_large;
 	uint64_t chains_found;          /* may exceed the chains returned */
 	bool truncated;                 /* max_chains reached */
+	/* Searches run (offsets <= VG_PTR_FIRST_LIMIT, then x4 up to
+	 * max_offset) and the largest offset limit whose search was
+	 * complete: neither cut nor truncated (valid if any_complete). */
+	unsigned passes;
+	bool any_complete;
+	uint64_t max_offset_complete;
 	/* A search level reached VG_PTR_MAX_FRONTIER candidate links and the
 	 * rest were dropped: chains_found is a lower bound. */
 	bool frontier_capped;
@@ -62,18 +69,33 @@ struct vg_ptr_stats {
 };
 
 #define VG_PTR_MAX_FRONTIER (1u << 20)
+#define VG_PTR_FIRST_LIMIT 64u
+#define VG_PTR_LIMIT_STEP 4u
+
+/* Classes of a chain's base, best first. */
+enum {
+	VG_PTR_BASE_MAIN_SYMBOL,        /* a named global of the executable */
+	VG_PTR_BASE_MAIN,               /* elsewhere in the executable */
+	VG_PTR_BASE_LIB_SYMBOL,         /* a named global of another image */
+	VG_PTR_BASE_OTHER,
+};
 #define VG_PTR_MAX_SPARSE_REGION (64ull << 30)
 
-/* Chains ranked by depth, then base in the main executable first, then
- * image order, then offsets (outermost first); *chains is malloc'd
- * (free()).  Only private anonymous pages that are present or swapped are
- * read (a page never touched holds zeros, and reading it would make the
- * kernel map it).  A location that is itself static ends a chain: longer
- * chains through it are not searched.  When more than max_chains exist,
- * the ones returned come from the shallowest levels, main-executable bases
- * first.  On *opts->stop the chains found so far are returned with
- * st->interrupted.  -EINVAL (depth not in 1..VG_PTR_MAX_DEPTH, max_chains
- * 0), -EFAULT (target not mapped), -ESRCH, -EPERM/-EACCES, -ENOMEM. */
+/* Searches with offsets <= VG_PTR_FIRST_LIMIT first, then limits
+ * VG_PTR_LIMIT_STEP times wider up to max_offset, each adding its chains,
+ * until one reaches max_chains or VG_PTR_MAX_FRONTIER.  Chains are ranked:
+ * fewer inner pointers whose value is not a multiple of 8 (an object that
+ * holds pointers is 8-aligned; such a pointer points into a string), then
+ * the base (a named global of the main executable, the main executable,
+ * a named global of another image, the rest), then the smaller sum of
+ * offsets, then the shorter chain; *chains (malloc'd, free()) holds the
+ * best max_chains.  Only private anonymous pages that are present or
+ * swapped are read (a page never touched holds zeros, and reading it would
+ * make the kernel map it).  A location that is itself static ends a chain:
+ * longer chains through it are not searched.  On *opts->stop the chains
+ * found so far are returned with st->interrupted.  -EINVAL (depth not in
+ * 1..VG_PTR_MAX_DEPTH, max_chains 0), -EFAULT (target not mapped),
+ * -ESRCH, -EPERM/-EACCES, -ENOMEM. */
 int vg_ptr_scan(pid_t pid, const struct vg_maps *maps,
 		const struct vg_images *imgs, const struct vg_ptr_opts *opts,
 		struct vg_ptr_chain **chains, size_t *n,
