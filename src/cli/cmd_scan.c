@@ -46,8 +46,11 @@ const char cmd_scan_usage[] =
 	"--snapshot FILE captures the memory (compressed); --from FILE --type T\n"
 	"--changed later compares it with the live memory.  --pointers-to finds\n"
 	"chains of pointers from a static location (a global of an image) to ADDR,\n"
-	"which survive a restart of the program.  Each match says its region, image\n"
-	"and static offset, the global it lies in, and the ADDR to give `vigil watch`.\n"
+	"which survive a restart of the program, ranked as a program's own data\n"
+	"would form them: inner pointers to 8-aligned objects, a named global of\n"
+	"the executable as base, small offsets, short chains first.  Each match\n"
+	"says its region, image and static offset, the global it lies in, and the\n"
+	"ADDR to give `vigil watch`.\n"
 	"\n"
 	"TYPE: i8 i16 i32 i64 u8 u16 u32 u64 (decimal or 0xHEX), f32 f64 (within\n"
 	"--epsilon), str (UTF-8 and UTF-16LE), bytes (hex, '?\?' matches any byte:\n"
@@ -72,9 +75,10 @@ const char cmd_scan_usage[] =
 	"  --range A..B       keep matches now in [A, B]\n"
 	"  --snapshot FILE    capture the selected memory to FILE (zlib)\n"
 	"  --pointers-to ADDR find pointer chains to ADDR (ADDR forms below)\n"
-	"  --depth N          pointer levels to search, 1-8 (default 3)\n"
-	"  --max-offset B     largest offset added after a dereference (default 4096)\n"
-	"  --max-chains N     chains to collect at most (default 1000)\n"
+	"  --depth N          pointer levels to search, 1-8 (default 5)\n"
+	"  --max-offset B     largest offset added after a dereference (default 4096);\n"
+	"                     offsets <= 64 are searched first, then 4 times wider\n"
+	"  --max-chains N     chains to keep, the best ranked (default 1000)\n"
 	"  --max-list N       matches or chains listed (default 20, with --json 1000);\n"
 	"                     the counts are always complete\n"
 	"  --json             one JSON document (docs/json-schema/live_scan.json)\n"
@@ -248,7 +252,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct scan_arg
 	for (argc = 0; argv[argc]; argc++)
 		;
 
-	a->depth = 3;
+	a->depth = 5;
 	a->max_offset = 4096;
 	a->max_chains = 1000;
 	opterr = 0;
@@ -1040,6 +1044,10 @@ static int run_pointers(struct vg_cli *cli, const struct scan_args *a, const str
 		cJSON_AddNumberToObject(doc, "pointers", (double)st.pointers);
 		cJSON_AddNumberToObject(doc, "regions_skipped", (double)st.regions_skipped);
 		cJSON_AddNumberToObject(doc, "chains_total", (double)st.chains_found);
+		if (st.any_complete)
+			cJSON_AddNumberToObject(doc, "max_offset_complete", (double)st.max_offset_complete);
+		else
+			cJSON_AddNullToObject(doc, "max_offset_complete");
 		cJSON_AddNumberToObject(doc, "chains_listed", (double)listed);
 		cJSON_AddBoolToObject(doc, "truncated", st.truncated);
 		cJSON_AddBoolToObject(doc, "frontier_capped", st.frontier_capped);
@@ -1089,6 +1097,12 @@ static int run_pointers(struct vg_cli *cli, const struct scan_args *a, const str
 		if (st.regions_too_large)
 			printf("# %" PRIu64 " sparse regions too large to search were skipped\n",
 			       st.regions_too_large);
+		if (!st.any_complete)
+			printf("# no search was complete, not even with offsets <= %" PRIu64 ": give a smaller --depth or --max-offset\n",
+			       o.max_offset < VG_PTR_FIRST_LIMIT ? o.max_offset : (uint64_t)VG_PTR_FIRST_LIMIT);
+		else if (st.max_offset_complete < o.max_offset)
+			printf("# complete for offsets <= %" PRIu64 "; the search with larger ones was cut: chains needing them may be missing\n",
+			       st.max_offset_complete);
 		for (size_t i = 0; i < listed; i++) {
 			uint64_t slot;
 

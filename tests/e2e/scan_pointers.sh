@@ -64,7 +64,7 @@ vg ptr scan "$pid" --pointers-to "$target" --json
 assert_rc 0
 check_json ptr "$expect_root_chain
 sc = d['scan']
-eq(w + ': scan.depth (default)', 3, sc.get('depth'))
+eq(w + ': scan.depth (default)', 5, sc.get('depth'))
 eq(w + ': scan.max_offset (default)', 4096, sc.get('max_offset'))
 eq(w + ': scan.target', hex(t.chain_target), sc.get('target'))
 print('note: %d chains listed, %s found, %s pointers' % (len(chains), d.get('chains_total'), d.get('pointers')))"
