@@ -14,9 +14,9 @@
 #include "elf/addrspec.h"
 #include "elf/image.h"
 #include "report/json.h"
+#include "report/text.h"
 #include "target/maps.h"
 #include "target/mem.h"
-#include "util/utf8.h"
 
 int cli_fail(struct vg_cli *cli, const struct vg_error *err)
 {
@@ -199,54 +199,12 @@ void cli_print_target_notes(const struct vg_target *t)
 
 void cli_put_text(FILE *f, const char *s)
 {
-	/* One fact per line: control characters (a newline in a file name)
-	 * are written as octal escapes, as the kernel writes "\012" in
-	 * /proc/PID/maps; unlike the kernel, a backslash too ("\134"), so
-	 * that a name containing the four characters \012 stays distinct;
-	 * and a byte outside valid UTF-8, which a terminal would garble. */
-	const unsigned char *p = (const unsigned char *)s, *run = p;
-
-	/* Plain runs go out in one fwrite: symbolizer output is mostly
-	 * names and paths (a per-character fwrite was a quarter of
-	 * `vigil sym`'s time). */
-	while (p && *p) {
-		size_t n;
-
-		if (*p >= 0x20 && *p < 0x7f && *p != '\\') {
-			p++;
-			continue;
-		}
-		n = vg_utf8_seq(p);
-		if (n > 1) {
-			p += n;
-			continue;
-		}
-		fwrite(run, 1, (size_t)(p - run), f);
-		fprintf(f, "\\%03o", *p++);
-		run = p;
-	}
-	if (p && p > run)
-		fwrite(run, 1, (size_t)(p - run), f);
+	vg_text_put(f, s);
 }
 
 void cli_put_path(FILE *f, const char *path, bool deleted)
 {
-	static const char suffix[] = " (deleted)";
-	size_t n = strlen(path), sl = sizeof(suffix) - 1;
-
-	/* The kernel's " (deleted)" marks a deleted file; a live file whose
-	 * name really ends so gets its space escaped, so the two differ. */
-	if (!deleted && n >= sl && strcmp(path + n - sl, suffix) == 0) {
-		char *head = strndup(path, n - sl);
-
-		cli_put_text(f, head ? head : "");
-		free(head);
-		fputs("\\040(deleted)", f);
-		return;
-	}
-	cli_put_text(f, path);
-	if (deleted)
-		fputs(suffix, f);
+	vg_text_put_path(f, path, deleted);
 }
 
 int cli_load_images(struct vg_cli *cli, const char *bin_path, bool force_bin,

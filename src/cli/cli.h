@@ -58,12 +58,9 @@ int cli_bad_option(struct vg_cli *cli, const char *arg);
 
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Print target-controlled text (paths, comm) for the table view: control
- * characters become octal escapes ("\012"), so one line stays one fact. */
+/* vg_text_put and vg_text_put_path (report/text.h), for the commands
+ * whose tables are still written here. */
 void cli_put_text(FILE *f, const char *s);
-/* A region's path for the table view: cli_put_text, plus " (deleted)" when
- * deleted, and a live name that itself ends in " (deleted)" printed with
- * its space as "\040", so the two never look alike. */
 void cli_put_path(FILE *f, const char *path, bool deleted);
 
 /* Strict PID: decimal, > 0, fits pid_t. */
