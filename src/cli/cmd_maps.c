@@ -1,13 +1,10 @@
 /* cmd_maps.c - `vigil maps PID`: every region of the process and, per ELF
  * image, its build-id, load bias and how the bias was derived. */
 #include <getopt.h>
-#include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "elf/image.h"
-#include "report/json.h"
+#include "report/maps.h"
 #include "target/maps.h"
 #include "target/mem.h"
 
@@ -33,108 +30,6 @@ const char cmd_maps_usage[] =
 	"examples:\n"
 	"  vigil maps 4242\n"
 	"  vigil maps 4242 --json | jq '.images[] | {path, load_bias}'\n";
-
-static cJSON *images_json(const struct vg_images *imgs)
-{
-	cJSON *arr = cJSON_CreateArray();
-
-	for (size_t i = 0; arr && i < imgs->n; i++) {
-		const struct vg_image *img = imgs->images[i];
-		cJSON *o = cJSON_CreateObject();
-		char bid[160];
-
-		vg_json_add_text(o, "path", img->path);
-		cJSON_AddStringToObject(o, "build_id", vg_image_build_id_hex(img, bid, sizeof(bid)));
-		vg_json_add_addr(o, "load_bias", img->bias);
-		cJSON_AddStringToObject(o, "bias_method", vg_bias_method_name(img->bias_method));
-		cJSON_AddStringToObject(o, "open_via", vg_image_via_name(img->via));
-		vg_json_add_text(o, "opened_path", img->open_path);
-		cJSON_AddBoolToObject(o, "is_main", img->is_main);
-		cJSON_AddBoolToObject(o, "deleted", img->deleted);
-		cJSON_AddStringToObject(o, "elf_type", img->e_type == 2 ? "exec" : "dyn");
-		vg_json_add_addr(o, "low", img->lo);
-		vg_json_add_addr(o, "high", img->hi);
-		cJSON_AddItemToArray(arr, o);
-	}
-	return arr;
-}
-
-/* The document with the regions streamed, one compact line each, instead of
- * a tree of them all: 10,000 regions would touch ~16 MB of nodes
- * (bench/maps.sh).  cJSON still writes every value; the framing around
- * the regions is the only text written here. */
-static int print_json(struct vg_cli *cli, const struct vg_maps *maps,
-		      const struct vg_images *imgs, const char *method)
-{
-	cJSON *doc = vg_json_report_new("maps", cli->target);
-	char line[8192], *head;
-	size_t n;
-
-	if (!doc)
-		return cli_out_of_memory(cli, "building the JSON report");
-	cJSON_AddStringToObject(doc, "maps_source", method);
-	cJSON_AddNumberToObject(doc, "region_count", (double)maps->n);
-	cJSON_AddItemToObject(doc, "images", images_json(imgs));
-	head = cJSON_Print(doc);
-	cJSON_Delete(doc);
-	if (!head)
-		return cli_out_of_memory(cli, "building the JSON report");
-	/* cJSON ends the object with "\n}": the regions go before that. */
-	n = strlen(head);
-	while (n && (head[n - 1] == '}' || head[n - 1] == '\n'))
-		n--;
-	fwrite(head, 1, n, stdout);
-	cJSON_free(head);
-	fputs(",\n\t\"regions\":\t[", stdout);
-	for (size_t i = 0; i < maps->n && !cli_output_failed(); i++) {
-		cJSON *o = vg_json_region(&maps->regions[i]);
-		char *big = NULL;
-
-		fputs(i ? ",\n\t\t" : "\n\t\t", stdout);
-		if (o && cJSON_PrintPreallocated(o, line, sizeof(line), false))
-			fputs(line, stdout);
-		else if (o && (big = cJSON_PrintUnformatted(o)))  /* a very long path */
-			fputs(big, stdout);
-		else {
-			cJSON_Delete(o);
-			return cli_out_of_memory(cli, "printing a region");
-		}
-		cJSON_free(big);
-		cJSON_Delete(o);
-	}
-	fputs(maps->n ? "\n\t]\n}\n" : "]\n}\n", stdout);
-	return 0;
-}
-
-static void print_table(const struct vg_target *t, const struct vg_maps *maps,
-			const struct vg_images *imgs, const char *method)
-{
-	printf("pid %d (", (int)t->pid);
-	cli_put_text(stdout, t->comm);
-	printf("): %zu regions, %zu ELF images (maps via %s)\n", maps->n, imgs->n, method);
-	for (size_t i = 0; i < maps->n; i++) {
-		const struct vg_region *r = &maps->regions[i];
-
-		printf("%012" PRIx64 "-%012" PRIx64 " %s %08" PRIx64 " %02x:%02x %-8" PRIu64 " ",
-		       r->start, r->end, r->perms, r->offset, r->dev_major,
-		       r->dev_minor, r->inode);
-		cli_put_path(stdout, r->path, r->deleted);
-		fputc('\n', stdout);
-	}
-	printf("\nimages:\n");
-	for (size_t i = 0; i < imgs->n; i++) {
-		const struct vg_image *img = imgs->images[i];
-		char bid[160];
-
-		vg_image_build_id_hex(img, bid, sizeof(bid));
-		fputs("  ", stdout);
-		cli_put_path(stdout, img->path, img->deleted);
-		printf("%s  bias 0x%" PRIx64 " (%s)  build-id %s  via %s\n",
-		       img->is_main ? " [main]" : "",
-		       img->bias, vg_bias_method_name(img->bias_method),
-		       bid[0] ? bid : "none", vg_image_via_name(img->via));
-	}
-}
 
 int cmd_maps(struct vg_cli *cli, int argc, char **argv)
 {
@@ -189,9 +84,14 @@ int cmd_maps(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	if (cli->json) {
-		r = print_json(cli, maps, imgs, method);
+		r = vg_report_maps_json(stdout, cli->target, maps, imgs, method, &err);
+		/* A failed write is said once, in cli_output_failed's words. */
+		if (r < 0)
+			r = cli_output_failed() ? VG_EXIT_RUNTIME : cli_fail(cli, &err);
 	} else {
-		print_table(cli->target, maps, imgs, method);
+		/* A failed write is reported by cli_finish_output, after the
+		 * notes: stdout is checked once, at the end. */
+		(void)vg_report_maps_table(stdout, cli->target, maps, imgs, method);
 		cli_print_target_notes(cli->target);
 	}
 out:
