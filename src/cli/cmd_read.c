@@ -5,11 +5,9 @@
  * Reads stream in chunks so a 1 GiB --raw read needs a few MiB of memory.  A
  * read that stops early prints what it got, then says where and why it
  * stopped: nothing is padded. */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,7 +15,7 @@
 #include "cli/cli.h"
 #include "elf/addrspec.h"
 #include "elf/image.h"
-#include "report/json.h"
+#include "report/read.h"
 #include "target/maps.h"
 #include "target/mem.h"
 
@@ -53,21 +51,6 @@ const char cmd_read_usage[] =
 	"  vigil read 4242 @0x4010 8 --bin ./server.debug\n"
 	"  vigil read 4242 0x7f0000000000 1G --raw > heap.bin\n";
 
-enum value_kind { V_UNSIGNED, V_SIGNED, V_FLOAT, V_PTR, V_STR };
-
-struct value_type {
-	const char *name;
-	size_t size;
-	enum value_kind kind;
-};
-
-static const struct value_type value_types[] = {
-	{ "u8", 1, V_UNSIGNED }, { "u16", 2, V_UNSIGNED }, { "u32", 4, V_UNSIGNED },
-	{ "u64", 8, V_UNSIGNED }, { "i8", 1, V_SIGNED }, { "i16", 2, V_SIGNED },
-	{ "i32", 4, V_SIGNED }, { "i64", 8, V_SIGNED }, { "f32", 4, V_FLOAT },
-	{ "f64", 8, V_FLOAT }, { "ptr", 8, V_PTR }, { "str", 256, V_STR },
-};
-
 /* Streaming unit for table and raw output: 1 MiB keeps the destination in
  * the L2 cache while the kernel copies into it (bench/read.sh, 1 GiB:
  * 6.4 GB/s at 1 MiB, 5.2 at 8 MiB, 5.5 at 256 KiB; dd: 4.0). */
@@ -75,29 +58,11 @@ static const struct value_type value_types[] = {
 #define JSON_MAX_LEN (16u << 20)     /* --json and --as read whole: bounded */
 
 struct read_opts {
-	const struct value_type *as;
+	const struct vg_read_type *as;
 	bool raw, force_bin;
 	const char *bin_path;
 	unsigned sources;
 };
-
-/* What one read produced, accumulated over chunks. */
-struct read_outcome {
-	uint64_t addr;
-	uint64_t length;
-	uint64_t bytes_read;
-	struct vg_mem_segment seg[VG_MEM_MAX_SEGMENTS];
-	size_t n_seg;
-	struct vg_error err;
-};
-
-static const struct value_type *find_type(const char *name)
-{
-	for (size_t i = 0; i < sizeof(value_types) / sizeof(value_types[0]); i++)
-		if (strcmp(value_types[i].name, name) == 0)
-			return &value_types[i];
-	return NULL;
-}
 
 static unsigned parse_sources(const char *s)
 {
@@ -110,57 +75,9 @@ static unsigned parse_sources(const char *s)
 	return 0;
 }
 
-static void add_segments(struct read_outcome *o, const struct vg_mem_result *res)
-{
-	for (size_t i = 0; i < res->n_seg; i++) {
-		struct vg_mem_segment *last = o->n_seg ? &o->seg[o->n_seg - 1] : NULL;
-
-		if (last && last->source == res->seg[i].source &&
-		    last->addr + last->len == res->seg[i].addr) {
-			last->len += res->seg[i].len;
-		} else if (o->n_seg < VG_MEM_MAX_SEGMENTS) {
-			o->seg[o->n_seg++] = res->seg[i];
-		} else {
-			last->len = res->seg[i].addr + res->seg[i].len - last->addr;
-		}
-	}
-}
-
-static const char *source_summary(const struct read_outcome *o)
-{
-	if (o->n_seg == 0)
-		return "none";
-	for (size_t i = 1; i < o->n_seg; i++)
-		if (o->seg[i].source != o->seg[0].source)
-			return "mixed";
-	return vg_mem_source_name(o->seg[0].source);
-}
-
-static void dump_lines(uint64_t addr, const unsigned char *buf, size_t n)
-{
-	for (size_t off = 0; off < n; off += 16) {
-		size_t k = n - off < 16 ? n - off : 16;
-		char hex[48], asc[17];
-		size_t h = 0;
-
-		for (size_t i = 0; i < 16; i++) {
-			if (i < k)
-				h += (size_t)snprintf(hex + h, sizeof(hex) - h, "%02x", buf[off + i]);
-			else
-				h += (size_t)snprintf(hex + h, sizeof(hex) - h, "  ");
-			if (i % 2 == 1 && i != 15)
-				hex[h++] = ' ';
-			asc[i] = i < k ? (isprint(buf[off + i]) ? (char)buf[off + i] : '.') : '\0';
-		}
-		hex[h] = '\0';
-		asc[k] = '\0';
-		printf("0x%012" PRIx64 ": %s  %s\n", addr + off, hex, asc);
-	}
-}
-
 /* Read [addr, addr+len) chunk by chunk; sink gets each piece that was read.
  * Returns 0 when complete, else the read error (in o->err). */
-static int stream_read(struct vg_mem *mem, struct read_outcome *o, unsigned char *buf,
+static int stream_read(struct vg_mem *mem, struct vg_read_outcome *o, unsigned char *buf,
 		       size_t bufsize, void (*sink)(uint64_t, const unsigned char *, size_t, void *),
 		       void *ctx)
 {
@@ -170,7 +87,7 @@ static int stream_read(struct vg_mem *mem, struct read_outcome *o, unsigned char
 		struct vg_mem_result res;
 		int r = vg_mem_read(mem, o->addr + o->bytes_read, buf, n, &res, &o->err);
 
-		add_segments(o, &res);
+		vg_read_outcome_add(o, &res);
 		if (res.bytes_read && sink)
 			sink(o->addr + o->bytes_read, buf, res.bytes_read, ctx);
 		o->bytes_read += res.bytes_read;
@@ -190,7 +107,7 @@ static void sink_raw(uint64_t addr, const unsigned char *buf, size_t n, void *ct
 
 static void sink_dump(uint64_t addr, const unsigned char *buf, size_t n, void *ctx)
 {
-	dump_lines(addr, buf, n);
+	(void)vg_report_read_dump(stdout, addr, buf, n);
 }
 
 /* Page-aligned: the kernel copies into a destination misaligned by 16
@@ -201,215 +118,6 @@ static unsigned char *alloc_buffer(uint64_t n)
 	size_t size = ((size_t)n + 4095) & ~(size_t)4095;
 
 	return aligned_alloc(4096, size ? size : 4096);
-}
-
-static uint64_t load_le(const unsigned char *p, size_t size)
-{
-	uint64_t v = 0;
-
-	for (size_t i = size; i-- > 0;)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static int64_t sign_extend(uint64_t v, size_t size)
-{
-	unsigned shift = (unsigned)(64 - 8 * size);
-
-	return (int64_t)(v << shift) >> shift;
-}
-
-/* The string up to the first NUL, non-printable bytes as \xNN. */
-static char *printable_string(const unsigned char *p, size_t n, bool *terminated)
-{
-	char *s = malloc(4 * n + 1);
-	size_t j = 0;
-
-	*terminated = false;
-	if (!s)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (p[i] == '\0') {
-			*terminated = true;
-			break;
-		}
-		if (isprint(p[i]) && p[i] != '\\' && p[i] != '"')
-			s[j++] = (char)p[i];
-		else
-			j += (size_t)sprintf(s + j, "\\x%02x", p[i]);
-	}
-	s[j] = '\0';
-	return s;
-}
-
-/* One element of an --as array as text. */
-static void element_text(const struct value_type *t, const unsigned char *p,
-			 char *text, size_t size)
-{
-	uint64_t v = load_le(p, t->size);
-
-	switch (t->kind) {
-	case V_UNSIGNED:
-		snprintf(text, size, "%" PRIu64, v);
-		break;
-	case V_SIGNED:
-		snprintf(text, size, "%" PRId64, sign_extend(v, t->size));
-		break;
-	case V_FLOAT:
-		if (t->size == 4) {
-			float f;
-
-			memcpy(&f, p, 4);
-			snprintf(text, size, "%.9g", (double)f);
-		} else {
-			double d;
-
-			memcpy(&d, p, 8);
-			snprintf(text, size, "%.17g", d);
-		}
-		break;
-	case V_PTR:
-	case V_STR:
-		snprintf(text, size, "0x%" PRIx64, v);
-		break;
-	}
-}
-
-static cJSON *element_json(const struct value_type *t, const unsigned char *p)
-{
-	char text[64];
-
-	element_text(t, p, text, sizeof(text));
-	/* 64-bit integers do not survive a JSON double: strings. */
-	if (t->size == 8 && t->kind != V_FLOAT)
-		return cJSON_CreateString(text);
-	/* Floats as printed with round-trip precision (cJSON would cut them
-	 * to 15 digits); JSON has no inf or nan: those are strings. */
-	if (t->kind == V_FLOAT)
-		return isfinite(strtod(text, NULL)) ? cJSON_CreateRaw(text) : cJSON_CreateString(text);
-	return cJSON_CreateNumber(strtod(text, NULL));
-}
-
-/* Where a pointer value points, as "rw-p [heap]", or NULL if unmapped. */
-static const char *pointee(const struct vg_maps *maps, uint64_t v, char *buf, size_t size)
-{
-	const struct vg_region *r = vg_maps_find(maps, v);
-
-	if (!r)
-		return NULL;
-	snprintf(buf, size, "%s %s", r->perms, r->path[0] ? r->path : vg_region_kind_name(r->kind));
-	return buf;
-}
-
-/* The decoded values of n bytes: "value" (the first element or the
- * string), "values" when LEN holds more than one element. */
-static void values_json(cJSON *doc, const struct value_type *t, const unsigned char *p,
-			size_t n, const struct vg_maps *maps)
-{
-	size_t count = t->kind == V_STR ? 0 : n / t->size;
-	char where[4200];
-
-	cJSON_AddStringToObject(doc, "as", t->name);
-	if (t->kind == V_STR) {
-		size_t len = strnlen((const char *)p, n);
-		char *str = strndup((const char *)p, len);
-
-		/* UTF-8 stays readable; invalid bytes are escaped, value_hex
-		 * then has them exactly. */
-		vg_json_add_text(doc, "value", str ? str : "");
-		cJSON_AddBoolToObject(doc, "nul_terminated", len < n);
-		free(str);
-		return;
-	}
-	if (count == 0) {
-		cJSON_AddNullToObject(doc, "value");
-		return;
-	}
-	cJSON_AddItemToObject(doc, "value", element_json(t, p));
-	if (t->kind == V_PTR && pointee(maps, load_le(p, 8), where, sizeof(where)))
-		vg_json_add_text(doc, "points_to", where);
-	if (count > 1) {
-		cJSON *arr = cJSON_AddArrayToObject(doc, "values");
-
-		for (size_t i = 0; arr && i < count; i++)
-			cJSON_AddItemToArray(arr, element_json(t, p + i * t->size));
-	}
-	if (n % t->size)
-		cJSON_AddNumberToObject(doc, "undecoded_bytes", (double)(n % t->size));
-}
-
-/* Table form: one line per element, "ADDR  TYPE[i]  VALUE". */
-static void values_print(const struct value_type *t, uint64_t addr, const unsigned char *p,
-			 size_t n, const struct vg_maps *maps)
-{
-	char text[64], where[4200];
-
-	if (t->kind == V_STR) {
-		bool term;
-		char *str = printable_string(p, n, &term);
-
-		printf("0x%012" PRIx64 "  str  \"%s\"%s\n", addr, str ? str : "",
-		       term ? "" : "  (no NUL within the length read)");
-		free(str);
-		return;
-	}
-	for (size_t i = 0; i + t->size <= n; i++) {
-		if (i % t->size)
-			continue;
-		element_text(t, p + i, text, sizeof(text));
-		if (n >= 2 * t->size)
-			printf("0x%012" PRIx64 "  %s[%zu]  %s", addr + i, t->name, i / t->size, text);
-		else
-			printf("0x%012" PRIx64 "  %s  %s", addr + i, t->name, text);
-		if (t->kind == V_PTR) {
-			uint64_t v = load_le(p + i, 8);
-
-			if (pointee(maps, v, where, sizeof(where))) {
-				fputs("  -> ", stdout);
-				cli_put_text(stdout, where);
-			}
-			else if (v)
-				printf("  -> not mapped");
-		}
-		printf("\n");
-	}
-	if (n % t->size)
-		printf("# %zu trailing bytes do not make a whole %s\n", n % t->size, t->name);
-}
-
-static cJSON *segments_json(const struct read_outcome *o)
-{
-	cJSON *arr = cJSON_CreateArray();
-
-	for (size_t i = 0; i < o->n_seg; i++) {
-		cJSON *s = cJSON_CreateObject();
-
-		vg_json_add_addr(s, "address", o->seg[i].addr);
-		cJSON_AddNumberToObject(s, "length", (double)o->seg[i].len);
-		cJSON_AddStringToObject(s, "source", vg_mem_source_name(o->seg[i].source));
-		cJSON_AddItemToArray(arr, s);
-	}
-	return arr;
-}
-
-static void print_header(const struct vg_target *t, const struct read_outcome *o,
-			 const struct vg_addr *a, const struct vg_region *region)
-{
-	printf("# pid %d: %" PRIu64 " byte%s at 0x%" PRIx64, (int)t->pid, o->length,
-	       o->length == 1 ? "" : "s", o->addr);
-	if (a->symbol) {
-		fputs(" (", stdout);
-		cli_put_text(stdout, a->symbol);  /* a name from the target's ELF */
-		if (a->symbol_offset)
-			printf("+%" PRIu64, a->symbol_offset);
-		fputc(')', stdout);
-	}
-	printf(" in %s 0x%" PRIx64 "-0x%" PRIx64 " ", region->perms, region->start, region->end);
-	if (region->path[0])
-		cli_put_path(stdout, region->path, region->deleted);
-	else
-		fputs(vg_region_kind_name(region->kind), stdout);
-	fputc('\n', stdout);
 }
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct read_opts *ro,
@@ -440,7 +148,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct read_opt
 			pos[(*npos)++] = optarg;
 			break;
 		case OPT_AS:
-			ro->as = find_type(optarg);
+			ro->as = vg_read_type_find(optarg);
 			if (!ro->as)
 				return cli_usage_error(cli, "unknown type '%s' for --as: expected u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 ptr str", optarg);
 			break;
@@ -495,7 +203,7 @@ static int check_length(struct vg_cli *cli, const char *arg, const struct read_o
 	r = vg_parse_u64(arg, 1, len);
 	if (r < 0 || *len == 0)
 		return cli_usage_error(cli, "invalid length '%s': expected a positive number (decimal, 0xHEX, k/M/G suffix)", arg);
-	if (ro->as && ro->as->kind != V_STR && *len < ro->as->size)
+	if (ro->as && ro->as->kind != VG_READ_STR && *len < ro->as->size)
 		return cli_usage_error(cli, "length %" PRIu64 " is shorter than --as %s (%zu bytes)",
 				       *len, ro->as->name, ro->as->size);
 	if ((cli->json || ro->as) && *len > JSON_MAX_LEN)
@@ -519,7 +227,7 @@ static bool same_region(const struct vg_region *a, const struct vg_region *b)
  * (with a warning) if one changed.  An unmap and remap of the very same
  * region between the two looks remain invisible. */
 static bool mapping_stable(struct vg_cli *cli, const struct vg_maps *before,
-			   const struct read_outcome *o)
+			   const struct vg_read_outcome *o)
 {
 	struct vg_maps *now = NULL;
 	uint64_t at = o->addr, end = o->addr + o->bytes_read;
@@ -544,53 +252,10 @@ static bool mapping_stable(struct vg_cli *cli, const struct vg_maps *before,
 	return stable;
 }
 
-static int print_json(struct vg_cli *cli, const struct read_opts *ro,
-		      const struct read_outcome *o, const struct vg_addr *a,
-		      const struct vg_region *region, const struct vg_maps *maps,
-		      const unsigned char *buf, const char *bin_match, bool stable)
-{
-	cJSON *doc = vg_json_report_new("read", cli->target);
-	char *hex = vg_hex_string(buf, (size_t)o->bytes_read);
-
-	if (!doc || !hex) {
-		cJSON_Delete(doc);
-		free(hex);
-		return cli_out_of_memory(cli, "building the JSON report");
-	}
-	vg_json_add_addr(doc, "address", o->addr);
-	cJSON_AddNumberToObject(doc, "length", (double)o->length);
-	cJSON_AddNumberToObject(doc, "bytes_read", (double)o->bytes_read);
-	cJSON_AddBoolToObject(doc, "complete", o->bytes_read == o->length);
-	cJSON_AddBoolToObject(doc, "mapping_stable", stable);
-	cJSON_AddStringToObject(doc, "source", source_summary(o));
-	cJSON_AddItemToObject(doc, "segments", segments_json(o));
-	cJSON_AddItemToObject(doc, "region", vg_json_region(region));
-	if (a->symbol) {
-		vg_json_add_text(doc, "symbol", a->symbol);
-		cJSON_AddNumberToObject(doc, "symbol_offset", (double)a->symbol_offset);
-	}
-	if (a->image)
-		vg_json_add_text(doc, "image", a->image->path);
-	if (bin_match)
-		cJSON_AddStringToObject(doc, "binary_match", bin_match);
-	cJSON_AddStringToObject(doc, "hex", hex);
-	free(hex);
-	if (ro->as)
-		values_json(doc, ro->as, buf, (size_t)o->bytes_read, maps);
-	if (o->err.code) {
-		cJSON *e = cJSON_AddObjectToObject(doc, "error");
-
-		vg_json_add_text(e, "message", o->err.msg);
-		cJSON_AddNumberToObject(e, "errno", -o->err.code);
-		cJSON_AddNumberToObject(e, "exit_code", o->err.exit);
-	}
-	return cli_print_json(doc);
-}
-
 int cmd_read(struct vg_cli *cli, int argc, char **argv)
 {
 	struct read_opts ro = { 0 };
-	struct read_outcome o = { 0 };
+	struct vg_read_outcome o = { 0 };
 	struct vg_error err = { 0 };
 	struct vg_maps *maps = NULL;
 	struct vg_mem *mem = NULL;
@@ -599,6 +264,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 	const struct vg_region *region;
 	const char *bin_match = NULL;
 	struct vg_addr a;
+	struct vg_read_view v;
 	unsigned char *buf = NULL;
 	char *pos[3] = { NULL, NULL, NULL };
 	int npos, r, rr = 0;
@@ -649,7 +315,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 
 	/* A string with no LEN stops at the end of its region, not in the
 	 * unmapped page after it. */
-	if (ro.as && ro.as->kind == V_STR && !pos[2] && o.length > region->end - o.addr)
+	if (ro.as && ro.as->kind == VG_READ_STR && !pos[2] && o.length > region->end - o.addr)
 		o.length = region->end - o.addr;
 
 	if (cli->json || ro.as) {
@@ -661,9 +327,15 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 		}
 		rr = stream_read(mem, &o, buf, (size_t)o.length, NULL, NULL);
 	}
+	v = (struct vg_read_view){ .o = &o, .addr = &a, .region = region, .maps = maps,
+				   .as = ro.as, .bytes = buf, .bin_match = bin_match };
 	if (cli->json) {
-		r = print_json(cli, &ro, &o, &a, region, maps, buf, bin_match,
-			       mapping_stable(cli, maps, &o));
+		cJSON *doc;
+
+		/* Before the header is built: a changed mapping is its warning. */
+		v.mapping_stable = mapping_stable(cli, maps, &o);
+		doc = vg_report_read_json(cli->target, &v);
+		r = doc ? cli_print_json(doc) : cli_out_of_memory(cli, "building the JSON report");
 		if (rr < 0)
 			r = o.err.exit;
 		goto out;
@@ -683,9 +355,11 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 			cli_print_target_notes(cli->target);
 		}
 	} else {
-		print_header(cli->target, &o, &a, region);
+		/* A failed write shows in cli_output_failed (stream_read, the
+		 * end): the parts' own results would add nothing. */
+		(void)vg_report_read_header(stdout, cli->target, &v);
 		if (ro.as) {
-			values_print(ro.as, o.addr, buf, (size_t)o.bytes_read, maps);
+			(void)vg_report_read_values(stdout, &v);
 		} else {
 			size_t bufsize = o.length < CHUNK ? (size_t)o.length : CHUNK;
 
@@ -696,11 +370,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 			}
 			rr = stream_read(mem, &o, buf, bufsize, sink_dump, NULL);
 		}
-		printf("# %" PRIu64 " of %" PRIu64 " byte%s via %s\n", o.bytes_read,
-		       o.length, o.length == 1 ? "" : "s", source_summary(&o));
-		for (size_t i = 0; o.n_seg > 1 && i < o.n_seg; i++)
-			printf("#   0x%" PRIx64 " +%zu via %s\n", o.seg[i].addr, o.seg[i].len,
-			       vg_mem_source_name(o.seg[i].source));
+		(void)vg_report_read_footer(stdout, &o);
 		if (rr == 0) {  /* after an error, only its line */
 			mapping_stable(cli, maps, &o);
 			cli_print_target_notes(cli->target);
