@@ -16,12 +16,8 @@
 #include "elf/addrspec.h"
 #include "profile/profile.h"
 #include "profile/unwind.h"
-#include "report/folded.h"
 #include "report/json.h"
-#include "report/pprof.h"
-#include "report/speedscope.h"
-#include "report/svg.h"
-#include "report/table_profile.h"
+#include "report/stack_format.h"
 #include "sym/symbolizer.h"
 #include "util/outfile.h"
 
@@ -70,14 +66,10 @@ const char cmd_profile_usage[] =
 	"  vigil profile 4242 --format pprof -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
 	"  vigil profile 4242 --unwind fp --format folded | flamegraph.pl > f.svg\n";
 
-enum out_format { FMT_TABLE, FMT_FOLDED, FMT_PPROF, FMT_SPEEDSCOPE, FMT_SVG, FMT_JSON };
-
-static const char *const format_names[] = { "table", "folded", "pprof", "speedscope", "svg", "json" };
-
 struct profile_args {
 	const char *pid;
 	struct vg_profile_opts o;
-	enum out_format format;
+	const struct vg_stack_format *format;   /* NULL: json */
 	const char *out_path;
 	uint64_t top;
 };
@@ -104,6 +96,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 	int c, npos = 0;
 	uint64_t v;
 
+	a->format = vg_stack_format_find("table");
 	a->o.freq = 999;
 	a->o.unwind = VG_UNWIND_MODE_DWARF;
 	a->top = 25;
@@ -146,19 +139,18 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 		case OPT_NO_KERNEL:
 			a->o.no_kernel = true;
 			break;
-		case OPT_FORMAT: {
-			size_t i;
-
-			for (i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
-				if (strcmp(optarg, format_names[i]) == 0)
-					break;
-			if (i == sizeof(format_names) / sizeof(format_names[0]))
-				return cli_usage_error(cli, "invalid --format '%s': expected table, folded, pprof, speedscope, svg or json", optarg);
-			a->format = (enum out_format)i;
-			if (a->format == FMT_JSON)
+		case OPT_FORMAT:
+			/* json is the profile's own document; the rest are
+			 * the stack writers every command shares. */
+			if (strcmp(optarg, "json") == 0) {
+				a->format = NULL;
 				cli->json = true;
+				break;
+			}
+			a->format = vg_stack_format_find(optarg);
+			if (!a->format)
+				return cli_usage_error(cli, "invalid --format '%s': expected table, folded, pprof, speedscope, svg or json", optarg);
 			break;
-		}
 		case 'o':
 			a->out_path = optarg;
 			break;
@@ -168,7 +160,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 			break;
 		case OPT_JSON:
 			cli->json = true;
-			a->format = FMT_JSON;
+			a->format = NULL;
 			break;
 		case OPT_STACK_BYTES:
 			if (vg_parse_u64(optarg, 1, &v) < 0 || v % 8 || v > 65528)
@@ -189,10 +181,11 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 	}
 	if (!a->pid)
 		return cli_usage_error(cli, "expected PID; usage: vigil profile PID [--duration MS] [--format F] (vigil help profile)");
-	if (cli->json && a->format != FMT_JSON)
-		return cli_usage_error(cli, "--json and --format %s disagree", format_names[a->format]);
-	if (a->format == FMT_PPROF && !a->out_path && isatty(STDOUT_FILENO))
-		return cli_usage_error(cli, "pprof output is binary: give -o FILE or redirect standard output");
+	if (cli->json && a->format)
+		return cli_usage_error(cli, "--json and --format %s disagree", a->format->name);
+	if (a->format && a->format->binary && !a->out_path && isatty(STDOUT_FILENO))
+		return cli_usage_error(cli, "%s output is binary: give -o FILE or redirect standard output",
+				       a->format->name);
 	return 0;
 }
 
@@ -560,27 +553,14 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	}
 	fill_meta(p, cli->target, &meta);
 	fill_cut(p, &meta, cut_why, sizeof(cut_why));
-	switch (a.format) {
-	case FMT_TABLE:
-		r = vg_table_profile_write(out, vg_profile_stacks(p), &meta, (size_t)a.top, &err);
-		break;
-	case FMT_FOLDED:
-		r = vg_folded_write(out, vg_profile_stacks(p), false, &err);
-		break;
-	case FMT_PPROF:
-		r = vg_pprof_write(out, vg_profile_stacks(p), &meta, &err);
-		break;
-	case FMT_SPEEDSCOPE:
-		r = vg_speedscope_write(out, vg_profile_stacks(p), &meta, &err);
-		break;
-	case FMT_SVG:
-		r = vg_svg_write(out, vg_profile_stacks(p), &meta, &err);
-		break;
-	case FMT_JSON:
+	if (a.format) {
+		struct vg_stack_write_opts wo = { .meta = &meta, .top = (size_t)a.top };
+
+		r = a.format->write(out, vg_profile_stacks(p), &wo, &err);
+	} else {
 		r = print_json(cli, p, out);
 		if (r > 0)
 			goto out;
-		break;
 	}
 	if (r < 0 && out != stdout && of.error) {
 		/* The file's own errno (ENOSPC), from the commit's sentence. */
@@ -591,7 +571,8 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	}
 	if (r < 0) {
 		if (!err.code)
-			vg_error_set(&err, r, "cannot write the %s output: %s", format_names[a.format], strerror(-r));
+			vg_error_set(&err, r, "cannot write the %s output: %s",
+				     a.format ? a.format->name : "json", strerror(-r));
 		r = cli_fail(cli, &err);
 		goto out;
 	}

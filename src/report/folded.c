@@ -80,9 +80,10 @@ static int walk(struct folded *f, uint32_t id)
 	return rc;
 }
 
-int vg_folded_write(FILE *out, const struct vg_stacks *s, bool per_thread,
+int vg_folded_write(FILE *out, const struct vg_stacks *s, const struct vg_stack_write_opts *o,
 		    struct vg_error *err)
 {
+	bool per_thread = o && o->per_thread;
 	struct folded f = {.out = out};
 	struct vg_stacks *v;
 	int rc = vg_stacks_by_function(s, !per_thread, &v, err);

@@ -12,14 +12,14 @@
 #include <stdio.h>
 
 #include "profile/stacks.h"
+#include "report/stack_format.h"
 #include "util/error.h"
 
-/* Write s (address or function trie; it is merged by function here) to
- * out.  per_thread: each stack starts with a "COMM-TID" frame, as
- * stackcollapse-perf.pl --tid writes it; otherwise threads are merged.
- * Lines are sorted.  0, -ENOMEM, or -EIO (or the write's errno) when out
- * reports an error. */
-int vg_folded_write(FILE *out, const struct vg_stacks *s, bool per_thread,
-		    struct vg_error *err);
+/* A vg_stack_writer: write s (address or function trie; it is merged by
+ * function here) to out.  o->per_thread: each stack starts with a
+ * "COMM-TID" frame, as stackcollapse-perf.pl --tid writes it; otherwise
+ * threads are merged.  Lines are sorted.  0, -ENOMEM, or -EIO (or the
+ * write's errno) when out reports an error. */
+vg_stack_writer vg_folded_write;
 
 #endif

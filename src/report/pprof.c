@@ -429,9 +429,10 @@ static int write_gzip(FILE *out, const uint8_t *buf, size_t len)
 	return zrc == Z_STREAM_END ? 0 : -EIO;
 }
 
-int vg_pprof_write(FILE *out, const struct vg_stacks *s,
-		   const struct vg_stacks_meta *meta, struct vg_error *err)
+int vg_pprof_write(FILE *out, const struct vg_stacks *s, const struct vg_stack_write_opts *o,
+		   struct vg_error *err)
 {
+	const struct vg_stacks_meta *meta = o ? o->meta : NULL;
 	struct builder b = {.s = s, .meta = meta};
 	size_t n_trie = vg_stacks_n_strings(s), len;
 	uint8_t *buf = NULL;

@@ -15,12 +15,12 @@
 #include <stdio.h>
 
 #include "profile/stacks.h"
+#include "report/stack_format.h"
 #include "util/error.h"
 
-/* Write the gzipped profile of s (an address trie, not a function view) to
- * out.  meta may be NULL.  0, -ENOMEM, -EIO (compression) or the write's
- * errno. */
-int vg_pprof_write(FILE *out, const struct vg_stacks *s,
-		   const struct vg_stacks_meta *meta, struct vg_error *err);
+/* A vg_stack_writer: write the gzipped profile of s (an address trie, not
+ * a function view) to out; o->meta may be NULL.  0, -ENOMEM, -EIO
+ * (compression) or the write's errno. */
+vg_stack_writer vg_pprof_write;
 
 #endif

@@ -143,9 +143,10 @@ fail:
 	return NULL;
 }
 
-int vg_speedscope_write(FILE *out, const struct vg_stacks *s,
-			const struct vg_stacks_meta *meta, struct vg_error *err)
+int vg_speedscope_write(FILE *out, const struct vg_stacks *s, const struct vg_stack_write_opts *o,
+			struct vg_error *err)
 {
+	const struct vg_stacks_meta *meta = o ? o->meta : NULL;
 	struct vg_stacks *v;
 	uint32_t *path = NULL;
 	cJSON *doc = NULL;

@@ -14,13 +14,13 @@
 #include <stdio.h>
 
 #include "profile/stacks.h"
+#include "report/stack_format.h"
 #include "util/error.h"
 
 #define VG_SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
-/* Write s as one speedscope JSON document to out; meta may be NULL.
- * 0, -ENOMEM or the write's errno. */
-int vg_speedscope_write(FILE *out, const struct vg_stacks *s,
-			const struct vg_stacks_meta *meta, struct vg_error *err);
+/* A vg_stack_writer: write s as one speedscope JSON document to out;
+ * o->meta may be NULL.  0, -ENOMEM or the write's errno. */
+vg_stack_writer vg_speedscope_write;
 
 #endif

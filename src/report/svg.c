@@ -273,9 +273,10 @@ static void put_header(struct svg *g, const struct vg_stacks_meta *m, double hei
 		PAD_X, IMAGE_W - PAD_X - 260 - 110, IMAGE_W - PAD_X);
 }
 
-int vg_svg_write(FILE *out, const struct vg_stacks *s,
-		 const struct vg_stacks_meta *meta, struct vg_error *err)
+int vg_svg_write(FILE *out, const struct vg_stacks *s, const struct vg_stack_write_opts *o,
+		 struct vg_error *err)
 {
+	const struct vg_stacks_meta *meta = o ? o->meta : NULL;
 	struct svg g = {.out = out};
 	struct vg_stacks *v;
 	const struct vg_stack_thread *all;

@@ -17,11 +17,11 @@
 #include <stdio.h>
 
 #include "profile/stacks.h"
+#include "report/stack_format.h"
 #include "util/error.h"
 
-/* Write the flame graph of s to out; meta (may be NULL) gives the title.
- * 0, -ENOMEM or the write's errno. */
-int vg_svg_write(FILE *out, const struct vg_stacks *s,
-		 const struct vg_stacks_meta *meta, struct vg_error *err);
+/* A vg_stack_writer: write the flame graph of s to out; o->meta (may be
+ * NULL) gives the title.  0, -ENOMEM or the write's errno. */
+vg_stack_writer vg_svg_write;
 
 #endif

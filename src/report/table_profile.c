@@ -52,9 +52,10 @@ static int by_total(const void *pa, const void *pb)
 }
 
 int vg_table_profile_write(FILE *out, const struct vg_stacks *s,
-			   const struct vg_stacks_meta *meta, size_t top_n,
-			   struct vg_error *err)
+			   const struct vg_stack_write_opts *o, struct vg_error *err)
 {
+	const struct vg_stacks_meta *meta = o ? o->meta : NULL;
+	size_t top_n = o ? o->top : 0;
 	struct vg_stack_function *fns;
 	uint64_t total = vg_stacks_total(s);
 	size_t n, shown;

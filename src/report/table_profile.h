@@ -19,12 +19,12 @@
 #include <stdio.h>
 
 #include "profile/stacks.h"
+#include "report/stack_format.h"
 #include "util/error.h"
 
-/* Write the header line and the top_n functions of each section (0: all).
- * meta may be NULL.  0, -ENOMEM, or the write error. */
-int vg_table_profile_write(FILE *out, const struct vg_stacks *s,
-			   const struct vg_stacks_meta *meta, size_t top_n,
-			   struct vg_error *err);
+/* A vg_stack_writer: write the header line and the o->top functions of
+ * each section (0: all); o->meta may be NULL.  0, -ENOMEM, or the write
+ * error. */
+vg_stack_writer vg_table_profile_write;
 
 #endif

@@ -26,6 +26,7 @@
 #include "report/pprof.h"
 #include "report/profile.pb-c.h"
 #include "report/speedscope.h"
+#include "report/stack_format.h"
 #include "report/svg.h"
 #include "report/table_profile.h"
 
@@ -100,13 +101,21 @@ static char *capture(int (*write)(FILE *, void *), void *arg, size_t *len)
 	return buf;
 }
 
-static int folded_merged(FILE *f, void *arg) { return vg_folded_write(f, arg, false, NULL); }
-static int folded_threads(FILE *f, void *arg) { return vg_folded_write(f, arg, true, NULL); }
-static int table_all(FILE *f, void *arg) { return vg_table_profile_write(f, arg, &meta, 0, NULL); }
-static int table_top2(FILE *f, void *arg) { return vg_table_profile_write(f, arg, NULL, 2, NULL); }
-static int speedscope(FILE *f, void *arg) { return vg_speedscope_write(f, arg, &meta, NULL); }
-static int pprof(FILE *f, void *arg) { return vg_pprof_write(f, arg, &meta, NULL); }
-static int svg(FILE *f, void *arg) { return vg_svg_write(f, arg, &meta, NULL); }
+static const struct vg_stack_write_opts with_meta = { .meta = &meta };
+
+static int folded_merged(FILE *f, void *arg) { return vg_folded_write(f, arg, NULL, NULL); }
+static int folded_threads(FILE *f, void *arg)
+{
+	return vg_folded_write(f, arg, &(struct vg_stack_write_opts){ .per_thread = true }, NULL);
+}
+static int table_all(FILE *f, void *arg) { return vg_table_profile_write(f, arg, &with_meta, NULL); }
+static int table_top2(FILE *f, void *arg)
+{
+	return vg_table_profile_write(f, arg, &(struct vg_stack_write_opts){ .top = 2 }, NULL);
+}
+static int speedscope(FILE *f, void *arg) { return vg_speedscope_write(f, arg, &with_meta, NULL); }
+static int pprof(FILE *f, void *arg) { return vg_pprof_write(f, arg, &with_meta, NULL); }
+static int svg(FILE *f, void *arg) { return vg_svg_write(f, arg, &with_meta, NULL); }
 
 static void test_folded(void **state)
 {
@@ -650,22 +659,49 @@ static void test_write_error(void **state)
 	if (!full)
 		skip();
 	setvbuf(full, NULL, _IONBF, 0);
-	assert_int_equal(vg_folded_write(full, s, false, &err), -ENOSPC);
+	assert_int_equal(vg_folded_write(full, s, NULL, &err), -ENOSPC);
 	assert_non_null(strstr(err.msg, "folded"));
 	vg_error_clear(&err);
-	assert_int_equal(vg_pprof_write(full, s, &meta, &err), -ENOSPC);
+	assert_int_equal(vg_pprof_write(full, s, &with_meta, &err), -ENOSPC);
 	vg_error_clear(&err);
-	assert_int_equal(vg_speedscope_write(full, s, &meta, &err), -ENOSPC);
+	assert_int_equal(vg_speedscope_write(full, s, &with_meta, &err), -ENOSPC);
 	vg_error_clear(&err);
-	assert_int_equal(vg_svg_write(full, s, &meta, &err), -ENOSPC);
+	assert_int_equal(vg_svg_write(full, s, &with_meta, &err), -ENOSPC);
 	vg_error_clear(&err);
-	assert_int_equal(vg_table_profile_write(full, s, &meta, 0, &err), -ENOSPC);
+	assert_int_equal(vg_table_profile_write(full, s, &with_meta, &err), -ENOSPC);
 	fclose(full);
+}
+
+/* --format NAME finds the row of each writer, and only those. */
+static void test_format_table(void **state)
+{
+	static const struct {
+		const char *name;
+		vg_stack_writer *write;
+	} want[] = {
+		{ "table", vg_table_profile_write }, { "folded", vg_folded_write },
+		{ "pprof", vg_pprof_write }, { "speedscope", vg_speedscope_write },
+		{ "svg", vg_svg_write },
+	};
+	size_t n = 0;
+
+	(void)state;
+	for (const struct vg_stack_format *f = vg_stack_formats; f->name; f++, n++) {
+		assert_true(n < sizeof(want) / sizeof(want[0]));
+		assert_string_equal(f->name, want[n].name);
+		assert_ptr_equal(f->write, want[n].write);
+		assert_ptr_equal(vg_stack_format_find(f->name), f);
+		assert_int_equal(f->binary, strcmp(f->name, "pprof") == 0);
+	}
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	assert_null(vg_stack_format_find("json"));
+	assert_null(vg_stack_format_find(""));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_format_table),
 		cmocka_unit_test_setup_teardown(test_folded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folded_kernel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table, setup, teardown),
