@@ -15,7 +15,7 @@
 
 #include <linux/perf_event.h>
 
-#include "watch/writer.h"   /* struct vg_regs */
+#include "unwind/regs.h"
 
 #define VG_PERF_SAMPLE_SUPPORTED                                            \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |        \

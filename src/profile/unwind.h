@@ -30,7 +30,7 @@
 #include <sys/types.h>
 
 #include "elf/image.h"
-#include "watch/writer.h"   /* struct vg_regs (perf register indices) */
+#include "unwind/regs.h"
 #include "util/error.h"
 
 enum vg_unwind_stop {

@@ -19,7 +19,7 @@
 
 #include <libelf.h>
 
-#include "watch/writer.h"   /* struct vg_regs (perf register indices) */
+#include "unwind/regs.h"
 #include "util/error.h"
 
 struct vg_cfi;   /* the CFI of one ELF file */

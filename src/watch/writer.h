@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "unwind/regs.h"   /* struct vg_regs */
+
 enum vg_writer_kind {
 	VG_WRITER_UNKNOWN = 0,   /* "unknown": no writer found (see why) */
 	VG_WRITER_STORE,         /* "store": plain store: mov, movnti, movbe, setcc */
@@ -52,14 +54,6 @@ enum vg_value_kind {
 	VG_VALUE_ADD_REGISTER,   /* "add_register": add/sub of a register: the delta */
 };
 
-/* Sampled user registers, indexed by the perf register numbers of
- * <asm/perf_regs.h> (PERF_REG_X86_AX = 0 ... PERF_REG_X86_R15 = 23);
- * mask bit i set when regs[i] is known. */
-#define VG_NREGS 24
-struct vg_regs {
-	uint64_t mask;
-	uint64_t regs[VG_NREGS];
-};
 
 struct vg_writer {
 	enum vg_writer_kind kind;

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
