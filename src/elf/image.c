@@ -1373,6 +1373,102 @@ static int root_rest(const struct vg_region *r, char *rest, size_t size)
 	return 0;
 }
 
+/* Largest vDSO read (the kernel's is two pages; four with vvar tricks). */
+#define VDSO_MAX (1u << 20)
+
+/* Where the kernel put the vDSO: the [vdso] mapping, else the region
+ * holding AT_SYSINFO_EHDR of /proc/PID/auxv (a process that mremap()ed
+ * its vDSO, as CRIU restores do, keeps the auxv value but may lose the
+ * name).  NULL when the process has none (vdso=0). */
+static const struct vg_region *vdso_region(struct vg_target *t,
+					   const struct vg_maps *maps)
+{
+	char path[64];
+	uint64_t av[2];
+	FILE *f;
+
+	for (size_t i = maps->n; i > 0; i--)
+		if (maps->regions[i - 1].kind == VG_REGION_VDSO)
+			return &maps->regions[i - 1];
+	vg_target_proc_path(t, path, sizeof(path), "auxv");
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (fread(av, sizeof(av), 1, f) == 1 && av[0] != AT_NULL) {
+		if (av[0] == AT_SYSINFO_EHDR) {
+			const struct vg_region *r = vg_maps_find(maps, av[1]);
+
+			fclose(f);
+			return r && r->start == av[1] && r->inode == 0 && r->readable ? r : NULL;
+		}
+	}
+	fclose(f);
+	return NULL;
+}
+
+/* The vDSO: a complete ELF image (section headers, .dynsym, .eh_frame)
+ * that the kernel maps from its own memory, no file behind it.  Read from
+ * the target, named "[vdso]" (perf, gdb and eu-stack name it so), via
+ * target_memory.  0 with *out (NULL when the process has no vDSO), or a
+ * negative errno with a warning for the target. */
+static int open_vdso(struct vg_target *t, const struct vg_maps *maps,
+		     struct vg_mem *mem, uint64_t page, struct vg_image **out)
+{
+	const struct vg_region *r = vdso_region(t, maps);
+	struct vg_mem_result res;
+	struct vg_mapping mp;
+	struct vg_image *img = NULL;
+	char label[96];
+	bool not_elf;
+	uint64_t len;
+	char *buf;
+	int rc;
+
+	*out = NULL;
+	if (!r || !mem)
+		return 0;
+	len = r->end - r->start;
+	if (len > VDSO_MAX)
+		len = VDSO_MAX;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	vg_mem_read(mem, r->start, buf, len, &res, NULL);
+	if (res.bytes_read < sizeof(Elf64_Ehdr)) {
+		free(buf);
+		vg_target_warn(t, "cannot read the vDSO of pid %d at 0x%llx: %s; its functions have no names",
+			       (int)t->pid, (unsigned long long)r->start,
+			       strerror(res.error ? -res.error : EIO));
+		return res.error ? res.error : -EIO;
+	}
+	snprintf(label, sizeof(label), "[vdso] of pid %d at 0x%llx", (int)t->pid,
+		 (unsigned long long)r->start);
+	/* Only the bytes read: a read that stopped early is never padded
+	 * with zeros, and a header pointing past it is refused as truncated. */
+	rc = open_buffer(buf, res.bytes_read, label, false, &img, &not_elf, NULL);
+	if (rc < 0) {
+		if (rc != -ENOMEM)
+			vg_target_warn(t, "the vDSO of pid %d at 0x%llx is not a readable ELF image (%s); its functions have no names",
+				       (int)t->pid, (unsigned long long)r->start, strerror(-rc));
+		return rc;
+	}
+	free(img->path);
+	img->path = strdup("[vdso]");
+	if (!img->path) {
+		vg_image_free(img);
+		return -ENOMEM;
+	}
+	img->via = VG_VIA_MEMORY;
+	mp = (struct vg_mapping){ r->start, r->end, 0 };
+	if (vg_loadbias_compute(img->loads, img->n_loads, &mp, 1, page, &img->bias,
+				&img->bias_method) < 0)
+		img->bias_method = VG_BIAS_NONE;
+	img->lo = r->start;
+	img->hi = r->end;
+	*out = img;
+	return 0;
+}
+
 int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		   struct vg_mem *mem, struct vg_images **out,
 		   struct vg_error *err)
@@ -1396,7 +1492,8 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 				    "out of memory grouping the mappings of pid %d",
 				    (int)t->pid);
 	s = calloc(1, sizeof(*s));
-	if (!s || (n_groups && !(s->images = calloc(n_groups, sizeof(*s->images))))) {
+	/* One more slot for the vDSO. */
+	if (!s || !(s->images = calloc(n_groups + 1, sizeof(*s->images)))) {
 		free(s);
 		free_groups(gs, n_groups);
 		return vg_error_set(err, -ENOMEM,
@@ -1510,6 +1607,15 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 					       first->path,
 					       (unsigned long long)first->start);
 		}
+	}
+	{
+		struct vg_image *vdso;
+
+		r = open_vdso(t, maps, mem, (uint64_t)page, &vdso);
+		if (r == -ENOMEM)
+			goto oom;
+		if (vdso)
+			s->images[s->n++] = vdso;
 	}
 	if (!have_exe) {
 		/* The first file the target maps is, by construction of the
