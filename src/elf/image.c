@@ -1189,6 +1189,28 @@ static int set_strings(struct vg_image *img, const struct vg_region *r)
 	return img->path ? 0 : -ENOMEM;
 }
 
+/* The anonymous tail of .bss: a PT_LOAD mapped up to hi whose memory
+ * size reaches further.  Only with a bias (a guess says so elsewhere). */
+static void set_mem_hi(struct vg_image *img, uint64_t page)
+{
+	img->mem_hi = img->hi;
+	if (img->bias_method == VG_BIAS_NONE)
+		return;
+	for (size_t i = 0; i < img->n_loads; i++) {
+		const struct vg_load *l = &img->loads[i];
+		uint64_t start, end;
+
+		if (__builtin_add_overflow(img->bias, l->vaddr, &start) ||
+		    __builtin_add_overflow(start, l->memsz, &end) ||
+		    __builtin_add_overflow(end, page - 1, &end))
+			continue;
+		end &= ~(page - 1);
+		/* Its file part must be what ends the image's mappings. */
+		if (start < img->hi && end > img->mem_hi && start >= img->lo)
+			img->mem_hi = end;
+	}
+}
+
 static void compute_bias(struct vg_image *img, const struct vg_maps *maps,
 			 const struct group *g, uint64_t page)
 {
@@ -1231,6 +1253,7 @@ static void compute_bias(struct vg_image *img, const struct vg_maps *maps,
 				img->hi = r->end;
 		}
 	}
+	set_mem_hi(img, page);
 }
 
 static int cmp_image_lo(const void *a, const void *b)
@@ -1464,7 +1487,7 @@ static int open_vdso(struct vg_target *t, const struct vg_maps *maps,
 				&img->bias_method) < 0)
 		img->bias_method = VG_BIAS_NONE;
 	img->lo = r->start;
-	img->hi = r->end;
+	img->hi = img->mem_hi = r->end;
 	*out = img;
 	return 0;
 }
@@ -1668,7 +1691,9 @@ const struct vg_image *vg_images_find(const struct vg_images *s, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (lo && addr < s->images[lo - 1]->hi)
+	/* The .bss tail lies between an image's last mapping and the next
+	 * image's first, so the image below addr is the only candidate. */
+	if (lo && (addr < s->images[lo - 1]->hi || addr < s->images[lo - 1]->mem_hi))
 		return s->images[lo - 1];
 	return NULL;
 }

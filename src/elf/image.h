@@ -66,6 +66,10 @@ struct vg_image {
 	uint64_t bias;              /* runtime = static + bias */
 	enum vg_bias_method bias_method;
 	uint64_t lo, hi;            /* runtime range covered by its mappings */
+	/* End of its PT_LOADs' memory image (bias + p_vaddr + p_memsz, page
+	 * aligned): past hi when the tail of .bss is mapped anonymously after
+	 * the last file page, as the kernel and ld.so do.  == hi otherwise. */
+	uint64_t mem_hi;
 	struct vg_image_priv *priv; /* fd, Elf*, symbol table (lazy) */
 };
 
@@ -103,7 +107,8 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		   struct vg_error *err);
 struct vg_images *vg_images_free(struct vg_images *s);
 
-/* The image whose mappings cover addr, or NULL.  Borrowed. */
+/* The image whose mappings cover addr, or whose .bss tail (up to mem_hi)
+ * does, or NULL.  Borrowed. */
 const struct vg_image *vg_images_find(const struct vg_images *s, uint64_t addr);
 /* The main executable, or NULL. */
 const struct vg_image *vg_images_main(const struct vg_images *s);

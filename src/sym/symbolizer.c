@@ -805,9 +805,11 @@ static bool still_mapped(struct vg_symbolizer *s, const struct vg_image *img,
 		return false;
 	if (vg_procmap_query(&s->pm, addr, &r, NULL, NULL, NULL) < 0)
 		return false;
-	same = r.inode == img->inode &&
-	       makedev(r.dev_major, r.dev_minor) == img->dev &&
-	       r.start >= img->lo && r.end <= img->hi;
+	same = (r.inode == img->inode &&
+		makedev(r.dev_major, r.dev_minor) == img->dev &&
+		r.start >= img->lo && r.end <= img->hi) ||
+	       /* the .bss tail: anonymous, after the last file page */
+	       (r.inode == 0 && r.start >= img->hi && addr < img->mem_hi);
 	free(r.path);
 	if (same)
 		st->checked_ns = now;
