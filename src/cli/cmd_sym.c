@@ -235,6 +235,9 @@ static void print_vigil(const char *input, const struct vg_sym_result *res)
 		fputs("  ", stdout);
 		cli_put_text(stdout, res->symbol);
 		printf("+0x%" PRIx64, res->offset);
+	} else if (res->function_start) {
+		printf("  [function at 0x%" PRIx64 ", no symbol]+0x%" PRIx64,
+		       res->function_start, res->address - res->function_start);
 	} else if (res->nearest_symbol) {
 		fputs("  ?? (padding after ", stdout);
 		cli_put_text(stdout, res->nearest_symbol);
@@ -331,6 +334,10 @@ static cJSON *json_result(const char *input, const struct vg_sym_result *res,
 		vg_json_add_addr(near, "offset", res->nearest_offset);
 	} else {
 		cJSON_AddNullToObject(o, "nearest_symbol");
+	}
+	if (res && !res->has_symbol && res->function_start) {
+		vg_json_add_addr(o, "function_start", res->function_start);
+		vg_json_add_addr(o, "function_end", res->function_end);
 	}
 	add_text_or_null(o, "why", res ? res->why : NULL);
 	add_text_or_null(o, "error", error);

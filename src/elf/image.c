@@ -46,6 +46,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "elf/fde.h"
 #include "target/procmap.h"
 
 /* Largest image rebuilt from target memory. */
@@ -77,6 +78,8 @@ struct vg_image_priv {
 	/* The separate debug file's symbols (vg_image_adopt_debug_symbols). */
 	bool debug_syms_looked;
 	struct vg_image *debug_syms;
+	bool fdes_loaded;
+	struct vg_fde_table fdes;  /* .eh_frame's function ranges */
 };
 
 /* ------------------------------------------------------------------ */
@@ -344,6 +347,7 @@ struct vg_image *vg_image_free(struct vg_image *img)
 		free(p->max_end);
 		free(p->by_name);
 		vg_image_free(p->debug_syms);
+		vg_fde_table_release(&p->fdes);
 		free(p);
 	}
 	free(img->path);
@@ -728,6 +732,21 @@ static uint8_t alias_rank(const GElf_Sym *s, const char *name)
 	return r;
 }
 
+static int grow_syms(struct vg_image_priv *p, size_t *cap)
+{
+	size_t nc = *cap ? *cap * 2 : 256, bytes;
+	struct sym *ns;
+
+	if (__builtin_mul_overflow(nc, sizeof(*ns), &bytes))
+		return -ENOMEM;
+	ns = realloc(p->syms, bytes);
+	if (!ns)
+		return -ENOMEM;
+	p->syms = ns;
+	*cap = nc;
+	return 0;
+}
+
 static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
 		     const GElf_Shdr *sh, size_t *cap)
 {
@@ -751,18 +770,8 @@ static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
 		name = elf_strptr(p->elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		if (p->n_syms == *cap) {
-			size_t nc = *cap ? *cap * 2 : 256, bytes;
-			struct sym *ns;
-
-			if (__builtin_mul_overflow(nc, sizeof(*ns), &bytes))
-				return -ENOMEM;
-			ns = realloc(p->syms, bytes);
-			if (!ns)
-				return -ENOMEM;
-			p->syms = ns;
-			*cap = nc;
-		}
+		if (p->n_syms == *cap && grow_syms(p, cap) < 0)
+			return -ENOMEM;
 		e = &p->syms[p->n_syms++];
 		e->vaddr = s.st_value;
 		e->size = s.st_size;
@@ -817,6 +826,18 @@ static int cmp_name(const void *a, const void *b, void *ctx)
 	if ((x->size != 0) != (y->size != 0))
 		return x->size ? -1 : 1;
 	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* A section's name, or "". */
+static const char *scn_name(Elf *elf, const GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return "";
+	n = elf_strptr(elf, shstrndx, sh->sh_name);
+	return n ? n : "";
 }
 
 static int load_symbols(struct vg_image_priv *p)
@@ -1077,6 +1098,43 @@ int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		break;
 	}
 	return -ENOENT;
+}
+
+/* The function ranges of .eh_frame, read on first use.  An image without
+ * section headers (rebuilt from memory) has none: every lookup misses. */
+static void load_fdes(struct vg_image_priv *p)
+{
+	Elf_Scn *scn = NULL;
+
+	if (p->fdes_loaded)
+		return;
+	p->fdes_loaded = true;
+	while (p->elf && (scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    strcmp(scn_name(p->elf, &sh), ".eh_frame") != 0)
+			continue;
+		if ((d = elf_getdata(scn, NULL)) && d->d_buf)
+			vg_fde_table_build(d->d_buf, d->d_size, sh.sh_addr, &p->fdes);
+		return;
+	}
+}
+
+int vg_image_function_at(const struct vg_image *img, uint64_t vaddr,
+			 uint64_t *start, uint64_t *end)
+{
+	struct vg_fde_range r;
+
+	if (!img || !img->priv)
+		return -ENOENT;
+	load_fdes(img->priv);
+	if (!vg_fde_table_find(&img->priv->fdes, vaddr, &r))
+		return -ENOENT;
+	*start = r.start;
+	*end = r.end;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -149,6 +149,13 @@ int vg_image_function_slots(const struct vg_image *img, const char *name,
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		       struct vg_symbol *sym);
 
+/* The function containing static address vaddr according to .eh_frame
+ * (its FDE's [start, end)), symbol or not: a stripped function is still
+ * described there.  -ENOENT if no FDE covers vaddr (padding, or no
+ * .eh_frame).  Not thread-safe (the table is read on first use). */
+int vg_image_function_at(const struct vg_image *img, uint64_t vaddr,
+			 uint64_t *start, uint64_t *end);
+
 /* The nearest symbol starting at or below vaddr, sized or not, whether or
  * not it covers vaddr: a hint for addresses in padding between functions.
  * -ENOENT if none. */

@@ -58,6 +58,14 @@ struct name_cache {
 	size_t n_owned, cap_owned;
 };
 
+/* "[function at 0xSTART, no symbol]" by START (a target address): the
+ * frames of a stripped function share one string, as a symbol's do. */
+struct unnamed_cache {
+	uint64_t *keys;            /* 0: empty */
+	char **values;
+	size_t n, cap;             /* cap: power of two */
+};
+
 struct vg_symbolizer {
 	pthread_mutex_t lock;
 	unsigned flags;
@@ -81,6 +89,7 @@ struct vg_symbolizer {
 	bool ksyms_warned;
 
 	struct name_cache names;
+	struct unnamed_cache unnamed;
 	char *warnings[MAX_WARNINGS + 1];
 	size_t n_warnings;
 };
@@ -220,6 +229,57 @@ static const char *display_name(struct vg_symbolizer *s, const char *raw,
 	c->values[h] = d ? d : raw;
 	c->n++;
 	return c->values[h];
+}
+
+static const char *unnamed_name(struct unnamed_cache *c, uint64_t start)
+{
+	size_t h;
+	char *v;
+
+	if (!start)
+		return NULL;
+	if ((c->n + 1) * 2 > c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+		uint64_t *keys = calloc(cap, sizeof(*keys));
+		char **values = calloc(cap, sizeof(*values));
+
+		if (!keys || !values) {
+			free(keys);
+			free(values);
+			return NULL;
+		}
+		for (size_t i = 0; i < c->cap; i++) {
+			if (!c->keys[i])
+				continue;
+			for (h = ptr_hash((void *)(uintptr_t)c->keys[i], cap); keys[h];
+			     h = (h + 1) & (cap - 1))
+				;
+			keys[h] = c->keys[i];
+			values[h] = c->values[i];
+		}
+		free(c->keys);
+		free(c->values);
+		c->keys = keys;
+		c->values = values;
+		c->cap = cap;
+	}
+	for (h = ptr_hash((void *)(uintptr_t)start, c->cap); c->keys[h]; h = (h + 1) & (c->cap - 1))
+		if (c->keys[h] == start)
+			return c->values[h];
+	if (asprintf(&v, "[function at 0x%" PRIx64 ", no symbol]", start) < 0)
+		return NULL;
+	c->keys[h] = start;
+	c->values[h] = v;
+	c->n++;
+	return v;
+}
+
+static void unnamed_free(struct unnamed_cache *c)
+{
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->values[i]);
+	free(c->keys);
+	free(c->values);
 }
 
 static void cache_free(struct name_cache *c)
@@ -532,6 +592,7 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 		vg_procmap_close(&s->pm);
 	vg_kallsyms_free(s->ksyms);
 	cache_free(&s->names);
+	unnamed_free(&s->unnamed);
 	for (size_t i = 0; i < s->n_warnings; i++)
 		free(s->warnings[i]);
 	pthread_mutex_destroy(&s->lock);
@@ -956,6 +1017,29 @@ static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 	return 0;
 }
 
+/* No symbol: is the address inside a function the image's .eh_frame
+ * describes (a stripped one), rather than in padding? */
+static void fill_unnamed_function(struct vg_symbolizer *s, struct image_state *st,
+				  struct vg_sym_result *res)
+{
+	uint64_t start, end;
+
+	(void)s;
+	if (vg_image_function_at(st->img, res->static_address, &start, &end) < 0)
+		return;
+	res->function_start = start + st->img->bias;
+	res->function_end = end + st->img->bias;
+}
+
+static const char *unnamed_why(struct vg_sym_result *res)
+{
+	snprintf(res->why_text, sizeof(res->why_text),
+		 "no symbol covers this address, but the .eh_frame of the image describes a function at 0x%" PRIx64
+		 "-0x%" PRIx64 " that contains it: its symbol was stripped",
+		 res->function_start, res->function_end);
+	return res->why_text;
+}
+
 static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 			 struct vg_sym_result *res, struct vg_error *err)
 {
@@ -1002,6 +1086,15 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 	if (rc < 0)
 		return rc;
 	from_dwarf = res->n_frames > 0 || res->file;
+	if (!res->has_symbol)
+		fill_unnamed_function(s, st, res);
+	if (res->n_frames == 0 && res->function_start) {
+		res->frames[0] = (struct vg_sym_frame){
+			.function = unnamed_name(&s->unnamed, res->function_start),
+			.file = res->file, .line = res->line, .column = res->column,
+		};
+		res->n_frames = res->frames[0].function ? 1 : 0;
+	}
 	if (res->n_frames == 0 && res->has_symbol) {
 		/* No DWARF scope (a function compiled without debug info, or
 		 * hand-written assembly): the symbol is the function, at the
@@ -1018,8 +1111,11 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 	if (from_dwarf) {
 		res->source = source_of(st->dbg->source);
 	} else {
-		res->source = sym_source;
-		if (st->why_no_dwarf)
+		res->source = !res->has_symbol && res->function_start ? VG_SYMSRC_EH_FRAME
+								       : sym_source;
+		if (!res->has_symbol && res->function_start)
+			res->why = unnamed_why(res);
+		else if (st->why_no_dwarf)
 			res->why = st->why_no_dwarf;
 		else if (res->has_symbol)
 			res->why = "no DWARF scope or line covers this address";
@@ -1028,6 +1124,8 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 		else
 			res->why = "no symbol, DWARF scope or line covers this address";
 	}
+	if (!res->has_symbol && !res->why && res->function_start)
+		res->why = unnamed_why(res);
 	if (!res->has_symbol && !res->why)
 		res->why = res->nearest_symbol
 			? "padding between functions: no symbol covers this address (nearest_symbol is a hint)"
@@ -1082,6 +1180,8 @@ const char *vg_sym_source_name(enum vg_sym_source src)
 		return "debuginfod";
 	case VG_SYMSRC_KALLSYMS:
 		return "kallsyms";
+	case VG_SYMSRC_EH_FRAME:
+		return "eh_frame";
 	default:
 		return "none";
 	}

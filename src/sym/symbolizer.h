@@ -43,6 +43,7 @@ enum vg_sym_source {
 	VG_SYMSRC_MINIDEBUGINFO, /* "minidebuginfo" */
 	VG_SYMSRC_DEBUGINFOD,    /* "debuginfod" */
 	VG_SYMSRC_KALLSYMS,      /* "kallsyms" */
+	VG_SYMSRC_EH_FRAME,      /* "eh_frame": no symbol, an FDE's function */
 };
 
 struct vg_sym_frame {
@@ -69,6 +70,10 @@ struct vg_sym_result {
 	 * nearest symbol below it is a hint only. */
 	const char *nearest_symbol;    /* NULL: none */
 	uint64_t nearest_offset;
+	/* No symbol, but an .eh_frame FDE covers the address: a function whose
+	 * symbol was stripped, [start, end) as target addresses; the frame is
+	 * named "[function at 0xSTART, no symbol]".  0: not the case. */
+	uint64_t function_start, function_end;
 
 	enum vg_sym_source source;     /* of the frames, else of the symbol */
 	struct vg_sym_frame frames[VG_DW_MAX_FRAMES];
