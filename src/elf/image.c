@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "elf/fde.h"
+#include "util/vec.h"
 #include "target/procmap.h"
 
 /* Largest image rebuilt from target memory. */
@@ -74,6 +75,8 @@ struct vg_image_priv {
 	uint64_t *max_end;  /* max end of sized syms[0..i] */
 	size_t *by_name;    /* indices into syms, by name */
 	size_t n_syms;
+	char **plt_names;   /* "NAME@plt" of the synthetic PLT symbols, owned */
+	size_t n_plt_names, cap_plt_names;
 
 	/* The separate debug file's symbols (vg_image_adopt_debug_symbols). */
 	bool debug_syms_looked;
@@ -347,6 +350,9 @@ struct vg_image *vg_image_free(struct vg_image *img)
 		free(p->max_end);
 		free(p->by_name);
 		vg_image_free(p->debug_syms);
+		for (size_t i = 0; i < p->n_plt_names; i++)
+			free(p->plt_names[i]);
+		free(p->plt_names);
 		vg_fde_table_release(&p->fdes);
 		free(p);
 	}
@@ -840,6 +846,158 @@ static const char *scn_name(Elf *elf, const GElf_Shdr *sh)
 	return n ? n : "";
 }
 
+struct got_slot {
+	uint64_t addr;
+	const char *name;
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* GOT slots that a dynamic relocation binds to a named symbol:
+ * R_X86_64_JUMP_SLOT (.rela.plt, lazy or not) and R_X86_64_GLOB_DAT
+ * (.rela.dyn, what .plt.got entries jump through). */
+static int got_slots(struct vg_image_priv *p, struct got_slot **out, size_t *n_out)
+{
+	struct got_slot *v = NULL;
+	size_t n = 0, cap = 0;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh, symsh;
+		Elf_Scn *symscn;
+		Elf_Data *d, *symd;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    sh.sh_entsize != sizeof(Elf64_Rela) || !(d = elf_getdata(scn, NULL)) ||
+		    !(symscn = elf_getscn(p->elf, sh.sh_link)) || !gelf_getshdr(symscn, &symsh) ||
+		    (symsh.sh_type != SHT_DYNSYM && symsh.sh_type != SHT_SYMTAB) ||
+		    !(symd = elf_getdata(symscn, NULL)))
+			continue;
+		for (size_t i = 0; i < d->d_size / sizeof(Elf64_Rela); i++) {
+			GElf_Rela rel;
+			GElf_Sym sym;
+			unsigned type;
+			const char *name;
+
+			if (!gelf_getrela(d, (int)i, &rel))
+				continue;
+			type = (unsigned)GELF_R_TYPE(rel.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    !GELF_R_SYM(rel.r_info) ||
+			    !gelf_getsym(symd, (int)GELF_R_SYM(rel.r_info), &sym) ||
+			    !(name = elf_strptr(p->elf, symsh.sh_link, sym.st_name)) || !*name)
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct got_slot *nv;
+
+				if (nc > SIZE_MAX / sizeof(*nv) || !(nv = realloc(v, nc * sizeof(*nv)))) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+				cap = nc;
+			}
+			v[n++] = (struct got_slot){ rel.r_offset, name };
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_slot);
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+static const char *slot_name(const struct got_slot *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].addr == addr ? v[lo].name : NULL;
+}
+
+/* PLT stubs have no symbol: name each "NAME@plt" as binutils and gdb do.
+ * Whatever the layout (.plt with lazy binding, .plt.sec with IBT, .plt.got
+ * for -z now), the stub a call lands on holds `jmp *disp(%rip)` (ff 25,
+ * maybe after endbr64 or a bnd prefix) through the GOT slot its symbol's
+ * relocation names. */
+static int add_plt_symbols(struct vg_image_priv *p, size_t *cap)
+{
+	struct got_slot *slots = NULL;
+	size_t n_slots = 0;
+	Elf_Scn *scn = NULL;
+	int r;
+
+	r = got_slots(p, &slots, &n_slots);
+	if (r < 0 || !n_slots)
+		return r;
+	while ((scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *sn;
+		uint64_t ent;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		sn = scn_name(p->elf, &sh);
+		if (strcmp(sn, ".plt") != 0 && strcmp(sn, ".plt.sec") != 0 &&
+		    strcmp(sn, ".plt.got") != 0)
+			continue;
+		if (!(d = elf_getdata(scn, NULL)) || !d->d_buf || d->d_size < 8)
+			continue;
+		ent = sh.sh_entsize >= 8 && sh.sh_entsize <= 32 ? sh.sh_entsize
+		      : strcmp(sn, ".plt.got") == 0 ? 8 : 16;
+		for (uint64_t at = 0; at + ent <= d->d_size; at += ent) {
+			const uint8_t *e = (const uint8_t *)d->d_buf + at;
+			const char *name = NULL;
+			struct sym *s;
+			char *full;
+
+			for (uint64_t k = 0; !name && k + 6 <= ent; k++) {
+				int32_t disp;
+
+				if (e[k] != 0xff || e[k + 1] != 0x25)
+					continue;
+				memcpy(&disp, e + k + 2, 4);
+				name = slot_name(slots, n_slots,
+						 sh.sh_addr + at + k + 6 + (uint64_t)(int64_t)disp);
+			}
+			if (!name)
+				continue;
+			if (asprintf(&full, "%s@plt", name) < 0)
+				goto oom;
+			if (VG_GROW(p->plt_names, p->cap_plt_names, p->n_plt_names + 1) ||
+			    (p->n_syms == *cap && grow_syms(p, cap) < 0)) {
+				free(full);
+				goto oom;
+			}
+			p->plt_names[p->n_plt_names++] = full;
+			s = &p->syms[p->n_syms++];
+			*s = (struct sym){ .vaddr = sh.sh_addr + at, .size = ent,
+					   .limit = sh.sh_addr + at + ent, .name = full,
+					   .rank = 0 };
+		}
+	}
+	free(slots);
+	return 0;
+oom:
+	free(slots);
+	return -ENOMEM;
+}
+
 static int load_symbols(struct vg_image_priv *p)
 {
 	Elf_Scn *scn = NULL;
@@ -861,6 +1019,9 @@ static int load_symbols(struct vg_image_priv *p)
 		if (r < 0)
 			goto fail;
 	}
+	r = add_plt_symbols(p, &cap);
+	if (r < 0)
+		goto fail;
 	if (!p->n_syms)
 		return -ENOENT;
 

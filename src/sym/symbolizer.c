@@ -195,6 +195,13 @@ static char *strip_version(const char *raw, bool demangle)
 	return plain;
 }
 
+static bool is_plt_name(const char *raw)
+{
+	size_t n = strlen(raw);
+
+	return n > 4 && strcmp(raw + n - 4, "@plt") == 0 && !strchr(raw, '@')[4];
+}
+
 /* raw as a person reads it: demangled (unless --no-demangle) and, for an
  * ELF symbol (versioned true), without its version suffix. */
 static const char *display_name(struct vg_symbolizer *s, const char *raw,
@@ -209,7 +216,8 @@ static const char *display_name(struct vg_symbolizer *s, const char *raw,
 	if (!raw)
 		return raw;
 	mangled = demangle && raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R');
-	has_version = versioned && strchr(raw, '@');
+	/* "printf@plt" (a PLT stub vigil named) is a name, not a version. */
+	has_version = versioned && strchr(raw, '@') && !is_plt_name(raw);
 	/* Plain C names are the common case: no table needed. */
 	if (!mangled && !has_version)
 		return raw;
