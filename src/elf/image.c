@@ -81,6 +81,8 @@ struct vg_image_priv {
 	/* The separate debug file's symbols (vg_image_adopt_debug_symbols). */
 	bool debug_syms_looked;
 	struct vg_image *debug_syms;
+	const struct vg_image *extra_syms;  /* borrowed: the debug file's */
+
 	bool fdes_loaded;
 	struct vg_fde_table fdes;  /* .eh_frame's function ranges */
 };
@@ -1071,16 +1073,11 @@ static void fill_sym(const struct sym *s, struct vg_symbol *out)
 	out->ifunc = s->ifunc;
 }
 
-int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
-			    struct vg_symbol *sym)
+/* Index into by_name of the first name >= name. */
+static size_t name_lower_bound(const struct vg_image_priv *p, const char *name)
 {
-	struct vg_image_priv *p;
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = p->n_syms;
 
-	if (!img || !img->priv || !name || load_symbols(img->priv) < 0)
-		return -ENOENT;
-	p = img->priv;
-	hi = p->n_syms;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -1089,10 +1086,60 @@ int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
 		else
 			hi = mid;
 	}
-	if (lo == p->n_syms || strcmp(p->syms[p->by_name[lo]].name, name))
+	return lo;
+}
+
+/* name exactly, or (clones) a GCC clone of it, "name.part.0",
+ * "name.isra.0", "name.constprop.0", whose DWARF name vigil prints as
+ * name: the first such symbol in name order. */
+static int find_by_name(const struct vg_image *img, const char *name, bool clone,
+			struct vg_symbol *sym)
+{
+	struct vg_image_priv *p = img->priv;
+	size_t lo, n = strlen(name);
+
+	if (load_symbols(p) < 0)
 		return -ENOENT;
-	fill_sym(&p->syms[p->by_name[lo]], sym);
-	return 0;
+	lo = name_lower_bound(p, name);
+	for (; lo < p->n_syms; lo++) {
+		const char *c = p->syms[p->by_name[lo]].name;
+
+		if (strncmp(c, name, n) != 0)
+			break;
+		if (c[n] == '\0' && !clone) {
+			fill_sym(&p->syms[p->by_name[lo]], sym);
+			return 0;
+		}
+		if (clone && c[n] == '.') {
+			fill_sym(&p->syms[p->by_name[lo]], sym);
+			return 0;
+		}
+		if (!clone)
+			break;
+	}
+	return -ENOENT;
+}
+
+int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
+			    struct vg_symbol *sym)
+{
+	const struct vg_image *extra;
+
+	if (!img || !img->priv || !name || !*name)
+		return -ENOENT;
+	extra = img->priv->extra_syms != img ? img->priv->extra_syms : NULL;
+	if (find_by_name(img, name, false, sym) == 0 ||
+	    (extra && find_by_name(extra, name, false, sym) == 0) ||
+	    find_by_name(img, name, true, sym) == 0 ||
+	    (extra && find_by_name(extra, name, true, sym) == 0))
+		return 0;
+	return -ENOENT;
+}
+
+void vg_image_set_extra_symbols(struct vg_image *img, const struct vg_image *extra)
+{
+	if (img && img->priv && (!extra || !extra->priv || !extra->priv->extra_syms))
+		img->priv->extra_syms = extra;
 }
 
 const struct vg_image *vg_image_debug_symbols(const struct vg_image *img, bool *looked)

@@ -336,22 +336,66 @@ static struct image_state *state_of(struct vg_symbolizer *s,
 	return NULL;
 }
 
-/* "no .debug_info; /usr/lib/debug/...: no such file; ..." from the
- * debuginfo's list of refused candidates, on one line. */
+/* One readable sentence: which image (and build-id), every candidate
+ * tried and why it was refused (debuginfo lists them one per line; here
+ * joined by "; ", since the sentence is for a person), and whether
+ * debuginfod was asked.  The Debian package that would supply it is the
+ * CLI's to add (vg_debuginfo_owner_package reads dpkg's lists). */
 static char *explain_no_dwarf(const struct vg_image *img,
 			      const struct vg_debuginfo *dbg)
 {
 	const char *tried = dbg && dbg->tried ? dbg->tried : "";
-	char *s = NULL;
+	const char *dfd;
+	char bid[160], *list, *s = NULL;
 
-	if (asprintf(&s, "no DWARF for %s: %s%s", img->path[0] ? img->path : "(image)",
-		     *tried ? "tried " : "no .debug_info, no build-id, no .gnu_debuglink",
-		     tried) < 0)
+	switch (dbg ? dbg->debuginfod : VG_DEBUGINFOD_UNSET) {
+	case VG_DEBUGINFOD_ASKED:
+		dfd = "";   /* its answer is among the candidates */
+		break;
+	case VG_DEBUGINFOD_DISABLED:
+		dfd = "; debuginfod not asked (--no-debuginfod)";
+		break;
+	case VG_DEBUGINFOD_NO_BUILD_ID:
+		dfd = "; debuginfod not asked (no build-id to ask by)";
+		break;
+	default:
+		dfd = "; debuginfod not asked (DEBUGINFOD_URLS is not set)";
+		break;
+	}
+	list = strdup(tried);
+	if (!list)
 		return NULL;
-	/* One candidate per line, as debuginfo lists them: a path may hold
-	 * any byte but NUL, so no separator rewrite could be undone. */
-	if (*s && s[strlen(s) - 1] == '\n')
-		s[strlen(s) - 1] = '\0';
+	vg_image_build_id_hex(img, bid, sizeof(bid));
+	{
+		/* "A: why\nB: why" -> "A (why); B (why)" */
+		size_t n = 0;
+		char *out = malloc(strlen(list) * 2 + 8), *w = out;
+
+		if (!out) {
+			free(list);
+			return NULL;
+		}
+		for (char *line = strtok(list, "\n"); line; line = strtok(NULL, "\n")) {
+			char *colon = strstr(line, ": ");
+
+			w += sprintf(w, "%s", n++ ? "; " : "");
+			if (colon) {
+				*colon = '\0';
+				w += sprintf(w, "%s (%s)", line, colon + 2);
+			} else {
+				w += sprintf(w, "%s", line);
+			}
+		}
+		*w = '\0';
+		free(list);
+		list = out;
+	}
+	if (asprintf(&s, "no debug info for %s (build-id %s): %s%s%s",
+		     img->path[0] ? img->path : "(image)", bid[0] ? bid : "none",
+		     *list ? "tried " : "no .debug_info, no .gnu_debuglink, no separate debug file by build-id",
+		     list, dfd) < 0)
+		s = NULL;
+	free(list);
 	return s;
 }
 
@@ -431,6 +475,8 @@ static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		st->why_no_dwarf = strdup("debug info lookup failed: out of memory");
 		return rc;
 	}
+	if (st->dbg && st->dbg->symbol_image && st->dbg->symbol_image != st->img)
+		vg_image_set_extra_symbols(st->img, st->dbg->symbol_image);
 	if (st->dbg && st->dbg->dwarf) {
 		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
 		if (rc < 0)
@@ -440,6 +486,17 @@ static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
 	}
 	return 0;
+}
+
+int vg_symbolizer_load_debug(struct vg_symbolizer *s, struct vg_error *err)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_states && rc == 0; i++)
+		rc = ensure_debug(s, &s->states[i], err);
+	pthread_mutex_unlock(&s->lock);
+	return rc == -ENOMEM ? rc : 0;
 }
 
 struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s)
@@ -983,6 +1040,65 @@ static void qualify_outer_frame(struct vg_sym_result *res,
 	res->frames[dw->n_frames - 1].function = res->symbol;
 }
 
+/* How public a C name looks: "__GI___clock_gettime" (glibc's internal
+ * alias) < "__clock_gettime" < "clock_gettime". */
+static int public_rank(const char *n)
+{
+	int r = 0;
+
+	if (strncmp(n, "__GI_", 5) == 0)
+		return -1;
+	while (n[r] == '_')
+		r++;
+	return -r;
+}
+
+/* The concrete function of a frame taken from DWARF is named by its
+ * linkage name, which for C is an asm alias where one was given (glibc's
+ * hidden_proto: "__GI_sigaltstack", "__GI___clock_gettime").  When the
+ * ELF symbol at the same entry is another name of that very function and
+ * a more public one (the symbol lookup already ranks aliases: global over
+ * local, default version, fewer underscores), the frame takes it, as
+ * gdb and perf name it.  Not for clones ("f.constprop.0": the DWARF name
+ * "f" is the better one) nor C++ (the mangled names are the same). */
+static void public_outer_frame(struct vg_symbolizer *s, struct vg_sym_result *res,
+			       const struct vg_dw_result *dw, uint64_t bias)
+{
+	const struct vg_dw_frame *outer;
+	struct vg_sym_frame *f;
+
+	if (!dw->n_frames || !res->has_symbol || !res->symbol)
+		return;
+	outer = &dw->frames[dw->n_frames - 1];
+	f = &res->frames[dw->n_frames - 1];
+	if (dw->truncated || outer->inlined || !f->function ||
+	    res->symbol_address - bias != outer->entry ||
+	    strchr(res->symbol, '.') || strncmp(res->symbol_raw, "_Z", 2) == 0 ||
+	    strncmp(f->function, "_Z", 2) == 0 || strcmp(f->function, res->symbol) == 0)
+		return;
+	if (public_rank(res->symbol) > public_rank(f->function))
+		f->function = res->symbol;
+	(void)s;
+}
+
+/* Under --no-demangle a frame is named by its linkage name: a C++
+ * function whose DWARF has only DW_AT_name ("operator()" of a lambda)
+ * takes the mangled ELF symbol at its entry. */
+static void linkage_outer_frame(struct vg_symbolizer *s, struct vg_sym_result *res,
+				const struct vg_dw_result *dw, uint64_t bias)
+{
+	const struct vg_dw_frame *outer;
+
+	if (!(s->flags & VG_SYM_NO_DEMANGLE) || !dw->n_frames || !res->has_symbol)
+		return;
+	outer = &dw->frames[dw->n_frames - 1];
+	if (dw->truncated || outer->inlined || outer->name_is_linkage ||
+	    res->symbol_address - bias != outer->entry ||
+	    strncmp(res->symbol_raw, "_Z", 2) != 0)
+		return;
+	res->frames[dw->n_frames - 1].function = res->symbol;
+}
+
 static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 		       struct vg_sym_result *res, struct vg_error *err)
 {
@@ -1017,6 +1133,8 @@ static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 	res->n_frames = dw.n_frames;
 	res->frames_truncated = dw.truncated;
 	qualify_outer_frame(res, &dw, st->img->bias);
+	public_outer_frame(s, res, &dw, st->img->bias);
+	linkage_outer_frame(s, res, &dw, st->img->bias);
 	if (dw.has_line) {
 		res->file = dw.file;
 		res->line = dw.line;
@@ -1123,8 +1241,10 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 								       : sym_source;
 		if (!res->has_symbol && res->function_start)
 			res->why = unnamed_why(res);
-		else if (st->why_no_dwarf)
+		else if (st->why_no_dwarf) {
 			res->why = st->why_no_dwarf;
+			res->why_is_image_note = true;
+		}
 		else if (res->has_symbol)
 			res->why = "no DWARF scope or line covers this address";
 		else if (res->nearest_symbol)
@@ -1152,6 +1272,7 @@ int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
 	res->file = NULL;
 	res->line = res->column = 0;
 	res->why = NULL;
+	res->why_is_image_note = false;
 	res->address = addr;
 	pthread_mutex_lock(&s->lock);
 	rc = lookup_locked(s, addr, res, err);

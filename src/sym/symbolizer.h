@@ -85,6 +85,9 @@ struct vg_sym_result {
 	uint32_t line, column;
 	/* Why there is no symbol or no line: one sentence, or NULL. */
 	const char *why;
+	/* why is the image's missing-debug-info note, the same sentence for
+	 * every address of the image: a report may print it once. */
+	bool why_is_image_note;
 	char why_text[256];            /* storage for a why made per answer */
 	char module_text[80];          /* storage for "[module]" */
 };
@@ -132,6 +135,13 @@ struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s);
  * but the handle is not thread-safe: use it where no lookup runs. */
 Dwarf *vg_symbolizer_dwarf(struct vg_symbolizer *s, const struct vg_image *img,
 			   struct vg_error *err);
+
+/* Find the debug info of every current image now (as a first lookup in
+ * each would), so that names only a separate debug file's .symtab holds
+ * resolve as input (vg_addr_parse with vg_symbolizer_images): call it
+ * when a SYMBOL was not found, then parse again.  May ask debuginfod.
+ * Returns 0, or -ENOMEM.  Thread-safe. */
+int vg_symbolizer_load_debug(struct vg_symbolizer *s, struct vg_error *err);
 
 /* Warnings gathered once per symbolizer (an image whose on-disk file
  * differs from the mapped one, kallsyms unreadable, corrupt DWARF):
