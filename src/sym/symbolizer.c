@@ -481,6 +481,12 @@ static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
 		if (rc < 0)
 			return rc;
+		if (vg_dwindex_missing_dwo(st->ix))
+			warn(s, "%zu split DWARF units of %s (-gsplit-dwarf) were not found: no .dwo file at their "
+			     "DW_AT_comp_dir/DW_AT_dwo_name or next to the file (a .dwp package is read only by "
+			     "elfutils 0.191 and later); their lines come from the skeleton, their functions and "
+			     "inline frames are missing",
+			     vg_dwindex_missing_dwo(st->ix), st->img->path[0] ? st->img->path : "(image)");
 
 	} else {
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
