@@ -1581,6 +1581,83 @@ oom:
 	return -ENOMEM;
 }
 
+/* One file loaded twice (dlmopen(LM_ID_NEWLM) of a library already
+ * loaded, a second ld.so) is two mapping sets of one (device, inode), each
+ * with its own bias.  A set starts at a mapping of file offset 0 (the
+ * loader maps the ELF header first, in address order the lowest); a run
+ * that is a real load has at least two mappings, one executable.  With two
+ * or more such runs the group becomes one group per run; runs that are not
+ * loads (a program mapping its own file, fx_selfmap) join the run before
+ * them, or the first.  Returns 0 or -ENOMEM. */
+static int split_mapping_sets(const struct vg_maps *maps, struct group **gs,
+			      size_t *n)
+{
+	for (size_t k = 0; k < *n; k++) {
+		struct group *g = &(*gs)[k];
+		size_t starts[64], n_runs = 0, n_loads = 0;
+		bool is_load[64];
+
+		for (size_t i = 0; i < g->n && n_runs < 64; i++)
+			if (i == 0 || maps->regions[g->idx[i]].offset == 0)
+				starts[n_runs++] = i;
+		if (n_runs < 2)
+			continue;
+		for (size_t r = 0; r < n_runs; r++) {
+			size_t end = r + 1 < n_runs ? starts[r + 1] : g->n;
+			bool exec = false;
+
+			for (size_t i = starts[r]; i < end; i++)
+				exec |= maps->regions[g->idx[i]].executable;
+			is_load[r] = exec && end - starts[r] >= 2;
+			n_loads += is_load[r];
+		}
+		if (n_loads < 2)
+			continue;
+		/* Group k keeps the first load (and what precedes it); each
+		 * later load starts a new group at the end; a run that is not
+		 * a load joins the load before it. */
+		{
+			struct group proto = *g;
+			size_t dest[64], cur = k;
+			bool first = true;
+
+			for (size_t r = 0; r < n_runs; r++) {
+				if (is_load[r] && !first) {
+					struct group *ng = realloc(*gs, (*n + 1) * sizeof(**gs));
+
+					if (!ng)
+						return -ENOMEM;
+					*gs = ng;
+					(*gs)[*n] = (struct group){ proto.major, proto.minor, proto.inode, NULL, 0 };
+					cur = (*n)++;
+				}
+				if (is_load[r])
+					first = false;
+				dest[r] = cur;
+			}
+			(*gs)[k].idx = NULL;
+			(*gs)[k].n = 0;
+			for (size_t r = 0; r < n_runs; r++) {
+				size_t end = r + 1 < n_runs ? starts[r + 1] : proto.n;
+				struct group *dst = &(*gs)[dest[r]];
+
+				for (size_t i = starts[r]; i < end; i++) {
+					size_t *ni = realloc(dst->idx, (dst->n + 1) * sizeof(*ni));
+
+					if (!ni) {
+						free(proto.idx);
+						return -ENOMEM;
+					}
+					dst->idx = ni;
+					dst->idx[dst->n++] = proto.idx[i];
+				}
+			}
+			free(proto.idx);
+		}
+	}
+	return 0;
+}
+
 static char *hex_id(const uint8_t *id, size_t len, char *buf, size_t size)
 {
 	size_t w = 0;
@@ -1776,7 +1853,8 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 	*out = NULL;
 	if (page <= 0)
 		page = 4096;
-	if (make_groups(maps, &gs, &n_groups) < 0)
+	if (make_groups(maps, &gs, &n_groups) < 0 ||
+	    split_mapping_sets(maps, &gs, &n_groups) < 0)
 		return vg_error_set(err, -ENOMEM,
 				    "out of memory grouping the mappings of pid %d",
 				    (int)t->pid);

@@ -11,8 +11,8 @@
  *   the last byte of a big array, "sym bss_head ..." the first.
  * MODE dlmopen: libm.so.6 loaded a second time in a new namespace
  *   (dlmopen(LM_ID_NEWLM)): "copy N 0xBIAS 0xCOS" per copy (N = 0 the
- *   ordinary one, 1 the new namespace's), then loops calling cos() of the
- *   second copy from dlm_spin().
+ *   ordinary one, 1 the new namespace's), then loops calling cos() of
+ *   both copies from dlm_spin().
  * Each mode writes "pid", the obj lines and "state ready". */
 
 #include <dlfcn.h>
@@ -91,14 +91,14 @@ static void bss_truth(FILE *f)
 	truth_symbol(f, "bss_tail", &bss_big[sizeof(bss_big) - 1], 1);
 }
 
-static double (*volatile cos2)(double);
+static double (*volatile cos1)(double), (*volatile cos2)(double);
 
 NOINLINE void dlm_spin(void)
 {
 	double x = 0;
 
 	for (;;) {
-		x += cos2(x) * 1e-9;
+		x += cos1(x) * 1e-9 + cos2(x) * 1e-9;
 		images_sink += (uint64_t)x;
 	}
 }
@@ -123,7 +123,9 @@ static void dlmopen_truth(FILE *f)
 		}
 		fprintf(f, "copy %d 0x%llx 0x%llx\n", i, (unsigned long long)lm->l_addr,
 			(unsigned long long)(uintptr_t)cos);
-		if (i == 1)
+		if (i == 0)
+			cos1 = (double (*)(double))cos;
+		else
 			cos2 = (double (*)(double))cos;
 	}
 }
