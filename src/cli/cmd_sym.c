@@ -76,7 +76,6 @@ struct sym_run {
 	cJSON *results;          /* --json */
 	size_t n_bad_input;
 	int failure;             /* exit code of a failure that ends the run */
-	bool debug_loaded;       /* vg_symbolizer_load_debug done */
 	const struct vg_image *noted[64];  /* images whose note was printed */
 	size_t n_noted;
 };
@@ -177,19 +176,8 @@ static int resolve(struct sym_run *r, const char *spec, bool from_stdin,
 		snprintf(buf, sizeof(buf), "0x%s", spec);
 		spec = buf;
 	}
-	if (vg_addr_parse(spec, imgs, NULL, &a, err) < 0) {
-		/* A name only a separate debug file's .symtab holds (a static
-		 * function of a stripped library, as vigil prints it): load
-		 * the debug info of every image once, and look again. */
-		if (!err || err->code != -ENOENT || r->debug_loaded)
-			return -1;
-		r->debug_loaded = true;
-		if (vg_symbolizer_load_debug(r->s, NULL) < 0)
-			return -1;
-		*err = (struct vg_error){ 0 };
-		if (vg_addr_parse(spec, vg_symbolizer_images(r->s), NULL, &a, err) < 0)
-			return -1;
-	}
+	if (vg_addr_parse(spec, imgs, NULL, &a, err) < 0)
+		return -1;
 	*addr = a.runtime;
 	return 0;
 }

@@ -81,8 +81,6 @@ struct vg_image_priv {
 	/* The separate debug file's symbols (vg_image_adopt_debug_symbols). */
 	bool debug_syms_looked;
 	struct vg_image *debug_syms;
-	const struct vg_image *extra_syms;  /* borrowed: the debug file's */
-
 	bool fdes_loaded;
 	struct vg_fde_table fdes;  /* .eh_frame's function ranges */
 };
@@ -1123,23 +1121,12 @@ static int find_by_name(const struct vg_image *img, const char *name, bool clone
 int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
 			    struct vg_symbol *sym)
 {
-	const struct vg_image *extra;
-
 	if (!img || !img->priv || !name || !*name)
 		return -ENOENT;
-	extra = img->priv->extra_syms != img ? img->priv->extra_syms : NULL;
 	if (find_by_name(img, name, false, sym) == 0 ||
-	    (extra && find_by_name(extra, name, false, sym) == 0) ||
-	    find_by_name(img, name, true, sym) == 0 ||
-	    (extra && find_by_name(extra, name, true, sym) == 0))
+	    find_by_name(img, name, true, sym) == 0)
 		return 0;
 	return -ENOENT;
-}
-
-void vg_image_set_extra_symbols(struct vg_image *img, const struct vg_image *extra)
-{
-	if (img && img->priv && (!extra || !extra->priv || !extra->priv->extra_syms))
-		img->priv->extra_syms = extra;
 }
 
 const struct vg_image *vg_image_debug_symbols(const struct vg_image *img, bool *looked)

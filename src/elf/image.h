@@ -119,17 +119,11 @@ const struct vg_image *vg_images_by_name(const struct vg_images *s,
 					 const char *name, size_t *n_matches);
 
 /* Symbol lookups in .symtab, then .dynsym (static addresses).  The name
- * lookup returns 0 and fills *sym, or -ENOENT.  Borrowed until img is freed. */
+ * lookup returns 0 and fills *sym, or -ENOENT; a name with no symbol of
+ * its own finds a GCC clone of it ("NAME.part.0", "NAME.isra.0"), whose
+ * DWARF name vigil prints as NAME.  Borrowed until img is freed. */
 int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
 			    struct vg_symbol *sym);
-/* Another image whose symbols stand for img's own where img lacks a name:
- * the separate debug file's .symtab of a stripped image (local functions
- * such as __futex_abstimed_wait_common), so that every name vigil prints
- * is accepted back as input.  extra is borrowed and must outlive img's
- * lookups; NULL removes it.  vg_image_symbol_by_name consults it after
- * img's own tables; its addresses are img's static addresses. */
-void vg_image_set_extra_symbols(struct vg_image *img, const struct vg_image *extra);
-
 /* Is name a thread-local (STT_TLS) symbol of img?  Those have no address of
  * their own (one copy per thread), so the lookups above never return them;
  * this lets a caller say why a name was not found. */

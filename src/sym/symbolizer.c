@@ -475,8 +475,6 @@ static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		st->why_no_dwarf = strdup("debug info lookup failed: out of memory");
 		return rc;
 	}
-	if (st->dbg && st->dbg->symbol_image && st->dbg->symbol_image != st->img)
-		vg_image_set_extra_symbols(st->img, st->dbg->symbol_image);
 	if (st->dbg && st->dbg->dwarf) {
 		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
 		if (rc < 0)
@@ -492,17 +490,6 @@ static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
 	}
 	return 0;
-}
-
-int vg_symbolizer_load_debug(struct vg_symbolizer *s, struct vg_error *err)
-{
-	int rc = 0;
-
-	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < s->n_states && rc == 0; i++)
-		rc = ensure_debug(s, &s->states[i], err);
-	pthread_mutex_unlock(&s->lock);
-	return rc == -ENOMEM ? rc : 0;
 }
 
 struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s)

@@ -136,13 +136,6 @@ struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s);
 Dwarf *vg_symbolizer_dwarf(struct vg_symbolizer *s, const struct vg_image *img,
 			   struct vg_error *err);
 
-/* Find the debug info of every current image now (as a first lookup in
- * each would), so that names only a separate debug file's .symtab holds
- * resolve as input (vg_addr_parse with vg_symbolizer_images): call it
- * when a SYMBOL was not found, then parse again.  May ask debuginfod.
- * Returns 0, or -ENOMEM.  Thread-safe. */
-int vg_symbolizer_load_debug(struct vg_symbolizer *s, struct vg_error *err);
-
 /* Warnings gathered once per symbolizer (an image whose on-disk file
  * differs from the mapped one, kallsyms unreadable, corrupt DWARF):
  * NULL-terminated, borrowed.  Not locked: read it when no lookup runs. */
