@@ -76,6 +76,8 @@ struct sym_run {
 	cJSON *results;          /* --json */
 	size_t n_bad_input;
 	int failure;             /* exit code of a failure that ends the run */
+	const struct vg_image *noted[64];  /* images whose note was printed */
+	size_t n_noted;
 };
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv,
@@ -228,13 +230,40 @@ static void print_location(const char *file, uint32_t line, uint32_t column)
 		printf(":%" PRIu32, column);
 }
 
-static void print_vigil(const char *input, const struct vg_sym_result *res)
+/* The missing-debug-info note of an image, under its first address only,
+ * with the Debian package that would supply the debug info when dpkg
+ * knows who ships the image (libc6's is libc6-dbg, the others' the
+ * PACKAGE-dbgsym of the debian-debug archive). */
+static void print_image_note(struct sym_run *r, const struct vg_sym_result *res)
+{
+	char pkg[256];
+
+	for (size_t i = 0; i < r->n_noted; i++)
+		if (r->noted[i] == res->image)
+			return;
+	if (r->n_noted < sizeof(r->noted) / sizeof(r->noted[0]))
+		r->noted[r->n_noted++] = res->image;
+	fputs("  # ", stdout);
+	cli_put_text(stdout, res->why);
+	if (res->image && vg_debuginfo_owner_package(res->image->path, pkg, sizeof(pkg))) {
+		fputs("; the Debian package ", stdout);
+		cli_put_text(stdout, pkg);
+		fputs(strcmp(pkg, "libc6") == 0 ? "-dbg" : "-dbgsym (debian-debug archive)", stdout);
+		fputs(" would supply it", stdout);
+	}
+	fputs(" (said once per image)\n", stdout);
+}
+
+static void print_vigil(struct sym_run *r, const char *input, const struct vg_sym_result *res)
 {
 	printf("0x%" PRIx64, res->address);
 	if (res->has_symbol) {
 		fputs("  ", stdout);
 		cli_put_text(stdout, res->symbol);
 		printf("+0x%" PRIx64, res->offset);
+	} else if (res->function_start) {
+		printf("  [function at 0x%" PRIx64 ", no symbol]+0x%" PRIx64,
+		       res->function_start, res->address - res->function_start);
 	} else if (res->nearest_symbol) {
 		fputs("  ?? (padding after ", stdout);
 		cli_put_text(stdout, res->nearest_symbol);
@@ -276,7 +305,9 @@ static void print_vigil(const char *input, const struct vg_sym_result *res)
 		print_location(res->file, res->line, res->column);
 		putchar('\n');
 	}
-	if (res->why && !(res->n_frames && res->frames[0].file)) {
+	if (res->why && res->why_is_image_note) {
+		print_image_note(r, res);
+	} else if (res->why && !(res->n_frames && res->frames[0].file)) {
 		fputs("  # ", stdout);
 		cli_put_text(stdout, res->why);
 		putchar('\n');
@@ -332,6 +363,10 @@ static cJSON *json_result(const char *input, const struct vg_sym_result *res,
 	} else {
 		cJSON_AddNullToObject(o, "nearest_symbol");
 	}
+	if (res && !res->has_symbol && res->function_start) {
+		vg_json_add_addr(o, "function_start", res->function_start);
+		vg_json_add_addr(o, "function_end", res->function_end);
+	}
 	add_text_or_null(o, "why", res ? res->why : NULL);
 	add_text_or_null(o, "error", error);
 	return o;
@@ -382,7 +417,7 @@ static int answer(struct sym_run *r, const char *input, bool from_stdin)
 	} else if (r->o.style == STYLE_LLVM) {
 		print_llvm(res);
 	} else {
-		print_vigil(input, res);
+		print_vigil(r, input, res);
 	}
 	free(res);
 	return rc;

@@ -325,6 +325,33 @@ found:
 	return 0;
 }
 
+/* "[function at 0xSTART, no symbol][+OFF]", as vigil names a function
+ * whose symbol was stripped: START is a runtime address. */
+#define UNNAMED_PREFIX "[function at 0x"
+#define UNNAMED_SUFFIX ", no symbol]"
+
+static int resolve_unnamed(const char *spec, struct vg_addr *out, struct vg_error *err)
+{
+	const char *hex = spec + sizeof(UNNAMED_PREFIX) - 3;  /* at "0x" */
+	const char *end = strstr(spec, UNNAMED_SUFFIX);
+	char buf[32];
+	uint64_t off = 0;
+
+	if (!end || (size_t)(end - hex) >= sizeof(buf))
+		return vg_error_set(err, -EINVAL,
+				    "malformed address '%s': expected [function at 0xHEX, no symbol][+OFF]", spec);
+	memcpy(buf, hex, (size_t)(end - hex));
+	buf[end - hex] = '\0';
+	end += sizeof(UNNAMED_SUFFIX) - 1;
+	if (vg_parse_u64(buf, 0, &out->runtime) < 0 ||
+	    (*end && (*end != '+' || vg_parse_u64(end + 1, 0, &off) < 0)))
+		return vg_error_set(err, -EINVAL,
+				    "malformed address '%s': expected [function at 0xHEX, no symbol][+OFF]", spec);
+	if (__builtin_add_overflow(out->runtime, off, &out->runtime))
+		return vg_error_set(err, -ERANGE, "address '%s' overflows", spec);
+	return 0;
+}
+
 int vg_addr_parse(const char *spec, const struct vg_images *imgs,
 		  const struct vg_image *bin, struct vg_addr *out,
 		  struct vg_error *err)
@@ -342,6 +369,8 @@ int vg_addr_parse(const char *spec, const struct vg_images *imgs,
 	}
 	if (spec[0] == '@')
 		return resolve_static(spec, imgs, bin, out, err);
+	if (strncmp(spec, UNNAMED_PREFIX, sizeof(UNNAMED_PREFIX) - 1) == 0)
+		return resolve_unnamed(spec, out, err);
 	if (isdigit((unsigned char)spec[0]))
 		return vg_error_set(err, -EINVAL,
 				    "malformed address '%s': write runtime addresses as 0xHEX", spec);

@@ -26,6 +26,7 @@
  * the debug file, when a DIE refers to it. */
 #include "elf/debuginfo.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -508,7 +509,11 @@ static bool try_debuginfod(struct finder *f)
 	int fd;
 	bool found;
 
-	if (f->no_debuginfod || !urls || !urls[0] || !img->build_id_len)
+	f->d->debuginfod = f->no_debuginfod ? VG_DEBUGINFOD_DISABLED
+			   : !urls || !urls[0] ? VG_DEBUGINFOD_UNSET
+			   : !img->build_id_len ? VG_DEBUGINFOD_NO_BUILD_ID
+			   : VG_DEBUGINFOD_ASKED;
+	if (f->d->debuginfod != VG_DEBUGINFOD_ASKED)
 		return false;
 	c = debuginfod_begin();
 	if (!c) {
@@ -702,6 +707,7 @@ int vg_debuginfo_find(struct vg_image *img,
 	f.d = calloc(1, sizeof(*f.d));
 	if (!f.d)
 		goto oom;
+	f.d->debuginfod = VG_DEBUGINFOD_NOT_NEEDED;
 	f.d->tried = strdup("");
 	if (!f.d->tried)
 		goto oom;
@@ -774,4 +780,57 @@ struct vg_debuginfo *vg_debuginfo_free(struct vg_debuginfo *d)
 	free(d->tried);
 	free(d);
 	return NULL;
+}
+
+static bool list_has(const char *list, const char *want, const char *alt)
+{
+	FILE *f = fopen(list, "re");
+	char line[4096];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		found = strcmp(line, want) == 0 || (alt && strcmp(line, alt) == 0);
+	}
+	fclose(f);
+	return found;
+}
+
+bool vg_debuginfo_owner_package(const char *path, char *buf, size_t size)
+{
+	const char *dir = "/var/lib/dpkg/info";
+	char alt[PATH_MAX], list[PATH_MAX];
+	const char *altp = NULL;
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	if (!path || path[0] != '/')
+		return false;
+	/* Merged /usr: the list may name /lib/... for /usr/lib/... */
+	if (strncmp(path, "/usr/", 5) == 0)
+		altp = path + 4;
+	else if (snprintf(alt, sizeof(alt), "/usr%s", path) < (int)sizeof(alt))
+		altp = alt;
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		char *colon;
+
+		if (n < 6 || strcmp(e->d_name + n - 5, ".list") != 0 ||
+		    snprintf(list, sizeof(list), "%s/%s", dir, e->d_name) >= (int)sizeof(list) ||
+		    !list_has(list, path, altp))
+			continue;
+		snprintf(buf, size, "%.*s", (int)(n - 5), e->d_name);
+		/* "libc6:amd64" -> "libc6" */
+		if ((colon = strchr(buf, ':')))
+			*colon = '\0';
+		found = true;
+	}
+	closedir(d);
+	return found;
 }

@@ -74,7 +74,21 @@ struct vg_debuginfo {
 	 * DWARF.  Paths in it come from the image: escape before printing. */
 	char *tried;
 	bool owns_dwarf_image, owns_symbol_image;
+	/* Whether debuginfod was asked, for the explanation. */
+	enum vg_debuginfod_state {
+		VG_DEBUGINFOD_UNSET = 0,   /* DEBUGINFOD_URLS is not set */
+		VG_DEBUGINFOD_DISABLED,    /* --no-debuginfod */
+		VG_DEBUGINFOD_NO_BUILD_ID, /* the image has no build-id to ask by */
+		VG_DEBUGINFOD_ASKED,       /* asked (tried says the answer) */
+		VG_DEBUGINFOD_NOT_NEEDED,  /* an earlier source served */
+	} debuginfod;
 };
+
+/* The Debian package that ships path (from dpkg's file lists under
+ * /var/lib/dpkg/info, trying the /usr-merged twin of the path too) into
+ * buf; false if none owns it.  Reads every list: ~0.5 s cold, so for a
+ * one-off explanation only, never on a lookup path. */
+bool vg_debuginfo_owner_package(const char *path, char *buf, size_t size);
 
 /* Find the debug info of img.  Never fails for lack of debug info: *out is
  * then source == VG_DEBUG_NONE with `tried` saying why.  Returns <0 only

@@ -46,6 +46,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "elf/fde.h"
+#include "util/vec.h"
 #include "target/procmap.h"
 
 /* Largest image rebuilt from target memory. */
@@ -73,10 +75,14 @@ struct vg_image_priv {
 	uint64_t *max_end;  /* max end of sized syms[0..i] */
 	size_t *by_name;    /* indices into syms, by name */
 	size_t n_syms;
+	char **plt_names;   /* "NAME@plt" of the synthetic PLT symbols, owned */
+	size_t n_plt_names, cap_plt_names;
 
 	/* The separate debug file's symbols (vg_image_adopt_debug_symbols). */
 	bool debug_syms_looked;
 	struct vg_image *debug_syms;
+	bool fdes_loaded;
+	struct vg_fde_table fdes;  /* .eh_frame's function ranges */
 };
 
 /* ------------------------------------------------------------------ */
@@ -344,6 +350,10 @@ struct vg_image *vg_image_free(struct vg_image *img)
 		free(p->max_end);
 		free(p->by_name);
 		vg_image_free(p->debug_syms);
+		for (size_t i = 0; i < p->n_plt_names; i++)
+			free(p->plt_names[i]);
+		free(p->plt_names);
+		vg_fde_table_release(&p->fdes);
 		free(p);
 	}
 	free(img->path);
@@ -728,6 +738,21 @@ static uint8_t alias_rank(const GElf_Sym *s, const char *name)
 	return r;
 }
 
+static int grow_syms(struct vg_image_priv *p, size_t *cap)
+{
+	size_t nc = *cap ? *cap * 2 : 256, bytes;
+	struct sym *ns;
+
+	if (__builtin_mul_overflow(nc, sizeof(*ns), &bytes))
+		return -ENOMEM;
+	ns = realloc(p->syms, bytes);
+	if (!ns)
+		return -ENOMEM;
+	p->syms = ns;
+	*cap = nc;
+	return 0;
+}
+
 static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
 		     const GElf_Shdr *sh, size_t *cap)
 {
@@ -751,18 +776,8 @@ static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
 		name = elf_strptr(p->elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		if (p->n_syms == *cap) {
-			size_t nc = *cap ? *cap * 2 : 256, bytes;
-			struct sym *ns;
-
-			if (__builtin_mul_overflow(nc, sizeof(*ns), &bytes))
-				return -ENOMEM;
-			ns = realloc(p->syms, bytes);
-			if (!ns)
-				return -ENOMEM;
-			p->syms = ns;
-			*cap = nc;
-		}
+		if (p->n_syms == *cap && grow_syms(p, cap) < 0)
+			return -ENOMEM;
 		e = &p->syms[p->n_syms++];
 		e->vaddr = s.st_value;
 		e->size = s.st_size;
@@ -819,6 +834,170 @@ static int cmp_name(const void *a, const void *b, void *ctx)
 	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
 }
 
+/* A section's name, or "". */
+static const char *scn_name(Elf *elf, const GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	const char *n;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return "";
+	n = elf_strptr(elf, shstrndx, sh->sh_name);
+	return n ? n : "";
+}
+
+struct got_slot {
+	uint64_t addr;
+	const char *name;
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* GOT slots that a dynamic relocation binds to a named symbol:
+ * R_X86_64_JUMP_SLOT (.rela.plt, lazy or not) and R_X86_64_GLOB_DAT
+ * (.rela.dyn, what .plt.got entries jump through). */
+static int got_slots(struct vg_image_priv *p, struct got_slot **out, size_t *n_out)
+{
+	struct got_slot *v = NULL;
+	size_t n = 0, cap = 0;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh, symsh;
+		Elf_Scn *symscn;
+		Elf_Data *d, *symd;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    sh.sh_entsize != sizeof(Elf64_Rela) || !(d = elf_getdata(scn, NULL)) ||
+		    !(symscn = elf_getscn(p->elf, sh.sh_link)) || !gelf_getshdr(symscn, &symsh) ||
+		    (symsh.sh_type != SHT_DYNSYM && symsh.sh_type != SHT_SYMTAB) ||
+		    !(symd = elf_getdata(symscn, NULL)))
+			continue;
+		for (size_t i = 0; i < d->d_size / sizeof(Elf64_Rela); i++) {
+			GElf_Rela rel;
+			GElf_Sym sym;
+			unsigned type;
+			const char *name;
+
+			if (!gelf_getrela(d, (int)i, &rel))
+				continue;
+			type = (unsigned)GELF_R_TYPE(rel.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    !GELF_R_SYM(rel.r_info) ||
+			    !gelf_getsym(symd, (int)GELF_R_SYM(rel.r_info), &sym) ||
+			    !(name = elf_strptr(p->elf, symsh.sh_link, sym.st_name)) || !*name)
+				continue;
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct got_slot *nv;
+
+				if (nc > SIZE_MAX / sizeof(*nv) || !(nv = realloc(v, nc * sizeof(*nv)))) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+				cap = nc;
+			}
+			v[n++] = (struct got_slot){ rel.r_offset, name };
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_slot);
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+static const char *slot_name(const struct got_slot *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].addr == addr ? v[lo].name : NULL;
+}
+
+/* PLT stubs have no symbol: name each "NAME@plt" as binutils and gdb do.
+ * Whatever the layout (.plt with lazy binding, .plt.sec with IBT, .plt.got
+ * for -z now), the stub a call lands on holds `jmp *disp(%rip)` (ff 25,
+ * maybe after endbr64 or a bnd prefix) through the GOT slot its symbol's
+ * relocation names. */
+static int add_plt_symbols(struct vg_image_priv *p, size_t *cap)
+{
+	struct got_slot *slots = NULL;
+	size_t n_slots = 0;
+	Elf_Scn *scn = NULL;
+	int r;
+
+	r = got_slots(p, &slots, &n_slots);
+	if (r < 0 || !n_slots)
+		return r;
+	while ((scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *sn;
+		uint64_t ent;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		sn = scn_name(p->elf, &sh);
+		if (strcmp(sn, ".plt") != 0 && strcmp(sn, ".plt.sec") != 0 &&
+		    strcmp(sn, ".plt.got") != 0)
+			continue;
+		if (!(d = elf_getdata(scn, NULL)) || !d->d_buf || d->d_size < 8)
+			continue;
+		ent = sh.sh_entsize >= 8 && sh.sh_entsize <= 32 ? sh.sh_entsize
+		      : strcmp(sn, ".plt.got") == 0 ? 8 : 16;
+		for (uint64_t at = 0; at + ent <= d->d_size; at += ent) {
+			const uint8_t *e = (const uint8_t *)d->d_buf + at;
+			const char *name = NULL;
+			struct sym *s;
+			char *full;
+
+			for (uint64_t k = 0; !name && k + 6 <= ent; k++) {
+				int32_t disp;
+
+				if (e[k] != 0xff || e[k + 1] != 0x25)
+					continue;
+				memcpy(&disp, e + k + 2, 4);
+				name = slot_name(slots, n_slots,
+						 sh.sh_addr + at + k + 6 + (uint64_t)(int64_t)disp);
+			}
+			if (!name)
+				continue;
+			if (asprintf(&full, "%s@plt", name) < 0)
+				goto oom;
+			if (VG_GROW(p->plt_names, p->cap_plt_names, p->n_plt_names + 1) ||
+			    (p->n_syms == *cap && grow_syms(p, cap) < 0)) {
+				free(full);
+				goto oom;
+			}
+			p->plt_names[p->n_plt_names++] = full;
+			s = &p->syms[p->n_syms++];
+			*s = (struct sym){ .vaddr = sh.sh_addr + at, .size = ent,
+					   .limit = sh.sh_addr + at + ent, .name = full,
+					   .rank = 0 };
+		}
+	}
+	free(slots);
+	return 0;
+oom:
+	free(slots);
+	return -ENOMEM;
+}
+
 static int load_symbols(struct vg_image_priv *p)
 {
 	Elf_Scn *scn = NULL;
@@ -840,6 +1019,9 @@ static int load_symbols(struct vg_image_priv *p)
 		if (r < 0)
 			goto fail;
 	}
+	r = add_plt_symbols(p, &cap);
+	if (r < 0)
+		goto fail;
 	if (!p->n_syms)
 		return -ENOENT;
 
@@ -889,16 +1071,11 @@ static void fill_sym(const struct sym *s, struct vg_symbol *out)
 	out->ifunc = s->ifunc;
 }
 
-int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
-			    struct vg_symbol *sym)
+/* Index into by_name of the first name >= name. */
+static size_t name_lower_bound(const struct vg_image_priv *p, const char *name)
 {
-	struct vg_image_priv *p;
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = p->n_syms;
 
-	if (!img || !img->priv || !name || load_symbols(img->priv) < 0)
-		return -ENOENT;
-	p = img->priv;
-	hi = p->n_syms;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -907,10 +1084,49 @@ int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
 		else
 			hi = mid;
 	}
-	if (lo == p->n_syms || strcmp(p->syms[p->by_name[lo]].name, name))
+	return lo;
+}
+
+/* name exactly, or (clones) a GCC clone of it, "name.part.0",
+ * "name.isra.0", "name.constprop.0", whose DWARF name vigil prints as
+ * name: the first such symbol in name order. */
+static int find_by_name(const struct vg_image *img, const char *name, bool clone,
+			struct vg_symbol *sym)
+{
+	struct vg_image_priv *p = img->priv;
+	size_t lo, n = strlen(name);
+
+	if (load_symbols(p) < 0)
 		return -ENOENT;
-	fill_sym(&p->syms[p->by_name[lo]], sym);
-	return 0;
+	lo = name_lower_bound(p, name);
+	for (; lo < p->n_syms; lo++) {
+		const char *c = p->syms[p->by_name[lo]].name;
+
+		if (strncmp(c, name, n) != 0)
+			break;
+		if (c[n] == '\0' && !clone) {
+			fill_sym(&p->syms[p->by_name[lo]], sym);
+			return 0;
+		}
+		if (clone && c[n] == '.') {
+			fill_sym(&p->syms[p->by_name[lo]], sym);
+			return 0;
+		}
+		if (!clone)
+			break;
+	}
+	return -ENOENT;
+}
+
+int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
+			    struct vg_symbol *sym)
+{
+	if (!img || !img->priv || !name || !*name)
+		return -ENOENT;
+	if (find_by_name(img, name, false, sym) == 0 ||
+	    find_by_name(img, name, true, sym) == 0)
+		return 0;
+	return -ENOENT;
 }
 
 const struct vg_image *vg_image_debug_symbols(const struct vg_image *img, bool *looked)
@@ -1079,6 +1295,43 @@ int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 	return -ENOENT;
 }
 
+/* The function ranges of .eh_frame, read on first use.  An image without
+ * section headers (rebuilt from memory) has none: every lookup misses. */
+static void load_fdes(struct vg_image_priv *p)
+{
+	Elf_Scn *scn = NULL;
+
+	if (p->fdes_loaded)
+		return;
+	p->fdes_loaded = true;
+	while (p->elf && (scn = elf_nextscn(p->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    strcmp(scn_name(p->elf, &sh), ".eh_frame") != 0)
+			continue;
+		if ((d = elf_getdata(scn, NULL)) && d->d_buf)
+			vg_fde_table_build(d->d_buf, d->d_size, sh.sh_addr, &p->fdes);
+		return;
+	}
+}
+
+int vg_image_function_at(const struct vg_image *img, uint64_t vaddr,
+			 uint64_t *start, uint64_t *end)
+{
+	struct vg_fde_range r;
+
+	if (!img || !img->priv)
+		return -ENOENT;
+	load_fdes(img->priv);
+	if (!vg_fde_table_find(&img->priv->fdes, vaddr, &r))
+		return -ENOENT;
+	*start = r.start;
+	*end = r.end;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* a target's images                                                    */
 
@@ -1189,6 +1442,28 @@ static int set_strings(struct vg_image *img, const struct vg_region *r)
 	return img->path ? 0 : -ENOMEM;
 }
 
+/* The anonymous tail of .bss: a PT_LOAD mapped up to hi whose memory
+ * size reaches further.  Only with a bias (a guess says so elsewhere). */
+static void set_mem_hi(struct vg_image *img, uint64_t page)
+{
+	img->mem_hi = img->hi;
+	if (img->bias_method == VG_BIAS_NONE)
+		return;
+	for (size_t i = 0; i < img->n_loads; i++) {
+		const struct vg_load *l = &img->loads[i];
+		uint64_t start, end;
+
+		if (__builtin_add_overflow(img->bias, l->vaddr, &start) ||
+		    __builtin_add_overflow(start, l->memsz, &end) ||
+		    __builtin_add_overflow(end, page - 1, &end))
+			continue;
+		end &= ~(page - 1);
+		/* Its file part must be what ends the image's mappings. */
+		if (start < img->hi && end > img->mem_hi && start >= img->lo)
+			img->mem_hi = end;
+	}
+}
+
 static void compute_bias(struct vg_image *img, const struct vg_maps *maps,
 			 const struct group *g, uint64_t page)
 {
@@ -1231,6 +1506,7 @@ static void compute_bias(struct vg_image *img, const struct vg_maps *maps,
 				img->hi = r->end;
 		}
 	}
+	set_mem_hi(img, page);
 }
 
 static int cmp_image_lo(const void *a, const void *b)
@@ -1290,6 +1566,83 @@ static int make_groups(const struct vg_maps *maps, struct group **out,
 oom:
 	free_groups(gs, n);
 	return -ENOMEM;
+}
+
+/* One file loaded twice (dlmopen(LM_ID_NEWLM) of a library already
+ * loaded, a second ld.so) is two mapping sets of one (device, inode), each
+ * with its own bias.  A set starts at a mapping of file offset 0 (the
+ * loader maps the ELF header first, in address order the lowest); a run
+ * that is a real load has at least two mappings, one executable.  With two
+ * or more such runs the group becomes one group per run; runs that are not
+ * loads (a program mapping its own file, fx_selfmap) join the run before
+ * them, or the first.  Returns 0 or -ENOMEM. */
+static int split_mapping_sets(const struct vg_maps *maps, struct group **gs,
+			      size_t *n)
+{
+	for (size_t k = 0; k < *n; k++) {
+		struct group *g = &(*gs)[k];
+		size_t starts[64], n_runs = 0, n_loads = 0;
+		bool is_load[64];
+
+		for (size_t i = 0; i < g->n && n_runs < 64; i++)
+			if (i == 0 || maps->regions[g->idx[i]].offset == 0)
+				starts[n_runs++] = i;
+		if (n_runs < 2)
+			continue;
+		for (size_t r = 0; r < n_runs; r++) {
+			size_t end = r + 1 < n_runs ? starts[r + 1] : g->n;
+			bool exec = false;
+
+			for (size_t i = starts[r]; i < end; i++)
+				exec |= maps->regions[g->idx[i]].executable;
+			is_load[r] = exec && end - starts[r] >= 2;
+			n_loads += is_load[r];
+		}
+		if (n_loads < 2)
+			continue;
+		/* Group k keeps the first load (and what precedes it); each
+		 * later load starts a new group at the end; a run that is not
+		 * a load joins the load before it. */
+		{
+			struct group proto = *g;
+			size_t dest[64], cur = k;
+			bool first = true;
+
+			for (size_t r = 0; r < n_runs; r++) {
+				if (is_load[r] && !first) {
+					struct group *ng = realloc(*gs, (*n + 1) * sizeof(**gs));
+
+					if (!ng)
+						return -ENOMEM;
+					*gs = ng;
+					(*gs)[*n] = (struct group){ proto.major, proto.minor, proto.inode, NULL, 0 };
+					cur = (*n)++;
+				}
+				if (is_load[r])
+					first = false;
+				dest[r] = cur;
+			}
+			(*gs)[k].idx = NULL;
+			(*gs)[k].n = 0;
+			for (size_t r = 0; r < n_runs; r++) {
+				size_t end = r + 1 < n_runs ? starts[r + 1] : proto.n;
+				struct group *dst = &(*gs)[dest[r]];
+
+				for (size_t i = starts[r]; i < end; i++) {
+					size_t *ni = realloc(dst->idx, (dst->n + 1) * sizeof(*ni));
+
+					if (!ni) {
+						free(proto.idx);
+						return -ENOMEM;
+					}
+					dst->idx = ni;
+					dst->idx[dst->n++] = proto.idx[i];
+				}
+			}
+			free(proto.idx);
+		}
+	}
+	return 0;
 }
 
 static char *hex_id(const uint8_t *id, size_t len, char *buf, size_t size)
@@ -1373,6 +1726,102 @@ static int root_rest(const struct vg_region *r, char *rest, size_t size)
 	return 0;
 }
 
+/* Largest vDSO read (the kernel's is two pages; four with vvar tricks). */
+#define VDSO_MAX (1u << 20)
+
+/* Where the kernel put the vDSO: the [vdso] mapping, else the region
+ * holding AT_SYSINFO_EHDR of /proc/PID/auxv (a process that mremap()ed
+ * its vDSO, as CRIU restores do, keeps the auxv value but may lose the
+ * name).  NULL when the process has none (vdso=0). */
+static const struct vg_region *vdso_region(struct vg_target *t,
+					   const struct vg_maps *maps)
+{
+	char path[64];
+	uint64_t av[2];
+	FILE *f;
+
+	for (size_t i = maps->n; i > 0; i--)
+		if (maps->regions[i - 1].kind == VG_REGION_VDSO)
+			return &maps->regions[i - 1];
+	vg_target_proc_path(t, path, sizeof(path), "auxv");
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (fread(av, sizeof(av), 1, f) == 1 && av[0] != AT_NULL) {
+		if (av[0] == AT_SYSINFO_EHDR) {
+			const struct vg_region *r = vg_maps_find(maps, av[1]);
+
+			fclose(f);
+			return r && r->start == av[1] && r->inode == 0 && r->readable ? r : NULL;
+		}
+	}
+	fclose(f);
+	return NULL;
+}
+
+/* The vDSO: a complete ELF image (section headers, .dynsym, .eh_frame)
+ * that the kernel maps from its own memory, no file behind it.  Read from
+ * the target, named "[vdso]" (perf, gdb and eu-stack name it so), via
+ * target_memory.  0 with *out (NULL when the process has no vDSO), or a
+ * negative errno with a warning for the target. */
+static int open_vdso(struct vg_target *t, const struct vg_maps *maps,
+		     struct vg_mem *mem, uint64_t page, struct vg_image **out)
+{
+	const struct vg_region *r = vdso_region(t, maps);
+	struct vg_mem_result res;
+	struct vg_mapping mp;
+	struct vg_image *img = NULL;
+	char label[96];
+	bool not_elf;
+	uint64_t len;
+	char *buf;
+	int rc;
+
+	*out = NULL;
+	if (!r || !mem)
+		return 0;
+	len = r->end - r->start;
+	if (len > VDSO_MAX)
+		len = VDSO_MAX;
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	vg_mem_read(mem, r->start, buf, len, &res, NULL);
+	if (res.bytes_read < sizeof(Elf64_Ehdr)) {
+		free(buf);
+		vg_target_warn(t, "cannot read the vDSO of pid %d at 0x%llx: %s; its functions have no names",
+			       (int)t->pid, (unsigned long long)r->start,
+			       strerror(res.error ? -res.error : EIO));
+		return res.error ? res.error : -EIO;
+	}
+	snprintf(label, sizeof(label), "[vdso] of pid %d at 0x%llx", (int)t->pid,
+		 (unsigned long long)r->start);
+	/* Only the bytes read: a read that stopped early is never padded
+	 * with zeros, and a header pointing past it is refused as truncated. */
+	rc = open_buffer(buf, res.bytes_read, label, false, &img, &not_elf, NULL);
+	if (rc < 0) {
+		if (rc != -ENOMEM)
+			vg_target_warn(t, "the vDSO of pid %d at 0x%llx is not a readable ELF image (%s); its functions have no names",
+				       (int)t->pid, (unsigned long long)r->start, strerror(-rc));
+		return rc;
+	}
+	free(img->path);
+	img->path = strdup("[vdso]");
+	if (!img->path) {
+		vg_image_free(img);
+		return -ENOMEM;
+	}
+	img->via = VG_VIA_MEMORY;
+	mp = (struct vg_mapping){ r->start, r->end, 0 };
+	if (vg_loadbias_compute(img->loads, img->n_loads, &mp, 1, page, &img->bias,
+				&img->bias_method) < 0)
+		img->bias_method = VG_BIAS_NONE;
+	img->lo = r->start;
+	img->hi = img->mem_hi = r->end;
+	*out = img;
+	return 0;
+}
+
 int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		   struct vg_mem *mem, struct vg_images **out,
 		   struct vg_error *err)
@@ -1391,12 +1840,14 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 	*out = NULL;
 	if (page <= 0)
 		page = 4096;
-	if (make_groups(maps, &gs, &n_groups) < 0)
+	if (make_groups(maps, &gs, &n_groups) < 0 ||
+	    split_mapping_sets(maps, &gs, &n_groups) < 0)
 		return vg_error_set(err, -ENOMEM,
 				    "out of memory grouping the mappings of pid %d",
 				    (int)t->pid);
 	s = calloc(1, sizeof(*s));
-	if (!s || (n_groups && !(s->images = calloc(n_groups, sizeof(*s->images))))) {
+	/* One more slot for the vDSO. */
+	if (!s || !(s->images = calloc(n_groups + 1, sizeof(*s->images)))) {
 		free(s);
 		free_groups(gs, n_groups);
 		return vg_error_set(err, -ENOMEM,
@@ -1511,6 +1962,15 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 					       (unsigned long long)first->start);
 		}
 	}
+	{
+		struct vg_image *vdso;
+
+		r = open_vdso(t, maps, mem, (uint64_t)page, &vdso);
+		if (r == -ENOMEM)
+			goto oom;
+		if (vdso)
+			s->images[s->n++] = vdso;
+	}
 	if (!have_exe) {
 		/* The first file the target maps is, by construction of the
 		 * loader, its executable (the kernel maps it before ld.so). */
@@ -1562,7 +2022,9 @@ const struct vg_image *vg_images_find(const struct vg_images *s, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (lo && addr < s->images[lo - 1]->hi)
+	/* The .bss tail lies between an image's last mapping and the next
+	 * image's first, so the image below addr is the only candidate. */
+	if (lo && (addr < s->images[lo - 1]->hi || addr < s->images[lo - 1]->mem_hi))
 		return s->images[lo - 1];
 	return NULL;
 }

@@ -66,6 +66,10 @@ struct vg_image {
 	uint64_t bias;              /* runtime = static + bias */
 	enum vg_bias_method bias_method;
 	uint64_t lo, hi;            /* runtime range covered by its mappings */
+	/* End of its PT_LOADs' memory image (bias + p_vaddr + p_memsz, page
+	 * aligned): past hi when the tail of .bss is mapped anonymously after
+	 * the last file page, as the kernel and ld.so do.  == hi otherwise. */
+	uint64_t mem_hi;
 	struct vg_image_priv *priv; /* fd, Elf*, symbol table (lazy) */
 };
 
@@ -103,7 +107,8 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		   struct vg_error *err);
 struct vg_images *vg_images_free(struct vg_images *s);
 
-/* The image whose mappings cover addr, or NULL.  Borrowed. */
+/* The image whose mappings cover addr, or whose .bss tail (up to mem_hi)
+ * does, or NULL.  Borrowed. */
 const struct vg_image *vg_images_find(const struct vg_images *s, uint64_t addr);
 /* The main executable, or NULL. */
 const struct vg_image *vg_images_main(const struct vg_images *s);
@@ -114,7 +119,9 @@ const struct vg_image *vg_images_by_name(const struct vg_images *s,
 					 const char *name, size_t *n_matches);
 
 /* Symbol lookups in .symtab, then .dynsym (static addresses).  The name
- * lookup returns 0 and fills *sym, or -ENOENT.  Borrowed until img is freed. */
+ * lookup returns 0 and fills *sym, or -ENOENT; a name with no symbol of
+ * its own finds a GCC clone of it ("NAME.part.0", "NAME.isra.0"), whose
+ * DWARF name vigil prints as NAME.  Borrowed until img is freed. */
 int vg_image_symbol_by_name(const struct vg_image *img, const char *name,
 			    struct vg_symbol *sym);
 /* Is name a thread-local (STT_TLS) symbol of img?  Those have no address of
@@ -143,6 +150,13 @@ int vg_image_function_slots(const struct vg_image *img, const char *name,
 /* Innermost symbol containing static address vaddr; -ENOENT if none. */
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		       struct vg_symbol *sym);
+
+/* The function containing static address vaddr according to .eh_frame
+ * (its FDE's [start, end)), symbol or not: a stripped function is still
+ * described there.  -ENOENT if no FDE covers vaddr (padding, or no
+ * .eh_frame).  Not thread-safe (the table is read on first use). */
+int vg_image_function_at(const struct vg_image *img, uint64_t vaddr,
+			 uint64_t *start, uint64_t *end);
 
 /* The nearest symbol starting at or below vaddr, sized or not, whether or
  * not it covers vaddr: a hint for addresses in padding between functions.

@@ -45,7 +45,7 @@ enum vg_unwind_stop {
 	                           * operation outside the supported set
 	                           * (branches, pieces, non-general registers) */
 	VG_UNWIND_NO_IMAGE,       /* "no_image": IP in no ELF image (JIT code,
-	                           * [vdso], a stale image set) */
+	                           * a stale image set; the vDSO is an image) */
 	VG_UNWIND_NO_REGISTER,    /* "missing_register": a rule needs a
 	                           * register not sampled or not recovered */
 	VG_UNWIND_BAD_FRAME,      /* "bad_frame": the stack pointer (or rbp)

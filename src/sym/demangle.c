@@ -251,6 +251,81 @@ static char *demangle_with_suffix(const char *name, size_t len)
 	return joined;
 }
 
+/* libiberty does not enter an unnamed type ("Ut_", "UtN_") among the
+ * substitution candidates, so every later S<n>_ of the name points one
+ * candidate off ("_ZSt10__exchangeIiNSt8ios_baseUt_EET_RS2_OT0_": its
+ * first parameter is int&, libiberty says ios_base::{unnamed type#1}&).
+ * The ABI makes an <unnamed-type-name> an <unqualified-name> like any
+ * <source-name>, so each one is renamed to a source name libiberty does
+ * count ("14__vg_unnamed_1"), and its text put back afterwards.  Kept only
+ * when libiberty found unnamed types in the original too, and the rewrite
+ * demangles (a "Ut_" inside an identifier breaks its length prefix). */
+#define UNNAMED_MARK "__vg_unnamed_"
+
+static char *demangle_unnamed(const char *name)
+{
+	size_t len = strlen(name), cap = len * 4 + 1, w = 0;
+	char *m = malloc(cap), *out, *fixed;
+	const char *r;
+	size_t n_marks = 0;
+
+	if (!m)
+		return NULL;
+	for (r = name; *r && w + 40 < cap;) {
+		unsigned long k = 0;
+		const char *d = r + 2;
+		char mark[40];
+		int ml;
+
+		if (r[0] == 'U' && r[1] == 't') {
+			while (isdigit((unsigned char)*d))
+				d++;
+			if (*d == '_') {
+				if (d > r + 2)
+					k = strtoul(r + 2, NULL, 10) + 1;
+				ml = snprintf(mark, sizeof(mark), UNNAMED_MARK "%lu", k + 1);
+				w += (size_t)sprintf(m + w, "%d%s", ml, mark);
+				r = d + 1;
+				n_marks++;
+				continue;
+			}
+		}
+		m[w++] = *r++;
+	}
+	m[w] = '\0';
+	if (*r || !n_marks) {
+		free(m);
+		return NULL;
+	}
+	out = cplus_demangle(m, DMGL_OPTS);
+	free(m);
+	if (!out || !strstr(out, UNNAMED_MARK)) {
+		free(out);
+		return NULL;
+	}
+	/* "__vg_unnamed_N" -> "{unnamed type#N}": at most 3 bytes longer each. */
+	fixed = malloc(strlen(out) * 2 + 1);
+	if (fixed) {
+		char *o = fixed;
+
+		for (const char *p = out; *p;) {
+			if (strncmp(p, UNNAMED_MARK, sizeof(UNNAMED_MARK) - 1) == 0 &&
+			    isdigit((unsigned char)p[sizeof(UNNAMED_MARK) - 1])) {
+				char *end;
+				unsigned long n = strtoul(p + sizeof(UNNAMED_MARK) - 1, &end, 10);
+
+				o += sprintf(o, "{unnamed type#%lu}", n);
+				p = end;
+			} else {
+				*o++ = *p++;
+			}
+		}
+		*o = '\0';
+	}
+	free(out);
+	return fixed;
+}
+
 char *vg_demangle(const char *name)
 {
 	const char *dot;
@@ -267,6 +342,14 @@ char *vg_demangle(const char *name)
 		return dot ? demangle_with_suffix(name, (size_t)(dot - name))
 			   : cplus_demangle(name, DMGL_OPTS);
 	out = cplus_demangle(name, DMGL_OPTS);
+	if (out && strstr(out, "{unnamed type#")) {
+		char *fixed = demangle_unnamed(name);
+
+		if (fixed) {
+			free(out);
+			out = fixed;
+		}
+	}
 	if (out) {
 		llvm_style(out);
 		return out;

@@ -60,6 +60,11 @@ struct row {
 
 struct cu {
 	Dwarf_Die die;
+	/* Split DWARF (-gsplit-dwarf): die is the split unit of the .dwo or
+	 * .dwp libdw found; skel the skeleton unit in the main file, which
+	 * holds the ranges, DW_AT_comp_dir and the line table. */
+	Dwarf_Die skel;
+	bool split;
 	int state;              /* CU_IDLE, CU_BUILDING, CU_DONE (atomic) */
 	/* Indexing ran out of memory: the tables are empty and every lookup
 	 * in the CU fails with -ENOMEM rather than answer short. */
@@ -123,6 +128,8 @@ struct vg_dwindex {
 	int pf_stop;               /* atomic */
 	/* libdw refused part of the DWARF: answers may lack frames. */
 	bool corrupt;
+	/* Skeleton units whose .dwo/.dwp libdw did not find. */
+	size_t missing_dwo;
 	struct cu *cus;
 	size_t n_cus;
 	struct cu_range *ranges;
@@ -191,13 +198,33 @@ int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out,
 			ix->corrupt = true;  /* keep what parsed before */
 		if (r != 0)
 			break;
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
+		    unit_type != DW_UT_skeleton)
 			continue;
-		if (dwarf_tag(&cudie) != DW_TAG_compile_unit)
+		if (dwarf_tag(&cudie) != DW_TAG_compile_unit &&
+		    dwarf_tag(&cudie) != DW_TAG_skeleton_unit)
 			continue;
-		rc = add_cu(ix, &cudie, &cap_cus, &cap_ranges);
-		if (rc)
-			goto oom;
+		{
+			size_t before = ix->n_cus;
+
+			rc = add_cu(ix, &cudie, &cap_cus, &cap_ranges);
+			if (rc)
+				goto oom;
+			/* The skeleton gave the ranges; the scopes are in the
+			 * split unit, which libdw looks for by DW_AT_dwo_name
+			 * under DW_AT_comp_dir, and in FILE.dwp. */
+			if (unit_type == DW_UT_skeleton && ix->n_cus > before) {
+				struct cu *c = &ix->cus[ix->n_cus - 1];
+
+				c->skel = cudie;
+				if (dwarf_tag(&subdie) == DW_TAG_compile_unit) {
+					c->die = subdie;
+					c->split = true;
+				} else {
+					ix->missing_dwo++;
+				}
+			}
+		}
 	}
 	if (ix->n_ranges)  /* qsort(NULL, 0) is undefined */
 		qsort(ix->ranges, ix->n_ranges, sizeof(ix->ranges[0]), cmp_range);
@@ -824,7 +851,8 @@ static int index_cu(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
 	bool corrupt = false;
 	int rc;
 
-	if (dwarf_attr(cudie, DW_AT_comp_dir, &a))
+	if (dwarf_attr(cudie, DW_AT_comp_dir, &a) ||
+	    (c->split && dwarf_attr(&c->skel, DW_AT_comp_dir, &a)))
 		c->comp_dir = dwarf_formstring(&a);
 	if (dwarf_getsrcfiles(cudie, &c->dw_files, &nfiles) == 0 && nfiles) {
 		c->files = calloc(nfiles, sizeof(*c->files));
@@ -838,8 +866,11 @@ static int index_cu(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
 	if (!rc)
 		rc = paint(&b);
 	free(b.ranges);
-	if (!rc)
+	if (!rc) {
 		rc = load_rows(c, cudie);
+		if (rc == 0 && !c->n_rows && c->split)
+			rc = load_rows(c, &c->skel);
+	}
 	if (rc < 0) {
 		/* Half-built tables would be read as whole ones. */
 		cu_free(c);
@@ -894,8 +925,9 @@ static void *prefetch_main(void *arg)
 						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			continue;
 		/* The same unit in this thread's handle; if it is not there
-		 * (it should be: same file), leave the CU to the lookups. */
-		if (!dwarf_offdie(ix->pf.dwarf, dwarf_dieoffset(&c->die), &die) ||
+		 * (it should be: same file), leave the CU to the lookups.  A
+		 * split unit's offset is in its .dwo: always the lookups'. */
+		if (c->split || !dwarf_offdie(ix->pf.dwarf, dwarf_dieoffset(&c->die), &die) ||
 		    dwarf_tag(&die) != DW_TAG_compile_unit) {
 			__atomic_store_n(&c->state, CU_IDLE, __ATOMIC_RELEASE);
 			continue;
@@ -1060,4 +1092,9 @@ bool vg_dwindex_corrupt(const struct vg_dwindex *ix)
 {
 	return ix->corrupt || __atomic_load_n(&ix->main.corrupt, __ATOMIC_RELAXED) ||
 	       __atomic_load_n(&ix->pf.corrupt, __ATOMIC_RELAXED);
+}
+
+size_t vg_dwindex_missing_dwo(const struct vg_dwindex *ix)
+{
+	return ix ? ix->missing_dwo : 0;
 }

@@ -82,4 +82,10 @@ size_t vg_dwindex_cus(const struct vg_dwindex *ix, size_t *built_by_lookups);
 bool vg_dwindex_corrupt(const struct vg_dwindex *ix);
 
 
+/* Skeleton units (-gsplit-dwarf) whose split unit libdw did not find:
+ * no .dwo at DW_AT_comp_dir/DW_AT_dwo_name (nor next to the file), or a
+ * .dwp package, which libdw reads only from elfutils 0.191.  Their lines
+ * still come from the skeleton; functions and inline frames do not. */
+size_t vg_dwindex_missing_dwo(const struct vg_dwindex *ix);
+
 #endif

@@ -58,6 +58,14 @@ struct name_cache {
 	size_t n_owned, cap_owned;
 };
 
+/* "[function at 0xSTART, no symbol]" by START (a target address): the
+ * frames of a stripped function share one string, as a symbol's do. */
+struct unnamed_cache {
+	uint64_t *keys;            /* 0: empty */
+	char **values;
+	size_t n, cap;             /* cap: power of two */
+};
+
 struct vg_symbolizer {
 	pthread_mutex_t lock;
 	unsigned flags;
@@ -81,6 +89,7 @@ struct vg_symbolizer {
 	bool ksyms_warned;
 
 	struct name_cache names;
+	struct unnamed_cache unnamed;
 	char *warnings[MAX_WARNINGS + 1];
 	size_t n_warnings;
 };
@@ -186,6 +195,13 @@ static char *strip_version(const char *raw, bool demangle)
 	return plain;
 }
 
+static bool is_plt_name(const char *raw)
+{
+	size_t n = strlen(raw);
+
+	return n > 4 && strcmp(raw + n - 4, "@plt") == 0 && !strchr(raw, '@')[4];
+}
+
 /* raw as a person reads it: demangled (unless --no-demangle) and, for an
  * ELF symbol (versioned true), without its version suffix. */
 static const char *display_name(struct vg_symbolizer *s, const char *raw,
@@ -200,7 +216,8 @@ static const char *display_name(struct vg_symbolizer *s, const char *raw,
 	if (!raw)
 		return raw;
 	mangled = demangle && raw[0] == '_' && (raw[1] == 'Z' || raw[1] == 'R');
-	has_version = versioned && strchr(raw, '@');
+	/* "printf@plt" (a PLT stub vigil named) is a name, not a version. */
+	has_version = versioned && strchr(raw, '@') && !is_plt_name(raw);
 	/* Plain C names are the common case: no table needed. */
 	if (!mangled && !has_version)
 		return raw;
@@ -220,6 +237,57 @@ static const char *display_name(struct vg_symbolizer *s, const char *raw,
 	c->values[h] = d ? d : raw;
 	c->n++;
 	return c->values[h];
+}
+
+static const char *unnamed_name(struct unnamed_cache *c, uint64_t start)
+{
+	size_t h;
+	char *v;
+
+	if (!start)
+		return NULL;
+	if ((c->n + 1) * 2 > c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+		uint64_t *keys = calloc(cap, sizeof(*keys));
+		char **values = calloc(cap, sizeof(*values));
+
+		if (!keys || !values) {
+			free(keys);
+			free(values);
+			return NULL;
+		}
+		for (size_t i = 0; i < c->cap; i++) {
+			if (!c->keys[i])
+				continue;
+			for (h = ptr_hash((void *)(uintptr_t)c->keys[i], cap); keys[h];
+			     h = (h + 1) & (cap - 1))
+				;
+			keys[h] = c->keys[i];
+			values[h] = c->values[i];
+		}
+		free(c->keys);
+		free(c->values);
+		c->keys = keys;
+		c->values = values;
+		c->cap = cap;
+	}
+	for (h = ptr_hash((void *)(uintptr_t)start, c->cap); c->keys[h]; h = (h + 1) & (c->cap - 1))
+		if (c->keys[h] == start)
+			return c->values[h];
+	if (asprintf(&v, "[function at 0x%" PRIx64 ", no symbol]", start) < 0)
+		return NULL;
+	c->keys[h] = start;
+	c->values[h] = v;
+	c->n++;
+	return v;
+}
+
+static void unnamed_free(struct unnamed_cache *c)
+{
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->values[i]);
+	free(c->keys);
+	free(c->values);
 }
 
 static void cache_free(struct name_cache *c)
@@ -268,22 +336,66 @@ static struct image_state *state_of(struct vg_symbolizer *s,
 	return NULL;
 }
 
-/* "no .debug_info; /usr/lib/debug/...: no such file; ..." from the
- * debuginfo's list of refused candidates, on one line. */
+/* One readable sentence: which image (and build-id), every candidate
+ * tried and why it was refused (debuginfo lists them one per line; here
+ * joined by "; ", since the sentence is for a person), and whether
+ * debuginfod was asked.  The Debian package that would supply it is the
+ * CLI's to add (vg_debuginfo_owner_package reads dpkg's lists). */
 static char *explain_no_dwarf(const struct vg_image *img,
 			      const struct vg_debuginfo *dbg)
 {
 	const char *tried = dbg && dbg->tried ? dbg->tried : "";
-	char *s = NULL;
+	const char *dfd;
+	char bid[160], *list, *s = NULL;
 
-	if (asprintf(&s, "no DWARF for %s: %s%s", img->path[0] ? img->path : "(image)",
-		     *tried ? "tried " : "no .debug_info, no build-id, no .gnu_debuglink",
-		     tried) < 0)
+	switch (dbg ? dbg->debuginfod : VG_DEBUGINFOD_UNSET) {
+	case VG_DEBUGINFOD_ASKED:
+		dfd = "";   /* its answer is among the candidates */
+		break;
+	case VG_DEBUGINFOD_DISABLED:
+		dfd = "; debuginfod not asked (--no-debuginfod)";
+		break;
+	case VG_DEBUGINFOD_NO_BUILD_ID:
+		dfd = "; debuginfod not asked (no build-id to ask by)";
+		break;
+	default:
+		dfd = "; debuginfod not asked (DEBUGINFOD_URLS is not set)";
+		break;
+	}
+	list = strdup(tried);
+	if (!list)
 		return NULL;
-	/* One candidate per line, as debuginfo lists them: a path may hold
-	 * any byte but NUL, so no separator rewrite could be undone. */
-	if (*s && s[strlen(s) - 1] == '\n')
-		s[strlen(s) - 1] = '\0';
+	vg_image_build_id_hex(img, bid, sizeof(bid));
+	{
+		/* "A: why\nB: why" -> "A (why); B (why)" */
+		size_t n = 0;
+		char *out = malloc(strlen(list) * 2 + 8), *w = out;
+
+		if (!out) {
+			free(list);
+			return NULL;
+		}
+		for (char *line = strtok(list, "\n"); line; line = strtok(NULL, "\n")) {
+			char *colon = strstr(line, ": ");
+
+			w += sprintf(w, "%s", n++ ? "; " : "");
+			if (colon) {
+				*colon = '\0';
+				w += sprintf(w, "%s (%s)", line, colon + 2);
+			} else {
+				w += sprintf(w, "%s", line);
+			}
+		}
+		*w = '\0';
+		free(list);
+		list = out;
+	}
+	if (asprintf(&s, "no debug info for %s (build-id %s): %s%s%s",
+		     img->path[0] ? img->path : "(image)", bid[0] ? bid : "none",
+		     *list ? "tried " : "no .debug_info, no .gnu_debuglink, no separate debug file by build-id",
+		     list, dfd) < 0)
+		s = NULL;
+	free(list);
 	return s;
 }
 
@@ -367,6 +479,12 @@ static int ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
 		if (rc < 0)
 			return rc;
+		if (vg_dwindex_missing_dwo(st->ix))
+			warn(s, "%zu split DWARF units of %s (-gsplit-dwarf) were not found: no .dwo file at their "
+			     "DW_AT_comp_dir/DW_AT_dwo_name or next to the file (a .dwp package is read only by "
+			     "elfutils 0.191 and later); their lines come from the skeleton, their functions and "
+			     "inline frames are missing",
+			     vg_dwindex_missing_dwo(st->ix), st->img->path[0] ? st->img->path : "(image)");
 
 	} else {
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
@@ -532,6 +650,7 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 		vg_procmap_close(&s->pm);
 	vg_kallsyms_free(s->ksyms);
 	cache_free(&s->names);
+	unnamed_free(&s->unnamed);
 	for (size_t i = 0; i < s->n_warnings; i++)
 		free(s->warnings[i]);
 	pthread_mutex_destroy(&s->lock);
@@ -805,9 +924,11 @@ static bool still_mapped(struct vg_symbolizer *s, const struct vg_image *img,
 		return false;
 	if (vg_procmap_query(&s->pm, addr, &r, NULL, NULL, NULL) < 0)
 		return false;
-	same = r.inode == img->inode &&
-	       makedev(r.dev_major, r.dev_minor) == img->dev &&
-	       r.start >= img->lo && r.end <= img->hi;
+	same = (r.inode == img->inode &&
+		makedev(r.dev_major, r.dev_minor) == img->dev &&
+		r.start >= img->lo && r.end <= img->hi) ||
+	       /* the .bss tail: anonymous, after the last file page */
+	       (r.inode == 0 && r.start >= img->hi && addr < img->mem_hi);
 	free(r.path);
 	if (same)
 		st->checked_ns = now;
@@ -912,6 +1033,65 @@ static void qualify_outer_frame(struct vg_sym_result *res,
 	res->frames[dw->n_frames - 1].function = res->symbol;
 }
 
+/* How public a C name looks: "__GI___clock_gettime" (glibc's internal
+ * alias) < "__clock_gettime" < "clock_gettime". */
+static int public_rank(const char *n)
+{
+	int r = 0;
+
+	if (strncmp(n, "__GI_", 5) == 0)
+		return -1;
+	while (n[r] == '_')
+		r++;
+	return -r;
+}
+
+/* The concrete function of a frame taken from DWARF is named by its
+ * linkage name, which for C is an asm alias where one was given (glibc's
+ * hidden_proto: "__GI_sigaltstack", "__GI___clock_gettime").  When the
+ * ELF symbol at the same entry is another name of that very function and
+ * a more public one (the symbol lookup already ranks aliases: global over
+ * local, default version, fewer underscores), the frame takes it, as
+ * gdb and perf name it.  Not for clones ("f.constprop.0": the DWARF name
+ * "f" is the better one) nor C++ (the mangled names are the same). */
+static void public_outer_frame(struct vg_symbolizer *s, struct vg_sym_result *res,
+			       const struct vg_dw_result *dw, uint64_t bias)
+{
+	const struct vg_dw_frame *outer;
+	struct vg_sym_frame *f;
+
+	if (!dw->n_frames || !res->has_symbol || !res->symbol)
+		return;
+	outer = &dw->frames[dw->n_frames - 1];
+	f = &res->frames[dw->n_frames - 1];
+	if (dw->truncated || outer->inlined || !f->function ||
+	    res->symbol_address - bias != outer->entry ||
+	    strchr(res->symbol, '.') || strncmp(res->symbol_raw, "_Z", 2) == 0 ||
+	    strncmp(f->function, "_Z", 2) == 0 || strcmp(f->function, res->symbol) == 0)
+		return;
+	if (public_rank(res->symbol) > public_rank(f->function))
+		f->function = res->symbol;
+	(void)s;
+}
+
+/* Under --no-demangle a frame is named by its linkage name: a C++
+ * function whose DWARF has only DW_AT_name ("operator()" of a lambda)
+ * takes the mangled ELF symbol at its entry. */
+static void linkage_outer_frame(struct vg_symbolizer *s, struct vg_sym_result *res,
+				const struct vg_dw_result *dw, uint64_t bias)
+{
+	const struct vg_dw_frame *outer;
+
+	if (!(s->flags & VG_SYM_NO_DEMANGLE) || !dw->n_frames || !res->has_symbol)
+		return;
+	outer = &dw->frames[dw->n_frames - 1];
+	if (dw->truncated || outer->inlined || outer->name_is_linkage ||
+	    res->symbol_address - bias != outer->entry ||
+	    strncmp(res->symbol_raw, "_Z", 2) != 0)
+		return;
+	res->frames[dw->n_frames - 1].function = res->symbol;
+}
+
 static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 		       struct vg_sym_result *res, struct vg_error *err)
 {
@@ -946,12 +1126,37 @@ static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 	res->n_frames = dw.n_frames;
 	res->frames_truncated = dw.truncated;
 	qualify_outer_frame(res, &dw, st->img->bias);
+	public_outer_frame(s, res, &dw, st->img->bias);
+	linkage_outer_frame(s, res, &dw, st->img->bias);
 	if (dw.has_line) {
 		res->file = dw.file;
 		res->line = dw.line;
 		res->column = dw.column;
 	}
 	return 0;
+}
+
+/* No symbol: is the address inside a function the image's .eh_frame
+ * describes (a stripped one), rather than in padding? */
+static void fill_unnamed_function(struct vg_symbolizer *s, struct image_state *st,
+				  struct vg_sym_result *res)
+{
+	uint64_t start, end;
+
+	(void)s;
+	if (vg_image_function_at(st->img, res->static_address, &start, &end) < 0)
+		return;
+	res->function_start = start + st->img->bias;
+	res->function_end = end + st->img->bias;
+}
+
+static const char *unnamed_why(struct vg_sym_result *res)
+{
+	snprintf(res->why_text, sizeof(res->why_text),
+		 "no symbol covers this address, but the .eh_frame of the image describes a function at 0x%" PRIx64
+		 "-0x%" PRIx64 " that contains it: its symbol was stripped",
+		 res->function_start, res->function_end);
+	return res->why_text;
 }
 
 static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
@@ -1000,6 +1205,15 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 	if (rc < 0)
 		return rc;
 	from_dwarf = res->n_frames > 0 || res->file;
+	if (!res->has_symbol)
+		fill_unnamed_function(s, st, res);
+	if (res->n_frames == 0 && res->function_start) {
+		res->frames[0] = (struct vg_sym_frame){
+			.function = unnamed_name(&s->unnamed, res->function_start),
+			.file = res->file, .line = res->line, .column = res->column,
+		};
+		res->n_frames = res->frames[0].function ? 1 : 0;
+	}
 	if (res->n_frames == 0 && res->has_symbol) {
 		/* No DWARF scope (a function compiled without debug info, or
 		 * hand-written assembly): the symbol is the function, at the
@@ -1016,9 +1230,14 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 	if (from_dwarf) {
 		res->source = source_of(st->dbg->source);
 	} else {
-		res->source = sym_source;
-		if (st->why_no_dwarf)
+		res->source = !res->has_symbol && res->function_start ? VG_SYMSRC_EH_FRAME
+								       : sym_source;
+		if (!res->has_symbol && res->function_start)
+			res->why = unnamed_why(res);
+		else if (st->why_no_dwarf) {
 			res->why = st->why_no_dwarf;
+			res->why_is_image_note = true;
+		}
 		else if (res->has_symbol)
 			res->why = "no DWARF scope or line covers this address";
 		else if (res->nearest_symbol)
@@ -1026,6 +1245,8 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 		else
 			res->why = "no symbol, DWARF scope or line covers this address";
 	}
+	if (!res->has_symbol && !res->why && res->function_start)
+		res->why = unnamed_why(res);
 	if (!res->has_symbol && !res->why)
 		res->why = res->nearest_symbol
 			? "padding between functions: no symbol covers this address (nearest_symbol is a hint)"
@@ -1044,6 +1265,7 @@ int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
 	res->file = NULL;
 	res->line = res->column = 0;
 	res->why = NULL;
+	res->why_is_image_note = false;
 	res->address = addr;
 	pthread_mutex_lock(&s->lock);
 	rc = lookup_locked(s, addr, res, err);
@@ -1080,6 +1302,8 @@ const char *vg_sym_source_name(enum vg_sym_source src)
 		return "debuginfod";
 	case VG_SYMSRC_KALLSYMS:
 		return "kallsyms";
+	case VG_SYMSRC_EH_FRAME:
+		return "eh_frame";
 	default:
 		return "none";
 	}

@@ -43,6 +43,7 @@ enum vg_sym_source {
 	VG_SYMSRC_MINIDEBUGINFO, /* "minidebuginfo" */
 	VG_SYMSRC_DEBUGINFOD,    /* "debuginfod" */
 	VG_SYMSRC_KALLSYMS,      /* "kallsyms" */
+	VG_SYMSRC_EH_FRAME,      /* "eh_frame": no symbol, an FDE's function */
 };
 
 struct vg_sym_frame {
@@ -69,6 +70,10 @@ struct vg_sym_result {
 	 * nearest symbol below it is a hint only. */
 	const char *nearest_symbol;    /* NULL: none */
 	uint64_t nearest_offset;
+	/* No symbol, but an .eh_frame FDE covers the address: a function whose
+	 * symbol was stripped, [start, end) as target addresses; the frame is
+	 * named "[function at 0xSTART, no symbol]".  0: not the case. */
+	uint64_t function_start, function_end;
 
 	enum vg_sym_source source;     /* of the frames, else of the symbol */
 	struct vg_sym_frame frames[VG_DW_MAX_FRAMES];
@@ -80,6 +85,9 @@ struct vg_sym_result {
 	uint32_t line, column;
 	/* Why there is no symbol or no line: one sentence, or NULL. */
 	const char *why;
+	/* why is the image's missing-debug-info note, the same sentence for
+	 * every address of the image: a report may print it once. */
+	bool why_is_image_note;
 	char why_text[256];            /* storage for a why made per answer */
 	char module_text[80];          /* storage for "[module]" */
 };

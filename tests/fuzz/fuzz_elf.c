@@ -3,7 +3,8 @@
  * Any input must either be rejected with -ENOEXEC (or -ENOMEM) and a
  * sentence, or give an image whose lookups keep their promises: a symbol
  * found at an address contains it (or is the unsized label just before it),
- * and its name finds a symbol of that name.  Built by tests/fuzz/run.sh. */
+ * and its name finds a symbol of that name (PLT stubs' NAME@plt too); an
+ * .eh_frame function found at an address contains it.  Built by tests/fuzz/run.sh. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +18,11 @@ static void probe(const struct vg_image *img, uint64_t a)
 {
 	struct vg_symbol s, t;
 
+	uint64_t fs, fe;
+
+	/* A function .eh_frame describes contains the address. */
+	if (vg_image_function_at(img, a, &fs, &fe) == 0 && (fs > a || a >= fe))
+		abort();
 	if (vg_image_symbol_at(img, a, &s) != 0)
 		return;
 	if (s.vaddr > a || (s.size && a - s.vaddr >= s.size) || !s.name)

@@ -72,6 +72,13 @@ static void test_cxx_templates_and_std(void **state)
 		  "std::char_traits<char> >&, char const*)" },
 		{ "_ZNSolsEDn", "std::ostream::operator<<(std::nullptr_t)" },
 		{ "_Z10takes_nullDn", "takes_null(std::nullptr_t)" },
+		/* An unnamed type is a substitution candidate (libiberty
+		 * alone says ios_base::{unnamed type#1}& for RS2_). */
+		{ "_ZSt10__exchangeIiNSt8ios_baseUt_EET_RS2_OT0_",
+		  "int std::__exchange<int, std::ios_base::'unnamed'>(int&, std::ios_base::'unnamed'&&)" },
+		{ "_ZN1AUt0_E", "A::'unnamed0'" },
+		/* "Ut_" inside an identifier is not an unnamed type. */
+		{ "_Z6fooUt_v", "fooUt_()" },
 	};
 
 	(void)state;

@@ -447,8 +447,18 @@ static void test_images_skip_non_elf(void **state)
 	assert_non_null(vg_images_by_name(r.imgs, "libc.so.6", NULL));
 	assert_null(vg_images_by_name(r.imgs, "bc.so.6", NULL));
 	/* File routes carry their own note; the kernel's build-id (where
-	 * PROCMAP_QUERY exists) agrees with it, so no warning. */
+	 * PROCMAP_QUERY exists) agrees with it, so no warning.  The vDSO is
+	 * the one image read from memory, and it has symbols. */
+	const struct vg_image *vdso = vg_images_by_name(r.imgs, "[vdso]", NULL);
+	struct vg_symbol sym;
+
+	assert_non_null(vdso);
+	assert_int_equal(vdso->via, VG_VIA_MEMORY);
+	assert_int_equal(vdso->bias_method, VG_BIAS_EXACT);
+	assert_int_equal(vg_image_symbol_by_name(vdso, "__vdso_clock_gettime", &sym), 0);
 	for (size_t i = 0; i < r.imgs->n; i++) {
+		if (r.imgs->images[i] == vdso)
+			continue;
 		assert_int_not_equal(r.imgs->images[i]->via, VG_VIA_MEMORY);
 		assert_false(r.imgs->images[i]->build_id_from_kernel);
 		assert_false(r.imgs->images[i]->dynsym_from_dynamic);
