@@ -17,7 +17,8 @@
  * first takes the edge out of each epoll fd, then reads.
  *
  * Lost records (ring full, or a CPU without a ring) are counted by the
- * programs in a one-slot map: exact at any time.
+ * programs in a one-slot map: exact at any time.  The records are merged
+ * in time order across the rings by perf/merge.h, as perf's are.
  *
  * Not done here: which records to write (progs.c), pairing them (stats.c). */
 #include "probe/bpf.h"
@@ -32,17 +33,10 @@
 #include <bpf/libbpf.h>
 
 #include "perf/cpus.h"
+#include "perf/merge.h"
 #include "probe/bpf_int.h"
-#include "util/vec.h"
 
 #define REC_HDR offsetof(struct vg_probe_record, stack)
-
-struct queued {
-	uint64_t time;
-	uint64_t seq;              /* collection order: ties keep it */
-	size_t off;                /* payload in arena, 8-aligned */
-	size_t len;
-};
 
 struct vg_bpf_output {
 	int rings_fd;              /* ARRAY_OF_MAPS: CPU number -> its ring */
@@ -52,12 +46,7 @@ struct vg_bpf_output {
 	int *epoll_fds;            /* what vg_bpf_output_fds hands out */
 	struct ring_buffer *reader;
 
-	/* Records taken out of the rings, waiting for their turn. */
-	unsigned char *arena, *spare;
-	size_t arena_len, arena_cap, spare_cap;
-	struct queued *q;
-	size_t n_q, cap_q;
-	uint64_t seq;
+	struct vg_merge merge;     /* records taken out, waiting for their turn */
 	struct vg_bpf_output_stats st;
 };
 
@@ -71,19 +60,13 @@ int vg_bpf_output_lost_fd(const struct vg_bpf_output *o)
 	return o->lost_fd;
 }
 
-static size_t align8(size_t v)
-{
-	return (v + 7) & ~(size_t)7;
-}
-
-/* One record, checked, copied out (8-aligned) and queued. */
+/* One record, checked, copied out and queued. */
 static int collect_record(void *arg, void *data, size_t size)
 {
 	struct vg_bpf_output *o = arg;
 	const unsigned char *raw = data;
 	uint32_t stack_len;
 	uint64_t time;
-	size_t off;
 
 	if (size < REC_HDR) {
 		o->st.malformed++;
@@ -94,15 +77,9 @@ static int collect_record(void *arg, void *data, size_t size)
 		o->st.malformed++;
 		return 0;
 	}
-	off = align8(o->arena_len);
-	if (VG_GROW(o->arena, o->arena_cap, off + size) < 0 || VG_GROW(o->q, o->cap_q, o->n_q + 1) < 0) {
-		o->st.dropped_nomem++;
-		return 0;
-	}
 	memcpy(&time, raw + offsetof(struct vg_probe_record, time_ns), sizeof(time));
-	memcpy(o->arena + off, raw, size);
-	o->arena_len = off + size;
-	o->q[o->n_q++] = (struct queued){ time, o->seq++, off, size };
+	if (vg_merge_add(&o->merge, time, 0, raw, size) < 0)
+		o->st.dropped_nomem++;
 	return 0;
 }
 
@@ -161,6 +138,7 @@ int vg_bpf_output_new(size_t data_pages, struct vg_bpf_output **out, struct vg_e
 		}
 		return vg_error_set(err, -ENOMEM, "out of memory for the probe's output rings");
 	}
+	vg_merge_init(&o->merge);
 	o->rings_fd = o->lost_fd = -1;
 	for (size_t i = 0; i < n; i++)
 		o->ring_fds[i] = o->epoll_fds[i] = -1;
@@ -248,9 +226,7 @@ struct vg_bpf_output *vg_bpf_output_free(struct vg_bpf_output *o)
 		close(o->lost_fd);
 	free(o->ring_fds);
 	free(o->epoll_fds);
-	free(o->arena);
-	free(o->spare);
-	free(o->q);
+	vg_merge_release(&o->merge);
 	free(o);
 	return NULL;
 }
@@ -261,51 +237,23 @@ const int *vg_bpf_output_fds(const struct vg_bpf_output *o, size_t *n)
 	return o->epoll_fds;
 }
 
-static int cmp_queued(const void *a, const void *b)
+struct hand_out {
+	vg_bpf_record_fn fn;
+	void *arg;
+};
+
+static void hand_out(const void *data, size_t len, int tag, void *arg)
 {
-	const struct queued *x = a, *y = b;
+	const struct hand_out *h = arg;
 
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* Keep queue entries k.. for the next drain, packed into the spare arena,
- * which then becomes the arena. */
-static void keep_from(struct vg_bpf_output *o, size_t k)
-{
-	size_t need = 0, len = 0, cap;
-	unsigned char *t;
-
-	for (size_t i = k; i < o->n_q; i++)
-		need = align8(need) + o->q[i].len;
-	if (need && VG_GROW(o->spare, o->spare_cap, need) < 0) {
-		o->st.dropped_nomem += o->n_q - k;
-		o->n_q = o->arena_len = 0;
-		return;
-	}
-	for (size_t i = k; i < o->n_q; i++) {
-		struct queued e = o->q[i];
-
-		len = align8(len);
-		memcpy(o->spare + len, o->arena + e.off, e.len);
-		e.off = len;
-		o->q[i - k] = e;
-		len += e.len;
-	}
-	t = o->arena;
-	o->arena = o->spare;
-	o->spare = t;
-	cap = o->arena_cap;
-	o->arena_cap = o->spare_cap;
-	o->spare_cap = cap;
-	o->arena_len = len;
-	o->n_q -= k;
+	(void)tag;
+	h->fn(data, len, h->arg);
 }
 
 size_t vg_bpf_output_drain(struct vg_bpf_output *o, uint64_t until, vg_bpf_record_fn fn,
 			   void *arg)
 {
+	struct hand_out h = { fn, arg };
 	struct epoll_event ev[1];
 	size_t k;
 
@@ -314,12 +262,8 @@ size_t vg_bpf_output_drain(struct vg_bpf_output *o, uint64_t until, vg_bpf_recor
 		while (epoll_wait(o->epoll_fds[i], ev, 1, 0) > 0)
 			;
 	ring_buffer__consume(o->reader);
-	if (o->n_q > 1)
-		qsort(o->q, o->n_q, sizeof(*o->q), cmp_queued);
-	for (k = 0; k < o->n_q && o->q[k].time <= until; k++)
-		fn((const struct vg_probe_record *)(o->arena + o->q[k].off), o->q[k].len, arg);
+	k = vg_merge_take(&o->merge, until, hand_out, &h, &o->st.dropped_nomem);
 	o->st.records += k;
-	keep_from(o, k);
 	return k;
 }
 
