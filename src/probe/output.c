@@ -117,6 +117,7 @@ int vg_bpf_output_new(size_t data_pages, struct vg_bpf_output **out, struct vg_e
 	size_t n = 0, bytes;
 
 	*out = NULL;
+	vg_bpf_libbpf_quiet();   /* ring_buffer__new would warn on stderr */
 	bytes = data_pages * (size_t)page;
 	if (data_pages == 0 || (data_pages & (data_pages - 1)) || bytes > (1u << 30))
 		return vg_error_set(err, -EINVAL, "internal: output rings of %zu pages (a power "

@@ -89,11 +89,16 @@ static void set_print(void)
 	libbpf_set_print(keep_log);
 }
 
-static void log_start(void)
+void vg_bpf_libbpf_quiet(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 	pthread_once(&once, set_print);
+}
+
+static void log_start(void)
+{
+	vg_bpf_libbpf_quiet();
 	free(log_tail);
 	log_len = 0;
 	log_tail = calloc(1, LOG_TAIL);   /* NULL: no reason in the sentence */
@@ -228,7 +233,6 @@ int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_co
 		return vg_error_set(err, r, "cannot hand the probe's maps to its program: %s",
 				    strerror(-r));
 	}
-	bpf_program__set_type(skel->progs.vg_probe, BPF_PROG_TYPE_KPROBE);
 	log_start();
 	r = vg_probe_bpf__load(skel);
 	if (r < 0) {
