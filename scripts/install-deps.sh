@@ -3,7 +3,7 @@
 # Idempotent: asks apt only for what dpkg says is missing, so a second run is instant.
 set -eu
 
-packages="build-essential pkg-config meson ninja-build clang libclang-rt-14-dev
+packages="build-essential pkg-config meson ninja-build clang libclang-rt-14-dev libbpf-dev bpftool
 libelf-dev libdw-dev libdebuginfod-dev libzydis-dev libcjson-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libiberty-dev
 libc6-dbg llvm-14 debuginfod xz-utils dwz

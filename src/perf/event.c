@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "perf/cpus.h"
+#include "perf/merge.h"
 #include "perf/ring.h"
 #include "util/vec.h"
 
@@ -44,14 +45,6 @@ struct dup_entry {
 	pid_t source;
 };
 
-/* A record copied out of its ring, to be handled in time order. */
-struct ordered_rec {
-	uint64_t time;
-	size_t off;                   /* in arena */
-	size_t seq;                   /* ring order: ties keep it */
-	int cpu_index;
-};
-
 struct vg_perf_set {
 	const struct vg_target *t;
 	size_t data_pages;
@@ -75,11 +68,9 @@ struct vg_perf_set {
 	size_t dup_cap, dup_used;
 
 	struct vg_perf_stats stats;
-	/* vg_perf_set_drain_ordered: every record copied out, then sorted. */
-	unsigned char *arena;
-	size_t arena_len, arena_cap;
-	struct ordered_rec *ord;
-	size_t n_ord, cap_ord;
+	/* vg_perf_set_drain_ordered: every record copied out, then merged
+	 * (tag: the CPU index). */
+	struct vg_merge merge;
 	bool no_inherit;
 	bool started;
 	uint64_t start_time;
@@ -156,8 +147,7 @@ struct vg_perf_set *vg_perf_set_free(struct vg_perf_set *s)
 	free(s->rings);
 	free(s->ring_fd);
 	free(s->ring_hup);
-	free(s->arena);
-	free(s->ord);
+	vg_merge_release(&s->merge);
 	free(s->cpus);
 	free(s->slots);
 	free(s->events);
@@ -582,82 +572,37 @@ static int collect_record(const struct perf_event_header *h, void *arg)
 	struct collect_ctx *c = arg;
 	struct vg_perf_set *s = c->s;
 
-	if (VG_GROW(s->arena, s->arena_cap, s->arena_len + h->size) ||
-	    VG_GROW(s->ord, s->cap_ord, s->n_ord + 1)) {
+	if (vg_merge_add(&s->merge, record_time(s, h), c->cpu_index, h, h->size) < 0)
 		s->stats.undecodable++;   /* dropped for lack of memory: a lower bound */
-		return 0;
-	}
-	memcpy(s->arena + s->arena_len, h, h->size);
-	s->ord[s->n_ord] = (struct ordered_rec){ record_time(s, h), s->arena_len, s->n_ord,
-						 c->cpu_index };
-	s->arena_len += h->size;
-	s->n_ord++;
 	return 0;
 }
 
-static int cmp_ordered(const void *a, const void *b)
+struct ordered_ctx {
+	struct vg_perf_set *s;
+	const struct vg_perf_consumer *c;
+};
+
+static void handle_ordered(const void *data, size_t len, int cpu_index, void *arg)
 {
-	const struct ordered_rec *x = a, *y = b;
+	const struct ordered_ctx *o = arg;
+	struct drain_ctx d = { o->s, o->c, cpu_index };
 
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Keep the records from index k on for the next drain, compacted to the
- * front of the arena (they were already taken out of their rings). */
-static void keep_from(struct vg_perf_set *s, size_t k)
-{
-	size_t len = 0;
-	unsigned char *fresh;
-
-	for (size_t i = k; i < s->n_ord; i++)
-		len += ((const struct perf_event_header *)(s->arena + s->ord[i].off))->size;
-	fresh = len ? malloc(len) : NULL;
-	if (len && !fresh) {
-		s->stats.undecodable += s->n_ord - k;
-		s->arena_len = s->n_ord = 0;
-		return;
-	}
-	len = 0;
-	for (size_t i = k; i < s->n_ord; i++) {
-		const struct perf_event_header *h = (const void *)(s->arena + s->ord[i].off);
-
-		memcpy(fresh + len, h, h->size);
-		s->ord[i - k] = s->ord[i];
-		s->ord[i - k].off = len;
-		s->ord[i - k].seq = i - k;
-		len += h->size;
-	}
-	if (len) {
-		memcpy(s->arena, fresh, len);
-		free(fresh);
-	}
-	s->arena_len = len;
-	s->n_ord -= k;
+	(void)len;
+	handle_record(data, &d);
 }
 
 size_t vg_perf_set_drain_ordered(struct vg_perf_set *s, const struct vg_perf_consumer *c,
 				 uint64_t until)
 {
 	struct collect_ctx cc = { s, 0 };
-	size_t k;
+	struct ordered_ctx oc = { s, c };
 
 	for (int ci = 0; ci < s->ncpus; ci++) {
 		cc.cpu_index = ci;
 		if (s->rings[ci])
 			vg_ring_drain(s->rings[ci], collect_record, &cc);
 	}
-	if (s->n_ord > 1)
-		qsort(s->ord, s->n_ord, sizeof(*s->ord), cmp_ordered);
-	for (k = 0; k < s->n_ord && s->ord[k].time <= until; k++) {
-		struct drain_ctx d = { s, c, s->ord[k].cpu_index };
-		const struct perf_event_header *h = (const void *)(s->arena + s->ord[k].off);
-
-		handle_record(h, &d);
-	}
-	keep_from(s, k);
-	return k;
+	return vg_merge_take(&s->merge, until, handle_ordered, &oc, &s->stats.undecodable);
 }
 
 size_t vg_perf_set_drain(struct vg_perf_set *s, const struct vg_perf_consumer *c)

@@ -1,5 +1,7 @@
-/* bpf.h - the uprobes of vigil probe and the small eBPF programs that count
- * and record their hits, through perf_event_open(2) and bpf(2) directly.
+/* bpf.h - the small eBPF programs that count and record the hits of vigil
+ * probe's uprobes (perf/uprobe.h), their maps and their output rings.
+ * The programs are C (probe.bpf.c, exec_gate.bpf.c) loaded through libbpf
+ * skeletons (progs.c); the maps are counters.c's, the rings output.c's.
  *
  * Why eBPF and not a plain uprobe perf event per thread: a uprobe PMU event
  * counts only the task it is opened on, and cannot be inherited when opened
@@ -21,16 +23,16 @@
  * and with per_thread to a HASH keyed by (site, tid).  Reading a count is
  * one map lookup; no ring is involved.
  *
- * Recording (latency, arguments, stacks): the program writes one
- * struct vg_probe_record per hit with bpf_perf_event_output into a
- * PERF_EVENT_ARRAY of per-CPU PERF_COUNT_SW_BPF_OUTPUT events, whose rings
- * vigil reads.  A full ring loses records (counted per CPU, read from
- * each event with PERF_FORMAT_LOST); counts stay exact because they are
- * counted in maps.
+ * Recording (latency, arguments, stacks): the program reserves one
+ * struct vg_probe_record per hit in its CPU's BPF ring buffer
+ * (BPF_MAP_TYPE_RINGBUF, one per online CPU), writes it there and submits
+ * it.  A full ring loses records (counted exactly, in a map); counts stay
+ * exact because they are counted in maps.
  *
- * Privilege: creating a uprobe PMU event needs CAP_PERFMON (or root);
- * loading a kprobe-type program needs CAP_BPF + CAP_PERFMON.  Refusals
- * come back as -EPERM/-EACCES with the sentence that says which. */
+ * Privilege: creating a uprobe PMU event needs CAP_SYS_ADMIN
+ * (perf/uprobe.h); loading a kprobe-type program needs CAP_BPF +
+ * CAP_PERFMON.  Refusals come back as -EPERM/-EACCES with the sentence
+ * that says which. */
 #ifndef VG_PROBE_BPF_H
 #define VG_PROBE_BPF_H
 
@@ -39,6 +41,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "perf/uprobe.h"
 #include "util/error.h"
 
 /* The x86-64 user registers at the probe, in struct pt_regs order (the
@@ -56,9 +59,10 @@ enum vg_probe_record_kind {
 	VG_PROBE_REC_RETURN = 2,   /* the function of a return probe returned */
 };
 
-/* What the event program writes (the PERF_SAMPLE_RAW payload; the raw
- * size is 4-byte aligned by the kernel, so it may exceed
- * offsetof(stack) + stack_len by padding). */
+/* What a program writes (one ring buffer record; probe.bpf.c has the same
+ * layout as struct record).  Its length is offsetof(stack) plus the
+ * stack bytes the program found readable, so it may exceed
+ * offsetof(stack) + stack_len when a piece could not be read after all. */
 struct vg_probe_record {
 	uint32_t kind;             /* enum vg_probe_record_kind */
 	uint32_t site;             /* the site the program was built for */
@@ -93,26 +97,22 @@ int vg_bpf_counters_gate(const struct vg_bpf_counters *c, bool open, struct vg_e
  * after it, for a while). */
 int vg_bpf_counters_gate_returns(const struct vg_bpf_counters *c, bool open, struct vg_error *err);
 
-/* The exec gate: a BPF_PROG_TYPE_TRACEPOINT program on
- * sched:sched_process_exec that, when the exec is process tgid's, closes
+/* The exec gate: a raw tracepoint program (BPF_RAW_TRACEPOINT_OPEN) on
+ * sched_process_exec that, when the exec is process tgid's, closes
  * both gates of c and stores the time (bpf_ktime_get_ns) in c: no entry
  * program counts a call of the new program, since the tracepoint fires in
  * the kernel's exec before the new program runs an instruction, and after
  * every other thread of the old one is gone.
  *
- * One event for the whole machine (pid -1, one CPU): the kernel attaches
- * the program to the tracepoint itself, so it runs for every exec on
- * every CPU whatever task or CPU its event was opened on (events opened
- * per thread of the target would run it once per event); the program
- * keeps the target's own execs, comparing the tgid in vigil's PID
- * namespace (bpf_get_ns_current_pid_tgid, Linux 5.7) with tgid.  This
- * needs CAP_PERFMON and CAP_BPF, which the uprobes already need, and the
- * tracepoint's id (perf/tracepoint.h: tracefs, mounted privately if
- * need be).  Close *fd to detach the program.
+ * A raw tracepoint is attached to the tracepoint itself and runs for
+ * every exec on every CPU; the program keeps the target's own execs,
+ * comparing the tgid in vigil's PID namespace
+ * (bpf_get_ns_current_pid_tgid, Linux 5.7) with tgid.  It needs CAP_BPF
+ * and CAP_PERFMON, which the uprobes already need, and no tracefs.  Close
+ * *fd to detach the program.
  *
- * Errors (the sentence says which): -ENOENT/-EPERM (no tracefs or the
- * tracepoint's id unreadable), -EPERM/-EACCES (refused), -EINVAL (a
- * verifier or kernel without the helper). */
+ * Errors (the sentence says which): -EPERM/-EACCES (refused), -EINVAL
+ * etc. (a verifier or kernel without the helper). */
 int vg_bpf_exec_gate_open(const struct vg_bpf_counters *c, pid_t tgid, int *fd,
 			  struct vg_error *err);
 /* When the exec gate closed the gates (CLOCK_MONOTONIC ns), 0: not yet. */
@@ -133,17 +133,19 @@ int vg_bpf_counters_threads(const struct vg_bpf_counters *c,
 /* The per-CPU output rings of the recording programs. */
 struct vg_bpf_output;
 
-/* One PERF_COUNT_SW_BPF_OUTPUT event and ring (data_pages, a power of
- * two) per online CPU, enabled, registered in a PERF_EVENT_ARRAY.  Also
- * holds the per-CPU scratch map (one record with 16384 stack bytes) that
- * programs with stack_bytes > 0 build their record in.  Sizing: a record
- * is 216 bytes in the ring without stack bytes, 1240 with 1024; at ~40000
- * hits/s, 256 pages drained every 20 ms lose about a quarter of the
- * 1024-stack records (seen here): poll the fds, or give stacks more pages. */
+/* One BPF ring buffer of data_pages (a power of two) per online CPU,
+ * registered in an ARRAY_OF_MAPS by CPU number, and the lost-record
+ * counter.  Sizing: a record is 208 bytes in the ring without stack
+ * bytes, 1232 with 1024 (8 of ring header); at ~40000 hits/s, 256 pages
+ * drained every 20 ms lose about a quarter of the 1024-stack records
+ * (seen with the perf rings of the same size): poll the fds, or give
+ * stacks more pages. */
 int vg_bpf_output_new(size_t data_pages, struct vg_bpf_output **out, struct vg_error *err);
 struct vg_bpf_output *vg_bpf_output_free(struct vg_bpf_output *o);
 
-/* The rings' fds for poll(2) (POLLIN at the wakeup watermark). */
+/* One fd per ring for poll(2): POLLIN once the ring is a quarter full
+ * (an epoll fd holding the ring edge-triggered: a ring buffer's own fd
+ * polls readable whenever it holds a byte). */
 const int *vg_bpf_output_fds(const struct vg_bpf_output *o, size_t *n);
 
 /* Hand every record with time_ns <= until to fn in time order across all
@@ -161,10 +163,8 @@ size_t vg_bpf_output_drain(struct vg_bpf_output *o, uint64_t until, vg_bpf_recor
 
 struct vg_bpf_output_stats {
 	uint64_t records;          /* handed out */
-	/* Records the programs could not write (ring full), all CPUs: the
-	 * events' own lost counts (read(2) with PERF_FORMAT_LOST, Linux 6.0),
-	 * exact at any time; on older kernels the PERF_RECORD_LOST sums,
-	 * which miss a loss until the next record that fits is written. */
+	/* Records the programs could not write (ring full), all CPUs,
+	 * counted by the programs in a map: exact at any time. */
 	uint64_t lost;
 	uint64_t malformed;
 	uint64_t dropped_nomem;    /* could not be queued for ordering */
@@ -181,7 +181,7 @@ void vg_bpf_output_stats(const struct vg_bpf_output *o, struct vg_bpf_output_sta
  * entry counted the call).  *prog_fd: close it after attaching.
  * -EPERM: not allowed to load (the sentence says CAP_BPF);
  * -EINVAL etc.: the verifier refused (its log's last line in the
- * sentence; a verifier EACCES, a bad memory access, becomes -EINVAL so
+ * sentence; a verifier EACCES, a bad memory access, becomes -EPROTO so
  * that it is not mistaken for a missing privilege). */
 struct vg_bpf_prog_spec {
 	uint32_t site;
@@ -191,34 +191,5 @@ struct vg_bpf_prog_spec {
 };
 int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_counters *c,
 		     const struct vg_bpf_output *output, int *prog_fd, struct vg_error *err);
-
-/* The uprobe PMU (/sys/bus/event_source/devices/uprobe): its type and the
- * retprobe bit (format/retprobe).  -EOPNOTSUPP with the sentence when the
- * kernel has none (CONFIG_UPROBE_EVENTS). */
-int vg_uprobe_pmu(int *type, int *retprobe_bit, struct vg_error *err);
-
-/* Open a disabled uprobe event on path (a path vigil can resolve: the
- * kernel resolves it in vigil's mount namespace, at this call) at
- * file_offset, on process pid (cpu -1, no inherit), attach prog_fd
- * (PERF_EVENT_IOC_SET_BPF; the event holds its own reference: prog_fd
- * may be closed right after).  Enable with vg_uprobe_enable.  *fd: close
- * it to remove the probe (the kernel restores the original bytes when the
- * last event on the site is closed).
- *
- * pid may be any thread of the process: the kernel's filter compares the
- * hit's mm with that thread's mm, so every thread of the process is
- * covered, but only while that thread lives.  When it exits (a main
- * thread that calls pthread_exit, a worker), the event stops firing for
- * the whole process and its fd polls POLLHUP: watch for that (counts are
- * then a lower bound) or open on a thread that will live.  A zombie
- * leader gives -ESRCH with a sentence that says so.
- *
- * Errors: -ENOENT (path), -EINVAL (offset not in an executable segment of
- * an ELF file, past its end, or an instruction the kernel cannot probe:
- * its sentence says which; an offset in the middle of an instruction that
- * happens to decode is NOT detected here), -EPERM/-EACCES, -ESRCH. */
-int vg_uprobe_open(const char *path, uint64_t file_offset, bool retprobe, pid_t pid,
-		   int prog_fd, int *fd, struct vg_error *err);
-int vg_uprobe_enable(int fd, bool on);
 
 #endif

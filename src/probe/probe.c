@@ -62,7 +62,7 @@ struct vg_probe_session {
 	bool armed;
 	pid_t probe_task;            /* the task the events are opened on */
 	struct vg_perf_set *tree;    /* exec and fork records (NULL: none) */
-	int exec_gate_fd;            /* the exec gate's tracepoint event, or -1 */
+	int exec_gate_fd;            /* the exec gate's raw tracepoint, or -1 */
 	/* An exec came while the probes were armed, before the gates
 	 * opened: opening them undid the exec gate's closing, and vigil
 	 * closed them again at this time. */
@@ -430,9 +430,9 @@ static void watch_tree(struct vg_probe_session *s)
 }
 
 /* The exec gate: closes both gates in the kernel at the target's exec.
- * Optional: without it (no tracefs, refused) vigil closes them when it
- * reads the exec, and the report says the counts may hold calls of the
- * new program. */
+ * Optional: without it (refused, a kernel before 5.7) vigil closes them
+ * when it reads the exec, and the report says the counts may hold calls
+ * of the new program. */
 static void arm_exec_gate(struct vg_probe_session *s)
 {
 	struct vg_error err = { 0 };

@@ -23,6 +23,7 @@
 
 #include <asm/perf_regs.h>
 
+#include "perf/uprobe.h"
 #include "util/vec.h"
 
 const char *vg_binding_name(enum vg_binding b)
@@ -247,15 +248,10 @@ static int add_emulated(struct vg_watch_session *s, const char *group, size_t wa
 {
 	char path[4096];
 	const char *p = group;
-	int first = -1, type;
-	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
+	int first = -1, type, retprobe_bit;
 
-	if (!f || fscanf(f, "%d", &type) != 1) {
-		if (f)
-			fclose(f);
+	if (vg_uprobe_pmu(&type, &retprobe_bit, NULL) < 0)
 		return vg_error_set(err, -EOPNOTSUPP, "VIGIL_WATCH_EMULATE_TRAPS: no uprobe PMU");
-	}
-	fclose(f);
 	while (*p) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);

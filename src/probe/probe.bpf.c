@@ -1,0 +1,222 @@
+/* probe.bpf.c - the program behind every uprobe of vigil probe: counts the
+ * hit and, when asked, writes a record of it.  Compiled by clang at build
+ * time (-target bpf) and loaded through its libbpf skeleton by progs.c,
+ * once per site and kind, with the read-only settings below filled in
+ * first: the verifier sees them as constants and removes the paths not
+ * taken, so each loaded program is what the hand-assembled one was.
+ *
+ *   gate:    a gated program first reads counts[gate_slot] and does
+ *            nothing while it is 0 (vg_bpf_counters_gate, _gate_returns).
+ *   count:   counts[site] += 1 (atomic); with per_thread also
+ *            threads[{site, tid}] += 1, and counts[dropped_slot] += 1
+ *            when that hash is full.
+ *   record:  one struct record (= struct vg_probe_record in bpf.h) with
+ *            the 21 pt_regs words and up to stack_bytes of user stack,
+ *            reserved directly in this CPU's BPF ring buffer: no scratch
+ *            map, so a program preempted mid-copy cannot have its record
+ *            overwritten by another hit on the same CPU.  A full ring
+ *            adds 1 to lost[0].
+ *
+ * The maps are created by vigil (counters.c, output.c) and handed to each
+ * load with bpf_map__reuse_fd; the definitions here only give their
+ * shape.  No vmlinux.h: a uprobe's ctx is the user's struct pt_regs, read
+ * as 21 words. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "GPL";   /* bpf_probe_read_user needs GPL */
+
+#define N_REGS 21
+#define REG_SP 19
+#define STACK_PIECE 512
+#define MAX_STACK_BYTES 16384
+#define KERNEL_EEXIST 17
+
+/* Filled in by the loader (progs.c) before the load. */
+const volatile __u32 site = 0;
+const volatile __u32 kind = 0;
+const volatile __u32 gate_slot = 0;
+const volatile __u32 dropped_slot = 0;
+const volatile __u32 stack_bytes = 0;   /* a multiple of STACK_PIECE */
+const volatile _Bool gated = 0;
+const volatile _Bool count = 0;
+const volatile _Bool per_thread = 0;
+const volatile _Bool record = 0;
+
+struct thread_key {
+	__u32 site;
+	__u32 tid;
+};
+
+/* The layout of struct vg_probe_record (bpf.h; progs.c checks the size). */
+struct record {
+	__u32 kind;
+	__u32 site;
+	__u64 pid_tgid;
+	__u64 time_ns;
+	__u64 regs[N_REGS];
+	__u32 stack_len;
+	__u32 pad;
+	__u8 stack[];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct thread_key);
+	__type(value, __u64);
+} threads SEC(".maps");
+
+struct ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+};
+
+/* CPU number -> that CPU's ring buffer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct ring);
+} rings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline void add_one(void *map, __u32 slot)
+{
+	__u64 *v = bpf_map_lookup_elem(map, &slot);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+static __always_inline _Bool gate_open(void)
+{
+	__u32 slot = gate_slot;
+	__u64 *v = bpf_map_lookup_elem(&counts, &slot);
+
+	return v && *v;
+}
+
+/* threads[{site, tid}] += 1; a new pair starts at 1. */
+static __always_inline void count_thread(void)
+{
+	struct thread_key key = { .site = site, .tid = (__u32)bpf_get_current_pid_tgid() };
+	__u64 one = 1, *v = bpf_map_lookup_elem(&threads, &key);
+
+	if (!v) {
+		long r = bpf_map_update_elem(&threads, &key, &one, BPF_NOEXIST);
+
+		if (r == 0)
+			return;
+		/* EEXIST: a recycled tid or a second program on the pair
+		 * inserted it first; anything else (E2BIG, ENOMEM): full. */
+		if (r == -KERNEL_EEXIST)
+			v = bpf_map_lookup_elem(&threads, &key);
+		if (!v) {
+			add_one(&counts, dropped_slot);
+			return;
+		}
+	}
+	__sync_fetch_and_add(v, 1);
+}
+
+/* How many whole pieces of user stack at sp can be read, up to
+ * stack_bytes: the last byte of each piece, since the one before it was
+ * readable.  On every path the verifier walks, the answer is a constant,
+ * so the reservation below has a constant size, as it must; reserving
+ * stack_bytes always would fill the ring with unused bytes when the top
+ * of the stack is near. */
+static __always_inline __u32 readable_pieces(__u64 sp)
+{
+	__u32 n = 0;
+	char byte;
+
+#pragma unroll
+	for (__u32 k = 0; k < MAX_STACK_BYTES / STACK_PIECE; k++) {
+		if (k >= stack_bytes / STACK_PIECE)
+			break;
+		if (bpf_probe_read_user(&byte, 1, (const void *)(sp + (k + 1) * STACK_PIECE - 1)))
+			break;
+		n = k + 1;
+	}
+	return n;
+}
+
+static __always_inline void write_record(struct pt_regs *ctx)
+{
+	const __u64 *regs = (const __u64 *)ctx;
+	__u32 cpu = bpf_get_smp_processor_id(), pieces = 0, len = 0;
+	__u64 sp = regs[REG_SP], size, avail, wake, flags;
+	struct record *r;
+	void *ring;
+
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring) {
+		add_one(&lost, 0);
+		return;
+	}
+	if (stack_bytes)
+		pieces = readable_pieces(sp);
+	size = sizeof(struct record) + pieces * STACK_PIECE;
+	r = bpf_ringbuf_reserve(ring, size, 0);
+	if (!r) {
+		add_one(&lost, 0);
+		return;
+	}
+	r->kind = kind;
+	r->site = site;
+	r->pid_tgid = bpf_get_current_pid_tgid();
+	r->time_ns = bpf_ktime_get_ns();
+#pragma unroll
+	for (int i = 0; i < N_REGS; i++)
+		r->regs[i] = regs[i];
+	/* Not unrolled (pieces is not a compile-time constant): the
+	 * verifier walks the bounded loop. */
+	for (__u32 k = 0; k < MAX_STACK_BYTES / STACK_PIECE; k++) {
+		if (k >= pieces)
+			break;
+		/* Stop at the first piece that cannot be read after all
+		 * (unmapped meanwhile): stack_len says how much is there. */
+		if (bpf_probe_read_user(r->stack + k * STACK_PIECE, STACK_PIECE,
+					(const void *)(sp + k * STACK_PIECE)))
+			break;
+		len = (k + 1) * STACK_PIECE;
+	}
+	r->stack_len = len;
+	r->pad = 0;
+	/* Wake the reader once a quarter of the ring is used (the record
+	 * that crosses it), not per record: a wakeup per call would cost a
+	 * wakeup per call. */
+	avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+	wake = bpf_ringbuf_query(ring, BPF_RB_RING_SIZE) / 4;
+	flags = avail >= wake && avail < wake + size + 8 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	bpf_ringbuf_submit(r, flags);
+}
+
+SEC("uprobe")
+int vg_probe(struct pt_regs *ctx)
+{
+	if (gated && !gate_open())
+		return 0;
+	if (count) {
+		add_one(&counts, site);
+		if (per_thread)
+			count_thread();
+	}
+	if (record)
+		write_record(ctx);
+	return 0;
+}
