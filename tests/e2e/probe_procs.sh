@@ -33,6 +33,8 @@ wait_truth "$T/fork.truth" ready
 
 probe_bg exec wait "$T/exec.truth" "$pid_exec" probe "$pid_exec" procs_work --json
 assert_rc 4 "vigil probe across an exec()"
+# vigil stops at the exec; the new program writes the truth when it is done.
+wait_truth "$T/exec.truth" done
 check "$T/exec.truth" "$T/exec.out" '
 obs = d["observation"]
 eq(w + ": stop_reason", "target_exec", obs.get("stop_reason"))
@@ -65,6 +67,7 @@ export VIGIL_PROBE_NO_EXEC_GATE=1
 probe_bg nogate wait "$T/nogate.truth" "$pid_nogate" probe "$pid_nogate" procs_work --json
 unset VIGIL_PROBE_NO_EXEC_GATE
 assert_rc 4 "vigil probe across an exec() without the exec gate"
+wait_truth "$T/nogate.truth" done
 check "$T/nogate.truth" "$T/nogate.out" '
 obs = d["observation"]
 eq(w + ": stop_reason", "target_exec", obs.get("stop_reason"))
