@@ -12,7 +12,7 @@
 #include <asm/perf_regs.h>
 
 #include "perf/event.h"
-#include "sym/cfa.h"
+#include "unwind/unwind.h"
 #include "watch/watch.h"
 
 /* 1 MiB per CPU: at the ~450,000 trapped writes/s a process can make, a
@@ -36,11 +36,6 @@ struct slot_map {
 	enum role role;
 };
 
-struct cfi_cache {
-	const struct vg_image *image;
-	struct vg_cfi *cfi;            /* NULL: none */
-};
-
 struct vg_watch_session {
 	struct vg_target *t;
 	struct vg_symbolizer *sym;
@@ -59,8 +54,10 @@ struct vg_watch_session {
 	uint64_t accepted_total;
 	enum vg_stop stop;
 
-	struct cfi_cache *cfis;
-	size_t n_cfis, cap_cfis;
+	/* A kernel write's call site: created on first use, following
+	 * the symbolizer's image set. */
+	struct vg_unwinder *unwinder;
+	const struct vg_images *unwinder_images;
 
 	char *reasons[MAX_REASONS + 1];
 	size_t n_reasons;

@@ -653,13 +653,11 @@ struct vg_watch_session *vg_watch_free(struct vg_watch_session *s)
 		log_free(&s->w[i].log);
 		log_free(&s->w[i].leaf);
 	}
-	for (size_t i = 0; i < s->n_cfis; i++)
-		vg_cfi_free(s->cfis[i].cfi);
+	vg_unwinder_free(s->unwinder);
 	for (size_t i = 0; i < s->n_reasons; i++)
 		free(s->reasons[i]);
 	for (size_t i = 0; i < s->n_paths; i++)
 		free(s->paths[i]);
-	free(s->cfis);
 	free(s->threads);
 	free(s->map);
 	free(s->w);

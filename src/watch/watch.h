@@ -18,7 +18,8 @@
  * kernel's at a kernel trap, where allowed).  A site is one writer; it
  * counts writes (executions: the iterations of one rep, the per-byte
  * traps of one kernel copy count once) and traps.  A kernel write's call
- * site comes from one CFI step out of the libc wrapper (sym/cfa.h).
+ * site is frame 1 of the unwinder (unwind/unwind.h): one CFI step out of
+ * the libc wrapper.
  *
  * Test emulation: where the kernel accepts breakpoints but the machine never
  * delivers them (a VM without debug registers), the option emulate_traps
