@@ -19,6 +19,7 @@
  * sample is ~100 bytes, so the ring holds ~20 ms of work. */
 #define RING_PAGES 256
 #define STACK_DUMP 512                  /* bytes of user stack per sample: one CFI step */
+#define STACK_DUMP_STACKS 8192          /* --stacks: what a whole unwind needs (as profile) */
 #define MAX_CALLCHAIN 64                /* frames kept per sample (--stacks) */
 #define PARK_ADDR 0x1000ull             /* an unbound leaf breakpoint waits here: never mapped */
 #define MAX_REASONS 12
@@ -54,8 +55,8 @@ struct vg_watch_session {
 	uint64_t accepted_total;
 	enum vg_stop stop;
 
-	/* A kernel write's call site: created on first use, following
-	 * the symbolizer's image set. */
+	/* A kernel write's call site and --stacks: created on first use,
+	 * following the symbolizer's image set. */
 	struct vg_unwinder *unwinder;
 	const struct vg_images *unwinder_images;
 

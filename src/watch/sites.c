@@ -242,6 +242,27 @@ static struct vg_watch_sample *last_sample_of(struct vg_watch_log *log, pid_t ti
 	return NULL;
 }
 
+/* --stacks: the write's user stack, by CFI over the sampled registers
+ * and stack copy, innermost first (the IP, then return addresses).  A
+ * kernel write is unwound from where its system call was made. */
+static void unwind_sample(struct vg_watch_session *s, struct vg_watch_sample *ws,
+			  const struct vg_perf_sample *smp)
+{
+	struct vg_unwinder *u = unwinder_of(s);
+	uint64_t ips[MAX_CALLCHAIN];
+	size_t n = 0;
+	enum vg_unwind_stop why;
+
+	if (!u || !(smp->regs.mask & 1ull << PERF_REG_X86_IP))
+		return;
+	vg_unwind_dwarf(u, &smp->regs, smp->stack, smp->stack_size, ips, NULL, MAX_CALLCHAIN,
+			&n, &why);
+	if (!n || !(ws->callchain = malloc(n * sizeof(uint64_t))))
+		return;
+	memcpy(ws->callchain, ips, n * sizeof(uint64_t));
+	ws->n_callchain = n;
+}
+
 void watch_record(struct vg_watch_session *s, struct vg_watch_log *log,
 		   const struct vg_perf_sample *smp, uint64_t watch_addr, unsigned len,
 		   unsigned generation)
@@ -298,15 +319,7 @@ void watch_record(struct vg_watch_session *s, struct vg_watch_log *log,
 		.time_ns = smp->time, .tid = (pid_t)smp->tid, .site = index,
 		.generation = generation, .traps = 1, .value = v,
 	};
-	if (s->opt.stacks && smp->nr_callchain) {
-		struct vg_watch_sample *ws = &log->samples[log->n_samples - 1];
-		size_t n = 0;
-
-		ws->callchain = malloc(MAX_CALLCHAIN * sizeof(uint64_t));
-		for (uint64_t i = 0; ws->callchain && i < smp->nr_callchain && n < MAX_CALLCHAIN; i++)
-			if (smp->callchain[i] < (uint64_t)PERF_CONTEXT_MAX)
-				ws->callchain[n++] = smp->callchain[i];
-		ws->n_callchain = n;
-	}
+	if (s->opt.stacks)
+		unwind_sample(s, &log->samples[log->n_samples - 1], smp);
 }
 
