@@ -14,7 +14,7 @@
 #include "cli/cli.h"
 #include "elf/addrspec.h"
 #include "profile/profile.h"
-#include "profile/unwind.h"
+#include "unwind/unwind.h"
 #include "report/profile.h"
 #include "report/stack_format.h"
 #include "sym/symbolizer.h"

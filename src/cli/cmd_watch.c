@@ -60,7 +60,7 @@ const char cmd_watch_usage[] =
 	"                   stay exact past it\n"
 	"  --regs           accepted for compatibility: the registers are always\n"
 	"                   sampled (they verify each writer and give its value)\n"
-	"  --stacks         sample user call stacks (frame pointers) for each hit\n"
+	"  --stacks         each write's user call stack, unwound by CFI\n"
 	"  --bin FILE       take @0xHEX and symbols from FILE (an unstripped copy of\n"
 	"                   the running executable)\n"
 	"  --force-bin      use --bin FILE even when it does not match\n"

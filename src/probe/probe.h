@@ -36,9 +36,9 @@
 #include "probe/bpf.h"
 #include "probe/resolve.h"
 #include "probe/stats.h"
-#include "profile/unwind.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
+#include "unwind/unwind.h"
 #include "util/error.h"
 
 #define VG_PROBE_MAX_LOCATIONS 64

@@ -14,7 +14,7 @@
 
 #include <linux/perf_event.h>
 
-#include "profile/unwind.h"
+#include "unwind/unwind.h"
 #include "util/vec.h"
 #include "sym/kallsyms.h"
 

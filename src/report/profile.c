@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "profile/unwind.h"
+#include "unwind/unwind.h"
 #include "report/json.h"
 
 /* How many stacks ended before their outermost frame, and why, for the

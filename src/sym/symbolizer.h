@@ -2,8 +2,8 @@
  * symbol, inline frames and file:line:column.
  *
  * Threading model: one mutex per symbolizer serializes vg_sym_lookup and
- * the maps refresh it may trigger, so a drain thread (watch, profile) and
- * the main thread may both call it.  A lookup holds the mutex for ~1 us
+ * the maps refresh it may trigger, so two threads may both call it
+ * (watch, profile and probe look up from the one thread that drains).  A lookup holds the mutex for ~1 us
  * once its CU is indexed; the first lookup in an image also finds its debug
  * info (a debuginfod download when DEBUGINFOD_URLS is set) and indexes a
  * CU under the mutex, so a latency-bound caller should warm the images it

@@ -12,13 +12,14 @@
 #include <asm/perf_regs.h>
 
 #include "perf/event.h"
-#include "sym/cfa.h"
+#include "unwind/unwind.h"
 #include "watch/watch.h"
 
 /* 1 MiB per CPU: at the ~450,000 trapped writes/s a process can make, a
  * sample is ~100 bytes, so the ring holds ~20 ms of work. */
 #define RING_PAGES 256
 #define STACK_DUMP 512                  /* bytes of user stack per sample: one CFI step */
+#define STACK_DUMP_STACKS 8192          /* --stacks: what a whole unwind needs (as profile) */
 #define MAX_CALLCHAIN 64                /* frames kept per sample (--stacks) */
 #define PARK_ADDR 0x1000ull             /* an unbound leaf breakpoint waits here: never mapped */
 #define MAX_REASONS 12
@@ -34,11 +35,6 @@ enum role { ROLE_PLAIN, ROLE_ROOT, ROLE_LEAF };
 struct slot_map {
 	size_t watch;
 	enum role role;
-};
-
-struct cfi_cache {
-	const struct vg_image *image;
-	struct vg_cfi *cfi;            /* NULL: none */
 };
 
 struct vg_watch_session {
@@ -59,8 +55,10 @@ struct vg_watch_session {
 	uint64_t accepted_total;
 	enum vg_stop stop;
 
-	struct cfi_cache *cfis;
-	size_t n_cfis, cap_cfis;
+	/* A kernel write's call site and --stacks: created on first use,
+	 * following the symbolizer's image set. */
+	struct vg_unwinder *unwinder;
+	const struct vg_images *unwinder_images;
 
 	char *reasons[MAX_REASONS + 1];
 	size_t n_reasons;

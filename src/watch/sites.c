@@ -51,21 +51,22 @@ static bool read_code_file(struct vg_watch_session *s, uint64_t from, uint64_t t
 	return false;
 }
 
-static struct vg_cfi *cfi_for(struct vg_watch_session *s, const struct vg_image *img)
+/* The session's unwinder, created on first use; it follows the
+ * symbolizer's image set, which a refresh replaces (the image objects
+ * live as long as the symbolizer).  NULL when it cannot be allocated. */
+static struct vg_unwinder *unwinder_of(struct vg_watch_session *s)
 {
-	struct vg_error e = { 0 };
-	struct vg_cfi *cfi = NULL;
-	Elf *elf;
+	const struct vg_images *now = vg_symbolizer_images(s->sym);
 
-	for (size_t i = 0; i < s->n_cfis; i++)
-		if (s->cfis[i].image == img)
-			return s->cfis[i].cfi;
-	elf = vg_image_elf(img);
-	if (elf)
-		vg_cfi_open(elf, &cfi, &e);
-	if (VG_GROW(s->cfis, s->cap_cfis, s->n_cfis + 1) == 0)
-		s->cfis[s->n_cfis++] = (struct cfi_cache){ img, cfi };
-	return cfi;
+	if (!s->unwinder) {
+		if (vg_unwinder_new(s->t->pid, now, &s->unwinder, NULL) < 0)
+			return NULL;
+		s->unwinder_images = now;
+	} else if (now != s->unwinder_images) {
+		vg_unwinder_set_images(s->unwinder, now, NULL);
+		s->unwinder_images = now;
+	}
+	return s->unwinder;
 }
 
 /* ---- what the attributor needs of the target ---- */
@@ -119,13 +120,19 @@ static void locate_kernel_site(struct vg_watch_session *s, const struct vg_perf_
 	site->writer_static_ip = res.image ? res.static_address - 2 : site->user_ip - 2;
 	fill_frames(site, &res);
 	if (res.image && smp->stack_size) {
-		struct vg_cfi *cfi = cfi_for(s, res.image);
-		uint64_t ra, csp;
+		struct vg_unwinder *u = unwinder_of(s);
+		uint64_t ips[2];
+		size_t n = 0;
+		enum vg_unwind_stop why;
 
-		if (cfi && vg_cfi_step(cfi, site->user_ip - res.image->bias, &smp->regs, smp->stack,
-				       smp->stack_size, &ra, &csp, &e) == 0 && ra) {
-			site->call_site_ip = ra;
-			if (vg_sym_lookup(s->sym, ra - 1, &res, &e) == 0)
+		/* Frame 0 is the sampled IP (site->user_ip), frame 1 the
+		 * wrapper's return address. */
+		if (u)
+			vg_unwind_dwarf(u, &smp->regs, smp->stack, smp->stack_size, ips, NULL, 2,
+					&n, &why);
+		if (n == 2 && ips[1]) {
+			site->call_site_ip = ips[1];
+			if (vg_sym_lookup(s->sym, ips[1] - 1, &res, &e) == 0)
 				fill_frames(site, &res);
 		}
 	}
@@ -235,6 +242,27 @@ static struct vg_watch_sample *last_sample_of(struct vg_watch_log *log, pid_t ti
 	return NULL;
 }
 
+/* --stacks: the write's user stack, by CFI over the sampled registers
+ * and stack copy, innermost first (the IP, then return addresses).  A
+ * kernel write is unwound from where its system call was made. */
+static void unwind_sample(struct vg_watch_session *s, struct vg_watch_sample *ws,
+			  const struct vg_perf_sample *smp)
+{
+	struct vg_unwinder *u = unwinder_of(s);
+	uint64_t ips[MAX_CALLCHAIN];
+	size_t n = 0;
+	enum vg_unwind_stop why;
+
+	if (!u || !(smp->regs.mask & 1ull << PERF_REG_X86_IP))
+		return;
+	vg_unwind_dwarf(u, &smp->regs, smp->stack, smp->stack_size, ips, NULL, MAX_CALLCHAIN,
+			&n, &why);
+	if (!n || !(ws->callchain = malloc(n * sizeof(uint64_t))))
+		return;
+	memcpy(ws->callchain, ips, n * sizeof(uint64_t));
+	ws->n_callchain = n;
+}
+
 void watch_record(struct vg_watch_session *s, struct vg_watch_log *log,
 		   const struct vg_perf_sample *smp, uint64_t watch_addr, unsigned len,
 		   unsigned generation)
@@ -291,15 +319,7 @@ void watch_record(struct vg_watch_session *s, struct vg_watch_log *log,
 		.time_ns = smp->time, .tid = (pid_t)smp->tid, .site = index,
 		.generation = generation, .traps = 1, .value = v,
 	};
-	if (s->opt.stacks && smp->nr_callchain) {
-		struct vg_watch_sample *ws = &log->samples[log->n_samples - 1];
-		size_t n = 0;
-
-		ws->callchain = malloc(MAX_CALLCHAIN * sizeof(uint64_t));
-		for (uint64_t i = 0; ws->callchain && i < smp->nr_callchain && n < MAX_CALLCHAIN; i++)
-			if (smp->callchain[i] < (uint64_t)PERF_CONTEXT_MAX)
-				ws->callchain[n++] = smp->callchain[i];
-		ws->n_callchain = n;
-	}
+	if (s->opt.stacks)
+		unwind_sample(s, &log->samples[log->n_samples - 1], smp);
 }
 

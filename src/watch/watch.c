@@ -216,8 +216,11 @@ static void base_attr(const struct vg_watch_session *s, struct perf_event_attr *
 		a->sample_type |= PERF_SAMPLE_REGS_INTR;
 		a->sample_regs_intr = REGS_STRING;
 	}
-	a->sample_stack_user = STACK_DUMP;
-	a->exclude_callchain_user = !s->opt.stacks;
+	/* One CFI step (a kernel write's call site) needs the top of the
+	 * stack; --stacks unwinds it all by CFI (the kernel's user callchain
+	 * follows frame pointers, wrong through Debian's libc). */
+	a->sample_stack_user = s->opt.stacks ? STACK_DUMP_STACKS : STACK_DUMP;
+	a->exclude_callchain_user = 1;
 	a->exclude_kernel = !s->kernel_visible;
 	a->exclude_hv = 1;
 	if (root) {
@@ -653,13 +656,11 @@ struct vg_watch_session *vg_watch_free(struct vg_watch_session *s)
 		log_free(&s->w[i].log);
 		log_free(&s->w[i].leaf);
 	}
-	for (size_t i = 0; i < s->n_cfis; i++)
-		vg_cfi_free(s->cfis[i].cfi);
+	vg_unwinder_free(s->unwinder);
 	for (size_t i = 0; i < s->n_reasons; i++)
 		free(s->reasons[i]);
 	for (size_t i = 0; i < s->n_paths; i++)
 		free(s->paths[i]);
-	free(s->cfis);
 	free(s->threads);
 	free(s->map);
 	free(s->w);

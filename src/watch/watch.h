@@ -18,7 +18,9 @@
  * kernel's at a kernel trap, where allowed).  A site is one writer; it
  * counts writes (executions: the iterations of one rep, the per-byte
  * traps of one kernel copy count once) and traps.  A kernel write's call
- * site comes from one CFI step out of the libc wrapper (sym/cfa.h).
+ * site is frame 1 of the unwinder (unwind/unwind.h): one CFI step out of
+ * the libc wrapper.  With stacks, each write's user stack is unwound by
+ * CFI from the sampled registers and an 8 KiB stack copy.
  *
  * Test emulation: where the kernel accepts breakpoints but the machine never
  * delivers them (a VM without debug registers), the option emulate_traps
@@ -131,7 +133,8 @@ struct vg_watch_sample {
 	unsigned generation;       /* dependent watches */
 	uint64_t traps;            /* breakpoint hits of this write */
 	struct vg_watch_value value;
-	uint64_t *callchain;       /* --stacks: user+kernel IPs (owned), n_callchain */
+	uint64_t *callchain;       /* --stacks: user IPs by CFI, innermost first
+	                            * (the IP, then return addresses); owned */
 	size_t n_callchain;
 };
 

@@ -10,6 +10,10 @@
  *   allkinds R  R times each: the 18 instruction kinds of storekinds.c
  *               (vgk_*), libc memcpy and memset, read(2) and the vDSO's
  *               clock_gettime, all into g_area.cell (g_area+56)
+ *   libcstack R R times: main -> vgw_libc_outer -> vgw_libc_inner -> libc's
+ *               memset of 64 bytes over g_buf (libc keeps no frame
+ *               pointers: a frame-pointer walk from inside memset loses
+ *               vgw_libc_inner, a CFI walk does not)
  *   follow M N  N leaf writes through g_ptr (gen 0), then M times: re-point
  *               g_ptr to the next object, sleep 100 ms, N leaf writes
  *
@@ -166,6 +170,13 @@ static const struct { const char *name; const char *label; int line; } allkinds[
 	{ "rep_movsq", vgk_after_rep_movsq, LINE_K_REP_MOVSQ },
 	{ "rep_stosb", vgk_after_rep_stosb, LINE_K_REP_STOSB },
 };
+
+/* libcstack: two frames of ours above libc's memset, each a call (the
+ * empty asm after it: no tail jump), so each is on the stack. */
+__attribute__((noipa)) void vgw_libc_inner(void);
+__attribute__((noipa)) void vgw_libc_outer(void);
+__attribute__((noipa)) void vgw_libc_inner(void) { g_memset(g_buf, 0x5a, 64); __asm__ volatile("" ::: "memory"); }
+__attribute__((noipa)) void vgw_libc_outer(void) { vgw_libc_inner(); __asm__ volatile("" ::: "memory"); }
 
 static const char *truth_path, *mode;
 static long arg1, arg2;
@@ -382,6 +393,13 @@ int main(int argc, char **argv)
 				die("pipe");
 			vgk_clock();
 		}
+		write_truth("done");
+		truth_wait_forever();
+	} else if (!strcmp(mode, "libcstack")) {
+		write_truth("ready");
+		wait_go();
+		for (long r = 0; r < arg1; r++)
+			vgw_libc_outer();
 		write_truth("done");
 		truth_wait_forever();
 	} else if (!strcmp(mode, "follow")) {

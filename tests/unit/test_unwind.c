@@ -45,9 +45,9 @@
 
 #include "perf/records.h"
 #include "perf/ring.h"
-#include "profile/unwind.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
+#include "unwind/unwind.h"
 #include "testutil.h"
 
 #define PERF_BP 6

@@ -1,28 +1,30 @@
-/* unwind.h - user stacks of a sampled process, by CFI or by frame pointers.
+/* unwind.h - the unwinder: frames of a stopped-in-time user stack from
+ * its registers (perf indices, struct vg_regs) and a copy of the top of
+ * the stack starting at SP, by CFI or by frame pointers.  One unwinder for
+ * every command: profile's samples, probe --stacks records, watch's traps
+ * (a kernel write's call site is frame 1; --stacks the whole stack) and
+ * the coming `stack`.
  *
- * A sample gives the user registers (perf indices, struct vg_regs) and a
- * copy of the top of the user stack starting at the sampled SP
- * (PERF_SAMPLE_STACK_USER).  vg_unwind_dwarf walks it with the images' CFI
- * (.eh_frame, else the file's own .debug_frame), recovering the caller's
+ * vg_unwind_dwarf walks the copy with the images' CFI (unwind/cfi.h:
+ * .eh_frame, else the file's own .debug_frame), recovering the caller's
  * rsp, rbp, rbx and r12-r15 at each step, so it goes through code built
  * without frame pointers (Debian's libc), PLT stubs and signal frames
- * (their rules are DWARF expressions, evaluated here; the caller of a
- * signal frame is looked up at its exact IP, not at IP - 1).  vg_unwind_fp follows the rbp
- * chain inside the same copy, which is what --unwind fp and the kernel
- * callchain do, and is wrong through such code.
+ * (their rules are DWARF expressions; the caller of a signal frame is
+ * looked up at its exact IP, not at IP - 1).  vg_unwind_fp follows the
+ * rbp chain inside the same copy, which is what --unwind fp and the
+ * kernel callchain do, and is wrong through such code.
  *
  * Only the stack copy is read: no byte of the target is touched, and a
  * rule whose slot lies beyond the copy ends the walk (VG_UNWIND_STACK_END).
  *
  * Cost: each image's CFI is opened on the first IP that falls in it, and
- * each CFI row, once decoded, is kept compiled (CFA rule and the rules of
- * the 17 general registers) in one 2-way set-associative cache keyed by
- * (image, static IP), so a warm unwind does no allocation and no CFI
- * parsing.
+ * each CFI row, once compiled, is kept in one 2-way set-associative cache
+ * keyed by (image, static IP), so a warm unwind does no allocation and no
+ * CFI parsing.
  *
- * Not thread-safe: one unwinder per drain thread. */
-#ifndef VG_UNWIND_H
-#define VG_UNWIND_H
+ * Not thread-safe: one unwinder per thread that unwinds. */
+#ifndef VG_UNWIND_UNWIND_H
+#define VG_UNWIND_UNWIND_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,29 +32,9 @@
 #include <sys/types.h>
 
 #include "elf/image.h"
+#include "unwind/cfi.h"
 #include "unwind/regs.h"
 #include "util/error.h"
-
-enum vg_unwind_stop {
-	VG_UNWIND_OUTERMOST = 0,  /* "outermost": return address undefined
-	                           * (_start, clone) or 0, or rbp 0 (fp) */
-	VG_UNWIND_STACK_END,      /* "stack_end": a saved slot or frame lies
-	                           * beyond the stack copy */
-	VG_UNWIND_NO_CFI,         /* "no_cfi": no CFI row covers the IP, or the
-	                           * image has no .eh_frame/.debug_frame */
-	VG_UNWIND_UNSUPPORTED,    /* "unsupported_rule": the CFA or return
-	                           * address rule is an expression using an
-	                           * operation outside the supported set
-	                           * (branches, pieces, non-general registers) */
-	VG_UNWIND_NO_IMAGE,       /* "no_image": IP in no ELF image (JIT code,
-	                           * a stale image set; the vDSO is an image) */
-	VG_UNWIND_NO_REGISTER,    /* "missing_register": a rule needs a
-	                           * register not sampled or not recovered */
-	VG_UNWIND_BAD_FRAME,      /* "bad_frame": the stack pointer (or rbp)
-	                           * did not move up the stack: corrupt or
-	                           * looping chain */
-	VG_UNWIND_MAX_FRAMES,     /* "max_frames": the ips array is full */
-};
 
 struct vg_unwinder;
 

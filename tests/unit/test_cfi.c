@@ -1,10 +1,13 @@
-/* test_cfa.c - one CFI step on this test's own frames.  A noinline function
- * records its rsp, rbp and an IP inside its body in one asm block (so the
- * three belong to the same CFI row), copies the top of its stack, and
- * records __builtin_return_address(0): the step from that IP, with the
- * test executable's .eh_frame, must give exactly that address.  Once
- * without a frame pointer (CFA = rsp + n) and once with (CFA = rbp + 16),
- * told apart by leaving rbp out of the sampled registers. */
+/* test_cfi.c - one CFI step of the one evaluator (unwind/cfi.h) on this
+ * test's own frames.  A noinline function records its rsp, rbp and an IP
+ * inside its body in one asm block (so the three belong to the same CFI
+ * row), copies the top of its stack, and records
+ * __builtin_return_address(0): the step from that IP, with the test
+ * executable's .eh_frame, must give exactly that address.  Once without a
+ * frame pointer (CFA = rsp + n) and once with (CFA = rbp + 16), told apart
+ * by leaving rbp out of the sampled registers.  The same step through a
+ * compiled row (what the unwinder caches) must give the same caller and
+ * recover the caller's rsp and rbp. */
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -18,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "sym/cfa.h"
+#include "unwind/cfi.h"
 
 #define PERF_BP 6
 #define PERF_SP 7
@@ -233,6 +236,82 @@ static void test_short_stack(void **state)
 				     &ra, &csp, NULL), -ERANGE);
 }
 
+/* The row API the unwinder caches: compiled once, applied to a frame,
+ * the same answer as vg_cfi_step, with rsp = CFA and rbp recovered (the
+ * frame-pointer function saved it, the other left it unchanged). */
+static void test_row_step(void **state)
+{
+	struct fixture *f = *state;
+	static struct capture c[2];   /* not on the stack they copy */
+	const bool fp[2] = { false, true };
+
+	outer_nofp(&c[0]);
+	outer_fp(&c[1]);
+	for (int k = 0; k < 2; k++) {
+		struct vg_regs regs = regs_of(&c[k], true);
+		struct vg_cfi_row row = { 0 };
+		struct vg_cfi_frame fr;
+		enum vg_unwind_stop why = VG_UNWIND_MAX_FRAMES;
+		uint64_t ra = 0, csp = 0, saved_bp;
+
+		assert_int_equal(vg_cfi_step(f->cfi, c[k].ip - f->bias, &regs, c[k].stack,
+					     sizeof c[k].stack, &ra, &csp, NULL), 0);
+		vg_cfi_row_find(f->cfi, c[k].ip - f->bias, &row);
+		assert_true(row.state == VG_ROW_OK || row.state == VG_ROW_CFA_EXPRESSION);
+		vg_cfi_frame_of(&regs, &fr);
+		assert_int_equal(fr.r[VG_DWARF_RA], c[k].ip);
+		assert_int_equal(vg_cfi_row_step(&row, &fr, c[k].stack, sizeof c[k].stack,
+						 c[k].sp, &why), 0);
+		assert_int_equal(fr.r[VG_DWARF_RA], c[k].want_ra);
+		assert_int_equal(fr.r[VG_DWARF_SP], csp);
+		assert_true(fr.known & 1u << VG_DWARF_BP);
+		if (fp[k] && HAVE_FP_CONTROL) {
+			/* push rbp: saved at CFA - 16. */
+			memcpy(&saved_bp, c[k].stack + (csp - 16 - c[k].sp), 8);
+			assert_int_equal(fr.r[VG_DWARF_BP], saved_bp);
+		} else if (!fp[k]) {
+			assert_int_equal(fr.r[VG_DWARF_BP], c[k].bp);
+		}
+		vg_cfi_row_clear(&row);
+		assert_int_equal(row.state, VG_ROW_EMPTY);
+		assert_null(row.exprs);
+	}
+	/* No FDE: a row that says so, and a step that stops on it. */
+	{
+		struct vg_cfi_row row;
+		struct vg_cfi_frame fr;
+		struct vg_regs regs = regs_of(&c[0], true);
+		enum vg_unwind_stop why = VG_UNWIND_OUTERMOST;
+
+		vg_cfi_row_find(f->cfi, 0, &row);
+		assert_int_equal(row.state, VG_ROW_NO_CFI);
+		vg_cfi_frame_of(&regs, &fr);
+		assert_int_equal(vg_cfi_row_step(&row, &fr, c[0].stack, sizeof c[0].stack,
+						 c[0].sp, &why), -1);
+		assert_int_equal(why, VG_UNWIND_NO_CFI);
+		vg_cfi_row_find(NULL, c[0].ip - f->bias, &row);
+		assert_int_equal(row.state, VG_ROW_NO_CFI);
+	}
+}
+
+/* The DWARF <-> perf register map. */
+static void test_register_map(void **state)
+{
+	(void)state;
+	assert_int_equal(vg_perf_of_dwarf[VG_DWARF_SP], PERF_SP);
+	assert_int_equal(vg_perf_of_dwarf[VG_DWARF_BP], PERF_BP);
+	assert_int_equal(vg_perf_of_dwarf[VG_DWARF_RA], PERF_IP);
+	assert_int_equal(vg_perf_of_dwarf[1], 3);     /* rdx */
+	assert_int_equal(vg_perf_of_dwarf[3], 1);     /* rbx */
+	assert_int_equal(vg_perf_of_dwarf[15], 23);   /* r15 */
+	for (int d = 0; d < VG_DWARF_NREGS; d++)
+		assert_int_equal(vg_dwarf_of_perf(vg_perf_of_dwarf[d]), d);
+	assert_int_equal(vg_dwarf_of_perf(9), -1);    /* flags */
+	assert_string_equal(vg_dwarf_reg_name(VG_DWARF_BP), "rbp");
+	assert_string_equal(vg_dwarf_reg_name(VG_DWARF_RA), "rip");
+	assert_string_equal(vg_dwarf_reg_name(99), "?");
+}
+
 /* A file with no CFI at all. */
 static void test_open_without_cfi(void **state)
 {
@@ -256,6 +335,8 @@ int main(void)
 		cmocka_unit_test(test_no_fde),
 		cmocka_unit_test(test_short_stack),
 		cmocka_unit_test(test_open_without_cfi),
+		cmocka_unit_test(test_row_step),
+		cmocka_unit_test(test_register_map),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
