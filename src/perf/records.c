@@ -50,12 +50,12 @@ bool vg_perf_record_identifier(const struct perf_event_header *h, uint64_t *id)
 	return true;
 }
 
-/* One u64 per bit of mask, in bit order (perf_output_sample_regs). */
+/* One u64 per bit of mask, in bit order (perf_output_sample_regs); the
+ * set bits are walked, not all 64 (this runs for every sample). */
 static void take_regs(struct cursor *c, uint64_t mask, struct vg_regs *out)
 {
-	for (unsigned i = 0; i < 64; i++) {
-		if (!(mask & (1ull << i)))
-			continue;
+	for (uint64_t m = mask; m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(m);
 		uint64_t v = take_u64(c);
 
 		if (i < VG_NREGS) {
