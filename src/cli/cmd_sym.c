@@ -7,7 +7,6 @@
  * once and a 100,000-line batch costs a few dozen writes. */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,7 @@
 
 #include "cli/cli.h"
 #include "elf/addrspec.h"
-#include "report/json.h"
+#include "report/sym.h"
 #include "sym/symbolizer.h"
 
 const char cmd_sym_usage[] =
@@ -61,12 +60,10 @@ const char cmd_sym_usage[] =
 	"  perf script -F ip | vigil sym 4242\n"
 	"  vigil sym --bin ./server 0x11c9 --style llvm\n";
 
-enum style { STYLE_VIGIL, STYLE_LLVM };
-
 struct sym_opts {
 	const char *bin_path;
 	unsigned flags;
-	enum style style;
+	enum vg_report_sym_style style;
 };
 
 struct sym_run {
@@ -76,8 +73,7 @@ struct sym_run {
 	cJSON *results;          /* --json */
 	size_t n_bad_input;
 	int failure;             /* exit code of a failure that ends the run */
-	const struct vg_image *noted[64];  /* images whose note was printed */
-	size_t n_noted;
+	struct vg_report_sym_table table;  /* the table view's state */
 };
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv,
@@ -120,9 +116,9 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv,
 			break;
 		case OPT_STYLE:
 			if (strcmp(optarg, "vigil") == 0)
-				o->style = STYLE_VIGIL;
+				o->style = VG_REPORT_SYM_VIGIL;
 			else if (strcmp(optarg, "llvm") == 0)
-				o->style = STYLE_LLVM;
+				o->style = VG_REPORT_SYM_LLVM;
 			else
 				return cli_usage_error(cli, "unknown --style '%s': expected vigil or llvm", optarg);
 			break;
@@ -137,7 +133,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv,
 		p[(*npos)++] = argv[optind];
 	if (!o->bin_path && *npos < 1)
 		return cli_usage_error(cli, "expected PID (or --bin FILE); usage: vigil sym PID [ADDR...]");
-	if (cli->json && o->style == STYLE_LLVM)
+	if (cli->json && o->style == VG_REPORT_SYM_LLVM)
 		return cli_usage_error(cli, "--style llvm cannot be combined with --json");
 	return 0;
 }
@@ -182,213 +178,19 @@ static int resolve(struct sym_run *r, const char *spec, bool from_stdin,
 	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* output                                                               */
-
-static void put_or(const char *s, const char *dflt)
-{
-	if (s)
-		cli_put_text(stdout, s);
-	else
-		fputs(dflt, stdout);
-}
-
-static void print_llvm(const struct vg_sym_result *res)
-{
-	if (res->n_frames == 0) {
-		fputs("??\n", stdout);
-		if (res->file) {
-			cli_put_text(stdout, res->file);
-			printf(":%" PRIu32 ":%" PRIu32 "\n", res->line, res->column);
-		} else
-			fputs("??:0:0\n", stdout);
-	}
-	for (size_t i = 0; i < res->n_frames; i++) {
-		const struct vg_sym_frame *f = &res->frames[i];
-
-		put_or(f->function, "??");
-		putchar('\n');
-		if (f->file) {
-			cli_put_text(stdout, f->file);
-			printf(":%" PRIu32 ":%" PRIu32 "\n", f->line, f->column);
-		} else {
-			fputs("??:0:0\n", stdout);
-		}
-	}
-	putchar('\n');
-}
-
-static void print_location(const char *file, uint32_t line, uint32_t column)
-{
-	if (!file) {
-		fputs("??", stdout);
-		return;
-	}
-	cli_put_text(stdout, file);
-	printf(":%" PRIu32, line);
-	if (column)
-		printf(":%" PRIu32, column);
-}
-
-/* The missing-debug-info note of an image, under its first address only,
- * with the Debian package that would supply the debug info when dpkg
- * knows who ships the image (libc6's is libc6-dbg, the others' the
- * PACKAGE-dbgsym of the debian-debug archive). */
-static void print_image_note(struct sym_run *r, const struct vg_sym_result *res)
-{
-	char pkg[256];
-
-	for (size_t i = 0; i < r->n_noted; i++)
-		if (r->noted[i] == res->image)
-			return;
-	if (r->n_noted < sizeof(r->noted) / sizeof(r->noted[0]))
-		r->noted[r->n_noted++] = res->image;
-	fputs("  # ", stdout);
-	cli_put_text(stdout, res->why);
-	if (res->image && vg_debuginfo_owner_package(res->image->path, pkg, sizeof(pkg))) {
-		fputs("; the Debian package ", stdout);
-		cli_put_text(stdout, pkg);
-		fputs(strcmp(pkg, "libc6") == 0 ? "-dbg" : "-dbgsym (debian-debug archive)", stdout);
-		fputs(" would supply it", stdout);
-	}
-	fputs(" (said once per image)\n", stdout);
-}
-
-static void print_vigil(struct sym_run *r, const char *input, const struct vg_sym_result *res)
-{
-	printf("0x%" PRIx64, res->address);
-	if (res->has_symbol) {
-		fputs("  ", stdout);
-		cli_put_text(stdout, res->symbol);
-		printf("+0x%" PRIx64, res->offset);
-	} else if (res->function_start) {
-		printf("  [function at 0x%" PRIx64 ", no symbol]+0x%" PRIx64,
-		       res->function_start, res->address - res->function_start);
-	} else if (res->nearest_symbol) {
-		fputs("  ?? (padding after ", stdout);
-		cli_put_text(stdout, res->nearest_symbol);
-		printf("+0x%" PRIx64 ")", res->nearest_offset);
-	} else {
-		fputs("  ??", stdout);
-	}
-	if (res->image_path) {
-		fputs("  ", stdout);
-		cli_put_text(stdout, res->image_path);
-		if (res->image)
-			printf(" @0x%" PRIx64, res->static_address);
-	}
-	printf("  [%s]", vg_sym_source_name(res->source));
-	/* Echo a symbolic input (what was asked); a hex one is the address. */
-	if (input && strncmp(input, "0x", 2) != 0 && !is_hex_digits(input)) {
-		fputs("  (", stdout);
-		cli_put_text(stdout, input);
-		putchar(')');
-	}
-	putchar('\n');
-	for (size_t i = 0; i < res->n_frames; i++) {
-		const struct vg_sym_frame *f = &res->frames[i];
-
-		printf("  #%zu ", i);
-		put_or(f->function, "??");
-		if (f->file) {
-			fputs("  ", stdout);
-			print_location(f->file, f->line, f->column);
-		}
-		if (f->inlined)
-			fputs("  (inlined)", stdout);
-		putchar('\n');
-	}
-	if (res->frames_truncated)
-		printf("  # more than %zu frames: the outer ones are not shown\n", res->n_frames);
-	if (res->n_frames == 0 && res->file) {
-		fputs("  line ", stdout);
-		print_location(res->file, res->line, res->column);
-		putchar('\n');
-	}
-	if (res->why && res->why_is_image_note) {
-		print_image_note(r, res);
-	} else if (res->why && !(res->n_frames && res->frames[0].file)) {
-		fputs("  # ", stdout);
-		cli_put_text(stdout, res->why);
-		putchar('\n');
-	}
-}
-
-static void add_text_or_null(cJSON *o, const char *key, const char *s)
-{
-	if (s)
-		vg_json_add_text(o, key, s);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
-static void add_addr_or_null(cJSON *o, const char *key, bool has, uint64_t v)
-{
-	if (has)
-		vg_json_add_addr(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
-static cJSON *json_result(const char *input, const struct vg_sym_result *res,
-			  const char *error)
-{
-	cJSON *o = cJSON_CreateObject(), *frames, *near;
-	bool ok = res != NULL;
-
-	if (!o)
-		return NULL;
-	vg_json_add_text(o, "input", input);
-	add_addr_or_null(o, "address", ok, ok ? res->address : 0);
-	add_text_or_null(o, "image", ok ? res->image_path : NULL);
-	add_addr_or_null(o, "static_address", ok && res->image_path, ok ? res->static_address : 0);
-	ok = ok && res->has_symbol;
-	add_text_or_null(o, "symbol", ok ? res->symbol : NULL);
-	add_text_or_null(o, "symbol_raw", ok ? res->symbol_raw : NULL);
-	add_addr_or_null(o, "symbol_address", ok, ok ? res->symbol_address : 0);
-	add_addr_or_null(o, "symbol_size", ok, ok ? res->symbol_size : 0);
-	add_addr_or_null(o, "offset", ok, ok ? res->offset : 0);
-	cJSON_AddStringToObject(o, "source", res ? vg_sym_source_name(res->source) : "none");
-	frames = cJSON_AddArrayToObject(o, "frames");
-	for (size_t i = 0; res && frames && i < res->n_frames; i++)
-		cJSON_AddItemToArray(frames, vg_json_sym_frame(&res->frames[i]));
-	if (res && res->frames_truncated)
-		cJSON_AddBoolToObject(o, "frames_truncated", true);
-	add_text_or_null(o, "file", res ? res->file : NULL);
-	cJSON_AddNumberToObject(o, "line", res ? res->line : 0);
-	cJSON_AddNumberToObject(o, "column", res ? res->column : 0);
-	if (res && res->nearest_symbol && (near = cJSON_AddObjectToObject(o, "nearest_symbol"))) {
-		vg_json_add_text(near, "name", res->nearest_symbol);
-		vg_json_add_addr(near, "offset", res->nearest_offset);
-	} else {
-		cJSON_AddNullToObject(o, "nearest_symbol");
-	}
-	if (res && !res->has_symbol && res->function_start) {
-		vg_json_add_addr(o, "function_start", res->function_start);
-		vg_json_add_addr(o, "function_end", res->function_end);
-	}
-	add_text_or_null(o, "why", res ? res->why : NULL);
-	add_text_or_null(o, "error", error);
-	return o;
-}
-
 /* An input that is not an address: answered with the error in its place
  * (exit 2 once every line was answered). */
 static int answer_bad(struct sym_run *r, const char *input, const char *msg)
 {
 	r->n_bad_input++;
 	if (r->results) {
-		cJSON *o = json_result(input, NULL, msg);
+		cJSON *o = vg_report_sym_result_json(input, NULL, msg);
 
 		if (!o || !cJSON_AddItemToArray(r->results, o))
 			return cli_out_of_memory(r->cli, "for the JSON results");
-	} else if (r->o.style == STYLE_LLVM) {
-		fputs("??\n??:0:0\n\n", stdout);
 	} else {
-		cli_put_text(stdout, input);
-		fputs("  error: ", stdout);
-		cli_put_text(stdout, msg);
-		putchar('\n');
+		/* A write error shows at the next flush or the end. */
+		(void)vg_report_sym_bad_input(stdout, &r->table, input, msg);
 	}
 	return 0;
 }
@@ -410,14 +212,12 @@ static int answer(struct sym_run *r, const char *input, bool from_stdin)
 	if (vg_sym_lookup(r->s, addr, res, &err) < 0) {
 		rc = cli_fail(r->cli, &err);
 	} else if (r->results) {
-		cJSON *o = json_result(input, res, NULL);
+		cJSON *o = vg_report_sym_result_json(input, res, NULL);
 
 		if (!o || !cJSON_AddItemToArray(r->results, o))
 			rc = cli_out_of_memory(r->cli, "for the JSON results");
-	} else if (r->o.style == STYLE_LLVM) {
-		print_llvm(res);
 	} else {
-		print_vigil(r, input, res);
+		(void)vg_report_sym_answer(stdout, &r->table, input, res);
 	}
 	free(res);
 	return rc;
@@ -515,37 +315,13 @@ static int answer_stdin(struct sym_run *r)
 	return rc;
 }
 
-static cJSON *json_binary(const struct vg_symbolizer *s)
-{
-	const struct vg_image *img = vg_symbolizer_images(s)->images[0];
-	cJSON *o = cJSON_CreateObject();
-	char hex[160];
-
-	if (!o)
-		return NULL;
-	vg_json_add_text(o, "path", img->open_path ? img->open_path : img->path);
-	if (img->build_id_len)
-		cJSON_AddStringToObject(o, "build_id", vg_image_build_id_hex(img, hex, sizeof(hex)));
-	else
-		cJSON_AddNullToObject(o, "build_id");
-	return o;
-}
-
 static int print_document(struct sym_run *r)
 {
-	cJSON *doc = vg_json_report_new("symbolize", r->cli->target);
-	cJSON *w;
+	struct vg_error err = { 0 };
+	cJSON *doc = vg_report_sym_json(r->s, r->cli->target, r->o.bin_path != NULL, r->results, &err);
 
-	if (!doc)
-		return cli_out_of_memory(r->cli, "for the JSON report");
-	if (r->o.bin_path)
-		cJSON_AddItemToObject(doc, "binary", json_binary(r->s));
-	w = cJSON_AddArrayToObject(doc, "warnings");
-	for (const char *const *p = vg_symbolizer_warnings(r->s); w && *p; p++)
-		cJSON_AddItemToArray(w, vg_json_text(*p));
-	cJSON_AddItemToObject(doc, "results", r->results);
 	r->results = NULL;
-	return cli_print_json(doc);
+	return doc ? cli_print_json(doc) : cli_fail(r->cli, &err);
 }
 
 static void print_warnings(struct sym_run *r)
@@ -591,6 +367,7 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 			goto out;
 		}
 	}
+	r.table.style = r.o.style;
 	rc = check_args(&r, addrs, n);
 	if (rc)
 		goto out;

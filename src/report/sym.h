@@ -1,0 +1,59 @@
+/* sym.h - the report of `vigil sym`: one answer per address, as a table
+ * (vigil's style or llvm-symbolizer's) written as each answer is known,
+ * or one JSON document (docs/json-schema/symbolize.json) of results[] in
+ * input order.
+ *
+ * The answers are written one at a time because sym is a pipeline filter:
+ * a coprocess waits for each.  The CLI flushes; these only write. */
+#ifndef VG_REPORT_SYM_H
+#define VG_REPORT_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "elf/image.h"
+#include "sym/symbolizer.h"
+#include "target/target.h"
+#include "util/error.h"
+
+enum vg_report_sym_style {
+	VG_REPORT_SYM_VIGIL,   /* one line per address, one per frame */
+	VG_REPORT_SYM_LLVM,    /* exactly llvm-symbolizer --inlining's output */
+};
+
+/* The table across answers: its style, and the images whose
+ * missing-debug-info note was written (said once per image, under the
+ * first address only).  Zero it, then set style. */
+struct vg_report_sym_table {
+	enum vg_report_sym_style style;
+	const struct vg_image *noted[64];
+	size_t n_noted;
+};
+
+/* One answer.  input: what was asked; a symbolic one (not hex) is echoed
+ * after the answer in vigil's style.  0, or -EIO when out has a write
+ * error. */
+int vg_report_sym_answer(FILE *out, struct vg_report_sym_table *tb, const char *input,
+			 const struct vg_sym_result *res);
+
+/* An input that is not an address, answered in its place with msg. */
+int vg_report_sym_bad_input(FILE *out, const struct vg_report_sym_table *tb, const char *input,
+			    const char *msg);
+
+/* One element of results[]: the answer to input, or (res NULL) the error
+ * that input was answered with.  NULL only on allocation failure. */
+cJSON *vg_report_sym_result_json(const char *input, const struct vg_sym_result *res,
+				 const char *error);
+
+/* The document: the common header (t NULL offline), binary {path,
+ * build_id} when s was opened on a file (binary true), the symbolizer's
+ * warnings and results.  results is taken: the document owns it, and it
+ * is freed on failure.  Caller owns the document; NULL with err filled on
+ * allocation failure. */
+cJSON *vg_report_sym_json(const struct vg_symbolizer *s, const struct vg_target *t, bool binary,
+			  cJSON *results, struct vg_error *err);
+
+#endif
