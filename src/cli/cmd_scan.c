@@ -20,8 +20,7 @@
 #include "cli/cli.h"
 #include "elf/addrspec.h"
 #include "elf/image.h"
-#include "report/json.h"
-#include "scan/locate.h"
+#include "report/scan.h"
 #include "scan/pointers.h"
 #include "scan/scan.h"
 #include "scan/scanset.h"
@@ -107,17 +106,6 @@ struct scan_args {
 	double epsilon;
 	uint64_t max_list, depth, max_offset, max_chains;
 	char **argv_copy;           /* parse_args' reordered argv (array only) */
-};
-
-/* What the report shows about the scan itself. */
-struct scan_summary {
-	const char *mode;           /* "first", "narrow", "snapshot_compare" */
-	enum vg_scan_type type;
-	const char *value_text;     /* NULL for a narrowing without operand */
-	const char *op;             /* NULL for a first scan */
-	const char *operand;
-	bool aligned;
-	uint32_t generation;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -454,251 +442,10 @@ static int check_identity(struct vg_cli *cli, const char *file, const struct vg_
 	return 0;
 }
 
-/* "g_root" or "g_root+16". */
-static const char *symbol_text(const char *name, uint64_t off, char *buf, size_t size)
-{
-	if (off)
-		snprintf(buf, size, "%s+%" PRIu64, name, off);
-	else
-		snprintf(buf, size, "%s", name);
-	return buf;
-}
-
-/* The value at index i as text: a number, the pattern's text (str), or
- * hex (bytes). */
-static void value_text(const struct vg_match_set *set, const struct vg_scan_value *pattern,
-		       size_t i, char *buf, size_t size)
-{
-	const uint8_t *v = set->value + i * set->value_size;
-
-	if (!vg_scan_type_is_pattern(set->type)) {
-		vg_scan_format_number(set->type, v, buf, size);
-		return;
-	}
-	{
-		size_t len = pattern ? vg_match_set_len(set, pattern, i) : set->value_size;
-		size_t o = 0;
-
-		if (set->type == VG_SCAN_STR && set->variant && set->variant[i] == 0 && len < size) {
-			memcpy(buf, v, len);
-			buf[len] = '\0';
-			return;
-		}
-		if (set->type == VG_SCAN_STR && set->variant && set->variant[i] == 1) {
-			/* UTF-16LE of text that was given as UTF-8: ASCII is
-			 * common and shown as is, anything else as hex. */
-			bool ascii = true;
-
-			for (size_t k = 0; k + 1 < len && ascii; k += 2)
-				ascii = v[k] >= 0x20 && v[k] < 0x7f && v[k + 1] == 0;
-			if (ascii && len / 2 < size) {
-				for (size_t k = 0; k + 1 < len; k += 2)
-					buf[o++] = (char)v[k];
-				buf[o] = '\0';
-				return;
-			}
-		}
-		for (size_t k = 0; k < len && o + 3 < size; k++)
-			o += (size_t)snprintf(buf + o, size - o, "%02x", v[k]);
-		buf[o] = '\0';
-	}
-}
-
-static const char *encoding_of(const struct vg_match_set *set, size_t i)
-{
-	if (set->type == VG_SCAN_STR && set->variant)
-		return set->variant[i] ? "utf-16le" : "utf-8";
-	return NULL;
-}
-
-static size_t watch_len(const struct vg_match_set *set, uint64_t addr)
-{
-	size_t w = vg_scan_type_width(set->type);
-
-	return (w == 1 || w == 2 || w == 4 || w == 8) && addr % w == 0 ? w : 1;
-}
-
-static cJSON *match_json(const struct vg_match_set *set, const struct vg_scan_value *pattern,
-			 size_t i, const struct vg_maps *maps, const struct vg_images *imgs)
-{
-	cJSON *m = cJSON_CreateObject();
-	struct vg_location loc;
-	char text[1024];
-
-	if (!m)
-		return NULL;
-	vg_locate(maps, imgs, set->addr[i], &loc);
-	vg_json_add_addr(m, "address", set->addr[i]);
-	if (loc.region) {
-		cJSON_AddItemToObject(m, "region", vg_json_region(loc.region));
-		cJSON_AddStringToObject(m, "perms", loc.region->perms);
-	} else {
-		cJSON_AddNullToObject(m, "region");
-		cJSON_AddNullToObject(m, "perms");
-	}
-	if (loc.image) {
-		vg_json_add_text(m, "image", loc.image->path);
-		vg_json_add_addr(m, "static_offset", loc.static_offset);
-	} else {
-		cJSON_AddNullToObject(m, "image");
-		cJSON_AddNullToObject(m, "static_offset");
-	}
-	if (loc.symbol) {
-		vg_json_add_text(m, "symbol", symbol_text(loc.symbol, loc.symbol_offset, text, sizeof(text)));
-	} else {
-		cJSON_AddNullToObject(m, "symbol");
-	}
-	value_text(set, pattern, i, text, sizeof(text));
-	vg_json_add_text(m, "value", text);
-	if (encoding_of(set, i))
-		cJSON_AddStringToObject(m, "encoding", encoding_of(set, i));
-	vg_json_add_text(m, "watch", loc.watch_spec);
-	return m;
-}
-
-static void summary_json(cJSON *doc, const struct scan_args *a, const struct scan_summary *sm)
-{
-	cJSON *s = cJSON_AddObjectToObject(doc, "scan");
-
-	cJSON_AddStringToObject(s, "mode", sm->mode);
-	cJSON_AddStringToObject(s, "type", vg_scan_type_name(sm->type));
-	if (sm->value_text)
-		vg_json_add_text(s, "value", sm->value_text);
-	else
-		cJSON_AddNullToObject(s, "value");
-	if (sm->op)
-		cJSON_AddStringToObject(s, "op", sm->op);
-	else
-		cJSON_AddNullToObject(s, "op");
-	if (sm->operand)
-		vg_json_add_text(s, "operand", sm->operand);
-	cJSON_AddBoolToObject(s, "aligned", sm->aligned);
-	if (a->mode == MODE_NARROW)
-		cJSON_AddNullToObject(s, "regions");
-	else
-		vg_json_add_text(s, "regions", a->regions);
-	if (a->from)
-		vg_json_add_text(s, "from", a->from);
-	else
-		cJSON_AddNullToObject(s, "from");
-	if (a->save)
-		vg_json_add_text(s, "saved_to", a->save);
-	else
-		cJSON_AddNullToObject(s, "saved_to");
-	cJSON_AddNumberToObject(s, "generation", sm->generation);
-}
-
-static int print_matches_json(struct vg_cli *cli, const struct scan_args *a,
-			      const struct scan_summary *sm, const struct vg_match_set *set,
-			      const struct vg_scan_value *pattern, const struct vg_scan_stats *st,
-			      const struct vg_maps *maps, const struct vg_images *imgs)
-{
-	cJSON *doc = vg_json_report_new("live_scan", cli->target);
-	cJSON *arr;
-	size_t listed = set->n < a->max_list ? set->n : (size_t)a->max_list;
-
-	if (!doc)
-		return cli_out_of_memory(cli, "building the JSON report");
-	summary_json(doc, a, sm);
-	cJSON_AddNumberToObject(doc, "matches_total", (double)set->n);
-	cJSON_AddNumberToObject(doc, "matches_listed", (double)listed);
-	cJSON_AddNumberToObject(doc, "bytes_scanned", (double)st->bytes_scanned);
-	cJSON_AddNumberToObject(doc, "regions_scanned", (double)st->regions_scanned);
-	cJSON_AddNumberToObject(doc, "regions_skipped", (double)st->regions_skipped);
-	cJSON_AddNumberToObject(doc, "bytes_skipped", (double)st->bytes_skipped);
-	cJSON_AddNumberToObject(doc, "regions_too_large", (double)st->regions_too_large);
-	cJSON_AddNumberToObject(doc, "matches_unreadable", (double)st->matches_unreadable);
-	cJSON_AddBoolToObject(doc, "interrupted", st->interrupted);
-	cJSON_AddNumberToObject(doc, "seconds", st->seconds);
-	cJSON_AddNumberToObject(doc, "gb_per_s", rate_gbps(st->bytes_scanned, st->seconds));
-	arr = cJSON_AddArrayToObject(doc, "matches");
-	for (size_t i = 0; arr && i < listed; i++)
-		cJSON_AddItemToArray(arr, match_json(set, pattern, i, maps, imgs));
-	return cli_print_json(doc);
-}
-
-static void print_matches_table(struct vg_cli *cli, const struct scan_args *a,
-				const struct scan_summary *sm, const struct vg_match_set *set,
-				const struct vg_scan_value *pattern, const struct vg_scan_stats *st,
-				const struct vg_maps *maps, const struct vg_images *imgs)
-{
-	size_t listed = set->n < a->max_list ? set->n : (size_t)a->max_list;
-	struct vg_location loc;
-	char text[1024];
-
-	printf("# pid %d: %s %s", (int)cli->target->pid, sm->mode, vg_scan_type_name(sm->type));
-	if (sm->op)
-		printf(" --%s%s%s", sm->op, sm->operand ? " " : "", sm->operand ? sm->operand : "");
-	else if (sm->value_text) {
-		fputc(' ', stdout);
-		cli_put_text(stdout, sm->value_text);
-	}
-	if (strcmp(sm->mode, "narrow") == 0)
-		/* Only the saved addresses were read: regions and rates
-		 * would describe nothing. */
-		printf(": the saved addresses re-read in %.3f s", st->seconds);
-	else
-		printf("%s: %" PRIu64 " regions, %.1f MiB in %.3f s (%.2f GB/s)", sm->aligned ? " (aligned)" : "",
-		       st->regions_scanned, (double)st->bytes_scanned / 1048576.0, st->seconds,
-		       rate_gbps(st->bytes_scanned, st->seconds));
-	if (st->regions_skipped > st->regions_too_large || st->bytes_skipped)
-		printf(", %" PRIu64 " regions and %" PRIu64 " bytes unreadable (skipped)",
-		       st->regions_skipped - st->regions_too_large, st->bytes_skipped);
-	if (st->regions_too_large)
-		printf(", %" PRIu64 " region%s over 64 GiB not read (a sanitizer's shadow?)",
-		       st->regions_too_large, st->regions_too_large == 1 ? "" : "s");
-	if (st->matches_unreadable)
-		printf(", %" PRIu64 " matches no longer readable (dropped)", st->matches_unreadable);
-	printf("\n%zu match%s%s\n", set->n, set->n == 1 ? "" : "es",
-	       st->interrupted ? " (interrupted: the scan is incomplete)" : "");
-	if (listed)
-		printf("%-18s  %-20s  %-4s  %-36s  %s\n", "ADDRESS", "VALUE", "PERM", "WHERE", "SYMBOL");
-	for (size_t i = 0; i < listed; i++) {
-		vg_locate(maps, imgs, set->addr[i], &loc);
-		value_text(set, pattern, i, text, sizeof(text));
-		printf("0x%016" PRIx64 "  ", set->addr[i]);
-		cli_put_text(stdout, text);
-		printf("%*s  %-4s  ", (int)(strlen(text) < 20 ? 20 - strlen(text) : 0), "",
-		       loc.region ? loc.region->perms : "----");
-		if (loc.image) {
-			const char *base = strrchr(loc.image->path, '/');
-
-			snprintf(text, sizeof(text), "%s+0x%" PRIx64, base ? base + 1 : loc.image->path,
-				 loc.static_offset);
-		} else if (loc.region) {
-			snprintf(text, sizeof(text), "%s",
-				 loc.region->path[0] ? loc.region->path : vg_region_kind_name(loc.region->kind));
-		} else {
-			snprintf(text, sizeof(text), "(unmapped now)");
-		}
-		cli_put_text(stdout, text);
-		printf("%*s  ", (int)(strlen(text) < 36 ? 36 - strlen(text) : 0), "");
-		if (loc.symbol) {
-			cli_put_text(stdout, loc.symbol);
-			if (loc.symbol_offset)
-				printf("+%" PRIu64, loc.symbol_offset);
-		} else {
-			fputc('-', stdout);
-		}
-		fputc('\n', stdout);
-	}
-	if (listed < set->n)
-		printf("... %zu more (--max-list N lists more; --save FILE keeps them all)\n", set->n - listed);
-	if (set->n == 1) {
-		vg_locate(maps, imgs, set->addr[0], &loc);
-		printf("watch it: vigil watch %d ", (int)cli->target->pid);
-		cli_put_text(stdout, loc.watch_spec);
-		printf(" --len %zu\n", watch_len(set, set->addr[0]));
-	}
-	if (a->save && !st->interrupted)
-		printf("# saved to %s\n", a->save);
-	cli_print_target_notes(cli->target);
-}
-
 /* Save (unless interrupted), then report.  A partial result is shown but
  * never saved: a later narrowing would take it for the whole truth. */
 static int finish_matches(struct vg_cli *cli, const struct scan_args *a,
-			  const struct scan_summary *sm, const struct vg_match_set *set,
+			  struct vg_report_scan_meta *sm, const struct vg_match_set *set,
 			  const struct vg_scan_value *pattern, const struct vg_scan_stats *st,
 			  const struct vg_maps *maps, struct vg_mem *mem)
 {
@@ -724,10 +471,22 @@ static int finish_matches(struct vg_cli *cli, const struct scan_args *a,
 	r = cli_load_images(cli, NULL, false, maps, mem, &imgs, NULL, NULL);
 	if (r)
 		return r;
-	if (cli->json)
-		r = print_matches_json(cli, a, sm, set, pattern, st, maps, imgs);
-	else
-		print_matches_table(cli, a, sm, set, pattern, st, maps, imgs);
+	/* A narrowing re-reads the saved addresses only: no regions. */
+	sm->regions = a->mode == MODE_NARROW ? NULL : a->regions;
+	sm->from = a->from;
+	sm->saved_to = a->save;
+	sm->max_list = (size_t)a->max_list;
+	if (cli->json) {
+		cJSON *doc = vg_report_scan_matches_json(cli->target, sm, set, pattern, st, maps, imgs,
+							 &err);
+
+		r = doc ? cli_print_json(doc) : cli_fail(cli, &err);
+	} else {
+		/* A write error is cli_finish_output's to report. */
+		(void)vg_report_scan_matches_table(stdout, cli->target, sm, set, pattern, st, maps,
+						   imgs);
+		cli_print_target_notes(cli->target);
+	}
 	vg_images_free(imgs);
 	if (r == 0 && st->interrupted) {
 		if (!cli->json)
@@ -746,7 +505,8 @@ static int run_first(struct vg_cli *cli, const struct scan_args *a, const struct
 	struct vg_match_set set = { 0 };
 	struct vg_scan_stats st = { 0 };
 	struct vg_scan_opts o = { 0 };
-	struct scan_summary sm = { "first", v->type, a->value, NULL, NULL, a->aligned, 0 };
+	struct vg_report_scan_meta sm = { .mode = "first", .type = v->type, .value_text = a->value,
+					  .aligned = a->aligned };
 	int r;
 
 	o.value = v;
@@ -780,7 +540,7 @@ static int run_narrow_set(struct vg_cli *cli, const struct scan_args *a, const s
 	struct vg_scan_stats st = { 0 };
 	struct vg_scan_value pattern = { 0 };
 	struct vg_narrow n;
-	struct scan_summary sm = { "narrow", 0, NULL, NULL, NULL, false, 0 };
+	struct vg_report_scan_meta sm = { .mode = "narrow" };
 	enum vg_scan_type t;
 	int r;
 
@@ -841,7 +601,8 @@ static int run_narrow_snapshot(struct vg_cli *cli, const struct scan_args *a,
 	struct vg_match_set set = { 0 };
 	struct vg_scan_stats st = { 0 };
 	struct vg_narrow n;
-	struct scan_summary sm = { "snapshot_compare", 0, NULL, NULL, NULL, a->aligned, 1 };
+	struct vg_report_scan_meta sm = { .mode = "snapshot_compare", .aligned = a->aligned,
+					  .generation = 1 };
 	enum vg_scan_type t;
 	int r;
 
@@ -904,33 +665,11 @@ static int run_snapshot(struct vg_cli *cli, const struct scan_args *a, const str
 		return cli_fail(cli, &err);
 	}
 	if (cli->json) {
-		cJSON *doc = vg_json_report_new("live_scan", cli->target);
-		cJSON *s;
+		cJSON *doc = vg_report_scan_snapshot_json(cli->target, a->regions, a->snapshot, &st, &err);
 
-		if (!doc)
-			return cli_out_of_memory(cli, "building the JSON report");
-		s = cJSON_AddObjectToObject(doc, "scan");
-		cJSON_AddStringToObject(s, "mode", "snapshot");
-		vg_json_add_text(s, "regions", a->regions);
-		vg_json_add_text(s, "saved_to", a->snapshot);
-		cJSON_AddNumberToObject(doc, "regions_captured", (double)st.regions);
-		cJSON_AddNumberToObject(doc, "bytes", (double)st.bytes);
-		cJSON_AddNumberToObject(doc, "bytes_compressed", (double)st.bytes_compressed);
-		cJSON_AddNumberToObject(doc, "regions_skipped", (double)st.regions_skipped);
-		cJSON_AddNumberToObject(doc, "bytes_skipped", (double)st.bytes_skipped);
-		cJSON_AddBoolToObject(doc, "interrupted", st.interrupted);
-		cJSON_AddNumberToObject(doc, "seconds", st.seconds);
-		cJSON_AddNumberToObject(doc, "gb_per_s", rate_gbps(st.bytes, st.seconds));
-		r = cli_print_json(doc);
+		r = doc ? cli_print_json(doc) : cli_fail(cli, &err);
 	} else {
-		printf("# pid %d: snapshot of %" PRIu64 " regions, %.1f MiB in %.3f s (%.2f GB/s), %.1f MiB on disk",
-		       (int)cli->target->pid, st.regions, (double)st.bytes / 1048576.0, st.seconds,
-		       rate_gbps(st.bytes, st.seconds), (double)st.bytes_compressed / 1048576.0);
-		if (st.regions_skipped || st.bytes_skipped)
-			printf(", %" PRIu64 " regions and %" PRIu64 " bytes unreadable (skipped)",
-			       st.regions_skipped, st.bytes_skipped);
-		printf("\n# saved to %s; next: vigil scan %d --from %s --type TYPE --changed\n",
-		       a->snapshot, (int)cli->target->pid, a->snapshot);
+		(void)vg_report_scan_snapshot_table(stdout, cli->target, a->snapshot, &st);
 		cli_print_target_notes(cli->target);
 	}
 	if (r == 0 && st.interrupted) {
@@ -942,47 +681,6 @@ static int run_snapshot(struct vg_cli *cli, const struct scan_args *a, const str
 	return r;
 }
 
-/* The --follow form of a chain, when one exists: watch --follow takes one
- * dereference, so a depth-1 chain from a named slot is exact; a deeper one
- * is given from its last slot's current address (valid until a pointer
- * above it changes). */
-static bool follow_spec(const struct vg_ptr_chain *c, uint64_t last_slot, char *buf, size_t size)
-{
-	if (c->depth == 1) {
-		char sym[600];
-
-		if (c->base_symbol && c->image && c->image->is_main)
-			snprintf(buf, size, "%s+%" PRIu64,
-				 symbol_text(c->base_symbol, c->base_symbol_offset, sym, sizeof(sym)),
-				 c->offsets[0]);
-		else if (c->image && c->image->is_main)
-			snprintf(buf, size, "@0x%" PRIx64 "+%" PRIu64, c->base_static, c->offsets[0]);
-		else
-			snprintf(buf, size, "0x%" PRIx64 "+%" PRIu64, c->base_address, c->offsets[0]);
-		return true;
-	}
-	snprintf(buf, size, "0x%" PRIx64 "+%" PRIu64, last_slot, c->offsets[c->depth - 1]);
-	return false;
-}
-
-/* Current address of the slot holding the last pointer of a chain:
- * *(...*(base)+off0...)+off[depth-2]. */
-static int chain_last_slot(struct vg_mem *mem, const struct vg_ptr_chain *c, uint64_t *slot)
-{
-	uint64_t at = c->base_address;
-
-	for (unsigned i = 0; i + 1 < c->depth; i++) {
-		uint64_t p;
-		struct vg_mem_result res;
-
-		if (vg_mem_read(mem, at, &p, sizeof(p), &res, NULL) < 0)
-			return -EFAULT;
-		at = p + c->offsets[i];
-	}
-	*slot = at;
-	return 0;
-}
-
 static int run_pointers(struct vg_cli *cli, const struct scan_args *a, const struct vg_maps *maps,
 			struct vg_mem *mem)
 {
@@ -991,9 +689,11 @@ static int run_pointers(struct vg_cli *cli, const struct scan_args *a, const str
 	struct vg_ptr_chain *chains = NULL;
 	struct vg_ptr_stats st = { 0 };
 	struct vg_ptr_opts o = { 0 };
+	struct vg_report_scan_ptr_meta m = {
+		.target_input = a->pointers_to, .opts = &o, .max_list = (size_t)a->max_list,
+	};
 	struct vg_addr addr;
-	size_t n = 0, listed;
-	char expr[1024], follow[1024], base[512];
+	size_t n = 0;
 	int r;
 
 	r = cli_load_images(cli, NULL, false, maps, mem, &imgs, NULL, NULL);
@@ -1025,103 +725,12 @@ static int run_pointers(struct vg_cli *cli, const struct scan_args *a, const str
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	listed = n < a->max_list ? n : (size_t)a->max_list;
 	if (cli->json) {
-		cJSON *doc = vg_json_report_new("live_scan", cli->target);
-		cJSON *s, *arr;
+		cJSON *doc = vg_report_scan_pointers_json(cli->target, &m, chains, n, &st, mem, &err);
 
-		if (!doc) {
-			r = cli_out_of_memory(cli, "building the JSON report");
-			goto out;
-		}
-		s = cJSON_AddObjectToObject(doc, "scan");
-		cJSON_AddStringToObject(s, "mode", "pointers");
-		vg_json_add_addr(s, "target", o.target);
-		vg_json_add_text(s, "target_input", a->pointers_to);
-		cJSON_AddNumberToObject(s, "depth", o.depth);
-		cJSON_AddNumberToObject(s, "max_offset", (double)o.max_offset);
-		cJSON_AddNumberToObject(doc, "bytes_scanned", (double)st.bytes_scanned);
-		cJSON_AddNumberToObject(doc, "pointers", (double)st.pointers);
-		cJSON_AddNumberToObject(doc, "regions_skipped", (double)st.regions_skipped);
-		cJSON_AddNumberToObject(doc, "chains_total", (double)st.chains_found);
-		if (st.any_complete)
-			cJSON_AddNumberToObject(doc, "max_offset_complete", (double)st.max_offset_complete);
-		else
-			cJSON_AddNullToObject(doc, "max_offset_complete");
-		cJSON_AddNumberToObject(doc, "chains_listed", (double)listed);
-		cJSON_AddBoolToObject(doc, "truncated", st.truncated);
-		cJSON_AddBoolToObject(doc, "frontier_capped", st.frontier_capped);
-		cJSON_AddNumberToObject(doc, "regions_too_large", (double)st.regions_too_large);
-		cJSON_AddBoolToObject(doc, "interrupted", st.interrupted);
-		cJSON_AddNumberToObject(doc, "seconds", st.seconds);
-		arr = cJSON_AddArrayToObject(doc, "chains");
-		for (size_t i = 0; arr && i < listed; i++) {
-			const struct vg_ptr_chain *c = &chains[i];
-			cJSON *j = cJSON_CreateObject(), *offs;
-			uint64_t slot = 0;
-			bool exact;
-
-			vg_json_add_text(j, "base", vg_ptr_chain_base(c, base, sizeof(base)));
-			vg_json_add_addr(j, "base_address", c->base_address);
-			if (c->base_symbol) {
-				char sym[600];
-
-				vg_json_add_text(j, "base_symbol", symbol_text(c->base_symbol,
-					c->base_symbol_offset, sym, sizeof(sym)));
-			} else {
-				cJSON_AddNullToObject(j, "base_symbol");
-			}
-			offs = cJSON_AddArrayToObject(j, "offsets");
-			for (unsigned k = 0; k < c->depth; k++)
-				cJSON_AddItemToArray(offs, cJSON_CreateNumber((double)c->offsets[k]));
-			vg_json_add_text(j, "expression", vg_ptr_chain_expression(c, expr, sizeof(expr)));
-			cJSON_AddNumberToObject(j, "depth", c->depth);
-			if (chain_last_slot(mem, c, &slot) == 0) {
-				exact = follow_spec(c, slot, follow, sizeof(follow));
-				vg_json_add_text(j, "watch_follow", follow);
-				cJSON_AddBoolToObject(j, "watch_follow_survives_rebinding", exact);
-			} else {
-				cJSON_AddNullToObject(j, "watch_follow");
-			}
-			cJSON_AddItemToArray(arr, j);
-		}
-		r = cli_print_json(doc);
+		r = doc ? cli_print_json(doc) : cli_fail(cli, &err);
 	} else {
-		printf("# pid %d: pointer chains to 0x%" PRIx64 " (depth <= %u, offsets <= %" PRIu64 "): %" PRIu64 " pointers in %.1f MiB, %.3f s\n",
-		       (int)cli->target->pid, o.target, o.depth, o.max_offset, st.pointers,
-		       (double)st.bytes_scanned / 1048576.0, st.seconds);
-		printf("%" PRIu64 " chain%s%s%s%s\n", st.chains_found, st.chains_found == 1 ? "" : "s",
-		       st.truncated ? " (stopped at --max-chains)" : "",
-		       st.frontier_capped ? " (a lower bound: a level had too many candidates and was cut)" : "",
-		       st.interrupted ? " (interrupted: the search is incomplete)" : "");
-		if (st.regions_too_large)
-			printf("# %" PRIu64 " sparse regions too large to search were skipped\n",
-			       st.regions_too_large);
-		if (!st.any_complete)
-			printf("# no search was complete, not even with offsets <= %" PRIu64 ": give a smaller --depth or --max-offset\n",
-			       o.max_offset < VG_PTR_FIRST_LIMIT ? o.max_offset : (uint64_t)VG_PTR_FIRST_LIMIT);
-		else if (st.max_offset_complete < o.max_offset)
-			printf("# complete for offsets <= %" PRIu64 "; the search with larger ones was cut: chains needing them may be missing\n",
-			       st.max_offset_complete);
-		for (size_t i = 0; i < listed; i++) {
-			uint64_t slot;
-
-			printf("  depth %u  ", chains[i].depth);
-			cli_put_text(stdout, vg_ptr_chain_expression(&chains[i], expr, sizeof(expr)));
-			printf("   base ");
-			cli_put_text(stdout, vg_ptr_chain_base(&chains[i], base, sizeof(base)));
-			if (chain_last_slot(mem, &chains[i], &slot) == 0) {
-				bool exact = follow_spec(&chains[i], slot, follow, sizeof(follow));
-
-				printf("   watch: --follow ");
-				cli_put_text(stdout, follow);
-				if (!exact)
-					fputs(" (as of now)", stdout);
-			}
-			fputc('\n', stdout);
-		}
-		if (listed < n)
-			printf("... %zu more (--max-list N)\n", n - listed);
+		(void)vg_report_scan_pointers_table(stdout, cli->target, &m, chains, n, &st, mem);
 		cli_print_target_notes(cli->target);
 	}
 	if (r == 0 && st.interrupted)
