@@ -166,7 +166,9 @@ size_t vg_perf_set_drain(struct vg_perf_set *s, const struct vg_perf_consumer *c
  * when a thread moved between CPUs.  Records newer than until (taken
  * before the call: a CPU drained early may still get older ones than a
  * CPU drained late) wait for the next call; UINT64_MAX hands out all.
- * Costs a copy of every record. */
+ * Costs a copy of every record, except when one ring alone has records
+ * and none wait from an earlier call (one busy thread): handed out in
+ * place. */
 size_t vg_perf_set_drain_ordered(struct vg_perf_set *s, const struct vg_perf_consumer *c,
 				 uint64_t until);
 
