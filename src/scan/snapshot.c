@@ -36,6 +36,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "util/binfile.h"
+
 static const char SNAP_MAGIC[8] = { 'V', 'I', 'G', 'I', 'L', 'S', 'N', 'P' };
 /* Version 2: the file's checksum is CRC-32C (version 1: zlib's CRC-32),
  * otherwise the same; both are read. */
