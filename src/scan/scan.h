@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "scan/matchset.h"
 #include "scan/value.h"
 #include "target/maps.h"
 #include "util/error.h"
@@ -25,31 +26,6 @@
  * regions_too_large: no program keeps values in that much rw memory, and
  * reading a sanitizer's multi-TiB shadow would take hours. */
 #define VG_SCAN_MAX_REGION (64ull << 30)
-
-/* Matches, ascending by address, with the value each had when last read.
- * At most one match per address: where both encodings of a str match at
- * one address (a one-character ASCII string), the UTF-8 one is kept. */
-struct vg_match_set {
-	enum vg_scan_type type;
-	/* Bytes stored per match: the type width, or for str/bytes the longest
-	 * pattern's length (a shorter match is zero-padded; len[] says). */
-	size_t value_size;
-	uint64_t *addr;
-	uint8_t *value;          /* n * value_size */
-	uint8_t *variant;        /* str/bytes: index of the pattern matched
-				    (0 utf-8, 1 utf-16le); NULL for numbers */
-	size_t n, cap;
-};
-void vg_match_set_init(struct vg_match_set *s, enum vg_scan_type t,
-		       size_t value_size);
-void vg_match_set_clear(struct vg_match_set *s);
-/* Append (addresses must be appended in ascending order). 0 or -ENOMEM. */
-int vg_match_set_push(struct vg_match_set *s, uint64_t addr,
-		      const void *value, uint8_t variant);
-/* Bytes of the value actually matched at index i (the pattern length for
- * str/bytes, else value_size). */
-size_t vg_match_set_len(const struct vg_match_set *s,
-			const struct vg_scan_value *v, size_t i);
 
 struct vg_scan_stats {
 	uint64_t bytes_total;        /* of the selected regions at the start */
