@@ -34,6 +34,7 @@
 
 #include "perf/observe.h"
 #include "probe/bpf.h"
+#include "probe/params.h"
 #include "probe/resolve.h"
 #include "probe/stats.h"
 #include "sym/symbolizer.h"

@@ -31,6 +31,7 @@
 #include <elfutils/libdw.h>
 
 #include "elf/image.h"
+#include "probe/params.h"
 #include "probe/resolve.h"
 #include "sym/symbolizer.h"
 

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "probe/resolve.h"
+#include "probe/params.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
 #include "testutil.h"
