@@ -1,0 +1,133 @@
+/* symbolizer_priv.h - the symbolizer's private state, shared by
+ * symbolizer.c (opening, debug info per image, names, refresh) and
+ * lookup.c (one address to image, symbol, frames, line).  Not part of the
+ * library's interface: symbolizer.h is.  Every function here expects
+ * s->lock held. */
+#ifndef VG_SYM_SYMBOLIZER_PRIV_H
+#define VG_SYM_SYMBOLIZER_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "sym/kallsyms.h"
+#include "sym/symbolizer.h"
+#include "target/maps.h"
+#include "target/mem.h"
+#include "target/procmap.h"
+
+#define MAX_WARNINGS 32
+
+/* What vigil knows about one image beyond the ELF: found on first use. */
+struct image_state {
+	struct vg_image *img;
+	bool looked;               /* debug info searched */
+	struct vg_debuginfo *dbg;
+	struct vg_dwindex *ix;
+	char *why_no_dwarf;        /* one sentence, when dbg has no DWARF */
+	uint64_t checked_ns;       /* last time the mapping was confirmed */
+	bool corrupt_warned;
+	/* VG_SYM_PREFETCH: the debug file opened again for the prefetch
+	 * thread's own libdw handle; freed after the index. */
+	struct second_handle *pf;
+	bool pf_tried;
+};
+
+/* What the prefetch thread opens for itself (filled in by that thread,
+ * read after it is joined). */
+struct second_handle {
+	char *path;
+	uint64_t dev, inode;
+	uint8_t build_id[64];
+	size_t build_id_len;
+	struct vg_image *img;
+	Dwarf *dwarf;
+};
+
+/* Demangled names by the address of the mangled string: those strings live
+ * in ELF or DWARF sections that stay mapped while the symbolizer lives. */
+struct name_cache {
+	const char **keys;
+	const char **values;       /* == key when the name is not mangled */
+	size_t n, cap;             /* cap: power of two */
+	char **owned;
+	size_t n_owned, cap_owned;
+};
+
+/* "[function at 0xSTART, no symbol]" by START (a target address): the
+ * frames of a stripped function share one string, as a symbol's do. */
+struct unnamed_cache {
+	uint64_t *keys;            /* 0: empty */
+	char **values;
+	size_t n, cap;             /* cap: power of two */
+};
+
+struct vg_symbolizer {
+	pthread_mutex_t lock;
+	unsigned flags;
+	struct vg_target *target;  /* NULL: offline */
+	char target_root[64];
+	struct vg_maps *maps;
+	struct vg_procmap pm;      /* fd -1: no PROCMAP_QUERY, re-read maps */
+	struct vg_mem *mem;
+	struct vg_images *images;  /* current */
+	struct image_state *states;/* by pointer, for current images */
+	size_t n_states, cap_states;
+	/* Images (and their states) dropped by refreshes: kept for the
+	 * strings earlier answers borrowed. */
+	struct image_state *retired;
+	size_t n_retired, cap_retired;
+	uint64_t last_refresh_ns;
+	size_t last_hit;
+
+	struct vg_kallsyms *ksyms;
+	bool ksyms_loaded;
+	bool ksyms_warned;
+
+	struct name_cache names;
+	struct unnamed_cache unnamed;
+	char *warnings[MAX_WARNINGS + 1];
+	size_t n_warnings;
+};
+
+static inline uint64_t sym_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Adds a warning (at most MAX_WARNINGS, no duplicates). */
+void sym_warn(struct vg_symbolizer *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* raw as a person reads it: demangled (unless --no-demangle) and, for an
+ * ELF symbol (versioned true), without its version suffix.  Borrowed
+ * until s is freed. */
+const char *sym_display_name(struct vg_symbolizer *s, const char *raw,
+			     bool versioned);
+
+/* "[function at 0xSTART, no symbol]", one string per START; NULL when
+ * out of memory. */
+const char *sym_unnamed_name(struct unnamed_cache *c, uint64_t start);
+
+/* The state of a current image of s, or NULL. */
+struct image_state *sym_state_of(struct vg_symbolizer *s,
+				 const struct vg_image *img);
+
+/* Finds and indexes st's debug info once.  0 or -errno. */
+int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
+		     struct vg_error *err);
+
+/* Starts indexing the rest of st's DWARF on another thread when a batch
+ * of lookups needs it (VG_SYM_PREFETCH). */
+void sym_maybe_prefetch(struct vg_symbolizer *s, struct image_state *st);
+
+/* Re-reads the maps and images, keeping the state of unchanged images.
+ * 0 or -errno. */
+int sym_refresh_locked(struct vg_symbolizer *s, struct vg_error *err);
+
+#endif
