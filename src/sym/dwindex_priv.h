@@ -1,0 +1,104 @@
+/* dwindex_priv.h - one CU's tables, private to the DWARF index: built by
+ * dwscope.c (scopes and segments) and dwindex.c (line rows, lookups).  Not
+ * part of the library's interface: dwindex.h is. */
+#ifndef VG_SYM_DWINDEX_PRIV_H
+#define VG_SYM_DWINDEX_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <elfutils/libdw.h>
+
+#include "sym/dwindex.h"
+
+#define NO_SCOPE UINT32_MAX
+
+/* A CU is indexed once, by whichever thread claims it first: the lookup
+ * that needs it, or the prefetch thread (vg_dwindex_prefetch). */
+enum { CU_IDLE, CU_BUILDING, CU_DONE };
+#define ROW_BLOCK 16
+/* Deeper DIE nesting than this is not real code (hostile or corrupt). */
+#define MAX_DIE_DEPTH 256
+
+struct scope {
+	const char *name;
+	uint64_t entry;
+	uint32_t parent;
+	uint32_t call_file;     /* index into the CU's file table */
+	uint32_t call_line;
+	uint32_t call_column;
+	bool linkage;
+	bool inlined;
+};
+
+struct seg {
+	uint64_t lo;
+	uint32_t scope;         /* NO_SCOPE: a gap inside the CU */
+};
+
+/* The addresses of the rows are a separate array: the binary search then
+ * touches 8 bytes per step, not 24 (it was half of the lookup's time on
+ * libc, all of it cache misses). */
+struct row {
+	const char *file;
+	uint32_t line;
+	uint32_t column : 31;
+	uint32_t end_sequence : 1;
+};
+
+struct cu {
+	Dwarf_Die die;
+	/* Split DWARF (-gsplit-dwarf): die is the split unit of the .dwo or
+	 * .dwp libdw found; skel the skeleton unit in the main file, which
+	 * holds the ranges, DW_AT_comp_dir and the line table. */
+	Dwarf_Die skel;
+	bool split;
+	int state;              /* CU_IDLE, CU_BUILDING, CU_DONE (atomic) */
+	/* Indexing ran out of memory: the tables are empty and every lookup
+	 * in the CU fails with -ENOMEM rather than answer short. */
+	bool failed;
+	struct scope *scopes;
+	size_t n_scopes;
+	struct seg *segs;
+	size_t n_segs;
+	uint64_t *row_addr;
+	/* row_addr of every ROW_BLOCK-th row: a search array 16 times
+	 * smaller, which stays in cache, narrows the range first. */
+	uint64_t *row_block;
+	size_t n_blocks;
+	struct row *rows;
+	size_t n_rows;
+	/* Absolute file names, by file-table index (composed lazily). */
+	const char **files;
+	size_t n_files;
+	Dwarf_Files *dw_files;
+	const char *comp_dir;
+	/* Composed names this CU allocated (freed with the index). */
+	char **owned;
+	size_t n_owned, cap_owned;
+};
+
+/* A name cache by DIE: inlined copies of one function share the abstract
+ * origin, so its names are looked up once.  The key is the DIE's address
+ * in its mapped section, not its offset: with dwz, an origin may sit in
+ * the alternate file, whose offsets overlap the main file's. */
+struct origin_name {
+	uintptr_t off;          /* the DIE's address; 0: empty slot */
+	const char *linkage, *name;
+};
+
+struct names {
+	struct origin_name *slots;
+	size_t n, cap;
+};
+
+/* Fills c's scopes and segments from cudie: the scope tree of subprograms
+ * and inlined subroutines, painted into disjoint segments (dwscope.c).
+ * names caches abstract-origin names for one libdw handle; *corrupt is
+ * set (atomically: lookups read it meanwhile) when libdw refused part of
+ * the DIE tree.  0, or -ENOMEM with c half-built. */
+int dwindex_build_scopes(struct cu *c, struct names *names, Dwarf_Die *cudie,
+			 bool *corrupt);
+
+#endif
