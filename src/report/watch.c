@@ -73,7 +73,8 @@ static cJSON *site_json(const struct vg_watch_site *s)
 	cJSON_AddNumberToObject(o, "line", s->line);
 	cJSON_AddNumberToObject(o, "column", s->column);
 	cJSON_AddItemToObject(o, "inline_frames", frames_json(s));
-	cJSON_AddNumberToObject(o, "hits", (double)s->hits);
+	/* "hits": traps under the name of earlier reports. */
+	cJSON_AddNumberToObject(o, "hits", (double)s->traps);
 	cJSON_AddNumberToObject(o, "writes", (double)s->writes);
 	cJSON_AddNumberToObject(o, "traps", (double)s->traps);
 	cJSON_AddNumberToObject(o, "unverified_traps", (double)s->unverified);
@@ -146,7 +147,7 @@ static void log_json(cJSON *o, const struct vg_watch_log *l, uint64_t start_ns, 
 	for (size_t i = 0; order && i < l->n_sites; i++) {
 		size_t j = i;
 
-		while (j > 0 && l->sites[order[j - 1]].hits < l->sites[i].hits) {
+		while (j > 0 && l->sites[order[j - 1]].traps < l->sites[i].traps) {
 			order[j] = order[j - 1];
 			j--;
 		}

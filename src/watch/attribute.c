@@ -578,16 +578,3 @@ int vg_attribute_trap(struct vg_attributor *a, const struct vg_trap *t,
 	remember(st, t, out, user_hash);
 	return 0;
 }
-
-const char *vg_trap_how_name(enum vg_trap_how h)
-{
-	switch (h) {
-	case VG_TRAP_NONE: return "none";
-	case VG_TRAP_AFTER: return "instruction_before_trap";
-	case VG_TRAP_ITERATION: return "string_iteration_at_trap";
-	case VG_TRAP_CALL: return "call";
-	case VG_TRAP_BACKWARDS: return "backwards_decode";
-	case VG_TRAP_KERNEL: return "kernel";
-	}
-	return "?";
-}

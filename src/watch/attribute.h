@@ -104,6 +104,4 @@ int vg_attribute_trap(struct vg_attributor *a, const struct vg_trap *t,
 		      uint64_t watch_addr, unsigned watch_len,
 		      struct vg_trap_result *out);
 
-const char *vg_trap_how_name(enum vg_trap_how h);
-
 #endif

@@ -289,7 +289,6 @@ void watch_record(struct vg_watch_session *s, struct vg_watch_log *log,
 	site = site_for(s, log, smp, &r, &index);
 	if (!site)
 		return;
-	site->hits++;
 	site->traps++;
 	if (r.confidence != VG_CONF_EXACT && site->writer.kind != VG_WRITER_UNKNOWN) {
 		if (!site->unverified++)

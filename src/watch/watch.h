@@ -110,7 +110,6 @@ struct vg_watch_site {
 	uint64_t user_ip;
 	uint64_t call_site_ip;     /* 0 unknown */
 	const char *kernel_function;
-	uint64_t hits;             /* = traps (the name of earlier reports) */
 	uint64_t writes;           /* executions of the writer (one rep, one system call: 1) */
 	uint64_t traps;            /* breakpoint hits attributed to it */
 	uint64_t unverified;       /* traps whose destination could not be verified */
