@@ -284,11 +284,11 @@ void watch_record(struct vg_watch_session *s, struct vg_watch_log *log,
 
 		log->attr = vg_attributor_new(&env);
 	}
-	if (!log->attr || vg_attribute_trap(log->attr, &t, watch_addr, len, &r) < 0)
+	if (!log->attr || vg_attribute_trap(log->attr, &t, watch_addr, len, &r) < 0 ||
+	    !(site = site_for(s, log, smp, &r, &index))) {
+		log->unattributed++;   /* out of memory: writes are a lower bound */
 		return;
-	site = site_for(s, log, smp, &r, &index);
-	if (!site)
-		return;
+	}
 	site->traps++;
 	if (r.confidence != VG_CONF_EXACT && site->writer.kind != VG_WRITER_UNKNOWN) {
 		if (!site->unverified++)

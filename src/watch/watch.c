@@ -498,6 +498,11 @@ static void note_lower_bounds(struct vg_watch_session *s)
 			   st->throttled);
 	if (st->undecodable)
 		add_reason(s, "%" PRIu64 " records could not be decoded", st->undecodable);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->w[i].log.unattributed + s->w[i].leaf.unattributed)
+			add_reason(s, "watch %zu: %" PRIu64 " traps could not be attributed to a write "
+				   "(out of memory): writes and sites are short", i + 1,
+				   s->w[i].log.unattributed + s->w[i].leaf.unattributed);
 	if (st->exec_ns)
 		add_reason(s, "the process called exec() (new program '%s') %.3f s into the watch: "
 			   "the watch stopped there, writes of the new program are not counted",

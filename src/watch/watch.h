@@ -141,6 +141,7 @@ struct vg_watch_sample {
 struct vg_watch_log {
 	uint64_t accepted_hits;    /* traps after setup ended, until the stop */
 	uint64_t writes;           /* the writes those traps belong to */
+	uint64_t unattributed;     /* traps not attributed (out of memory): writes short */
 	uint64_t setup_hits;       /* during setup (not in accepted_hits) */
 	uint64_t after_stop;       /* past --max-events: seen, not counted */
 	struct vg_watch_site *sites;
