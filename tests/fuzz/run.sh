@@ -29,7 +29,7 @@ for p in probe exec_gate; do
 done
 # The *.bpf.c are eBPF programs (built into the skeletons above), not host code.
 srcs="$(ls src/perf/*.c src/util/*.c src/target/*.c src/kernel/*.c src/elf/*.c src/report/*.c src/sym/*.c \
-	src/watch/*.c src/scan/*.c src/profile/*.c src/probe/*.c src/unwind/*.c 2>/dev/null | grep -v '\.bpf\.c$') \
+	src/watch/*.c src/scan/*.c src/profile/*.c src/probe/*.c src/unwind/*.c src/stack/*.c 2>/dev/null | grep -v '\.bpf\.c$') \
 	$out/gen/report/profile.pb-c.c"
 
 status=0
