@@ -1,8 +1,8 @@
 /* thread_info.c - one thread's facts from /proc/PID/task/TID, no ptrace.
  *
- * Files read: stat (state, CPU time: vg_proc_stat_read, shared with
- * target.c), comm, syscall, status (context switches) and stack.  The
- * syscall file needs the same access as ptrace-read (PTRACE_MODE_ATTACH
+ * Files read, all under /proc/PID/task/TID: stat (state, CPU time:
+ * vg_proc_stat_parse, shared with target.c), comm, syscall, status
+ * (context switches) and stack.  The syscall file needs the same access as ptrace-read (PTRACE_MODE_ATTACH
  * _FSCREDS) and stack needs CAP_SYS_ADMIN too; when one is refused the
  * field says why and the rest is still reported.  The text parsers here
  * take a buffer and a length and never trust either: the content comes
@@ -269,9 +269,16 @@ int vg_thread_info_read(const struct vg_target *t, pid_t tid, bool with_kernel_s
 	memset(out, 0, sizeof(*out));
 	out->tid = tid;
 	out->syscall.nr = -1;
-	rc = vg_proc_stat_read(tid, &st);
+	/* task/TID/stat, not /proc/TID/stat: the latter is the thread-group
+	 * view, whose CPU times are the whole process's. */
+	n = read_task_file(t, tid, "stat", buf, sizeof(buf));
+	if (n < 0)
+		return vg_error_proc(err, (int)-n, tid, "/proc/PID/task/TID/stat");
+	if (n == 0)  /* released between open and read */
+		return vg_error_proc(err, ESRCH, tid, "/proc/PID/task/TID/stat");
+	rc = vg_proc_stat_parse(buf, &st);
 	if (rc < 0)
-		return vg_error_proc(err, -rc, tid, "/proc/TID/stat");
+		return vg_error_set(err, rc, "cannot parse /proc/%d/task/%d/stat", (int)t->pid, (int)tid);
 	out->state = st.state;
 	if (hz <= 0)
 		hz = 100;

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stack/thread_info.h"
@@ -179,6 +180,18 @@ static void test_live(void **state)
 	assert_false(vg_thread_info_moved(&a, &b));
 	b.status.voluntary_ctxt++;
 	assert_true(vg_thread_info_moved(&a, &b));
+
+	/* CPU time is the thread's own, not the process's: this thread
+	 * burns 100 ms, the blocked reader stays near zero. */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	while ((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 100000000L);
+	assert_int_equal(vg_thread_info_read(t, gettid(), false, &self, &err), 0);
+	assert_int_equal(vg_thread_info_read(t, reader_tid, false, &b, &err), 0);
+	assert_true(self.user_ns + self.system_ns >= 50000000ULL);
+	assert_true(b.user_ns + b.system_ns < 50000000ULL);
 
 	/* This thread is on a CPU while it reads itself, inside the read()
 	 * of its own syscall file. */
