@@ -499,6 +499,8 @@ static const struct {
 	{ "nanosleep", fmt_nanosleep }, { "clock_nanosleep", fmt_clock_nanosleep },
 	{ "wait4", fmt_wait4 },         { "waitid", fmt_waitid },
 	{ "pause", fmt_none },          { "sched_yield", fmt_none },
+	/* the registers of a resumed call are not its arguments */
+	{ "restart_syscall", fmt_none },
 	{ "rt_sigsuspend", fmt_sigsuspend },
 	{ "rt_sigtimedwait", fmt_sigtimedwait },
 	{ "io_uring_enter", fmt_io_uring_enter },

@@ -214,6 +214,26 @@ static const struct {
 	{ "sched_yield", VG_WAIT_YIELD, false },
 };
 
+/* A sleep or poll interrupted by a stop (SIGSTOP, a ptrace attach such as
+ * eu-stack's, a handled signal) resumes as restart_syscall, whose
+ * registers are no longer its arguments: the libc frames say what it was. */
+static enum vg_wait_kind restarted_kind(const struct vg_wait_input *in)
+{
+	for (size_t i = 0; in->frames && i < in->n_frames && i < FRAMES_LOOKED_AT; i++) {
+		char base[96];
+
+		if (!in->frames[i])
+			continue;
+		base_name(in->frames[i], base, sizeof base);
+		if (strstr(base, "nanosleep") || strcmp(base, "sleep") == 0 ||
+		    strcmp(base, "usleep") == 0)
+			return VG_WAIT_SLEEP;
+		if (strstr(base, "poll") || strstr(base, "select"))
+			return VG_WAIT_POLL;
+	}
+	return VG_WAIT_SYSCALL;
+}
+
 void vg_wait_classify(const struct vg_wait_input *in, const struct vg_decode_env *env,
 		      struct vg_wait *out)
 {
@@ -241,6 +261,10 @@ void vg_wait_classify(const struct vg_wait_input *in, const struct vg_decode_env
 	name = in->syscall.nr <= 0x7fffffff ? vg_syscall_name((int)in->syscall.nr) : NULL;
 	if (name && strcmp(name, "futex") == 0) {
 		classify_futex(in, env, out);
+		return;
+	}
+	if (name && strcmp(name, "restart_syscall") == 0) {
+		out->kind = restarted_kind(in);
 		return;
 	}
 	out->kind = VG_WAIT_SYSCALL;

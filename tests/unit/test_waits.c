@@ -222,7 +222,21 @@ static void test_syscalls(void **state)
 		{ 257, VG_WAIT_SYSCALL, -1 },  /* openat */
 		{ 9999, VG_WAIT_SYSCALL, -1 }, /* unknown number */
 	};
+	/* A sleep resumed after a stop: the frames say it is a sleep */
+	static const char *const resumed[] = { "clock_nanosleep@GLIBC_2.2.5", "__nanosleep",
+					       "holder_main" };
 	in.syscall.state = VG_SYSCALL_IN;
+	in.syscall.nr = 219;  /* restart_syscall */
+	in.frames = resumed;
+	in.n_frames = 3;
+	vg_wait_classify(&in, &env, &w);
+	assert_int_equal(w.kind, VG_WAIT_SLEEP);
+	assert_string_equal(w.detail, "restart_syscall()");
+	in.n_frames = 0;
+	vg_wait_classify(&in, &env, &w);
+	assert_int_equal(w.kind, VG_WAIT_SYSCALL);
+	in.frames = NULL;
+
 	in.syscall.args[0] = 3;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		in.syscall.nr = cases[i].nr;
