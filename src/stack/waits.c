@@ -46,11 +46,16 @@ const char *vg_wait_kind_name(enum vg_wait_kind kind)
 										 : "unknown";
 }
 
-/* A frame name without leading '_' and without "@..." or ".suffix". */
+/* A frame name without leading '_', glibc's "__GI_" hidden-alias prefix
+ * (__GI___lll_lock_wait, the name DWARF gives), "@..." or ".suffix". */
 static void base_name(const char *frame, char *out, size_t size)
 {
 	size_t n;
 
+	while (*frame == '_')
+		frame++;
+	if (strncmp(frame, "GI_", 3) == 0)
+		frame += 3;
 	while (*frame == '_')
 		frame++;
 	n = strcspn(frame, "@.");

@@ -102,6 +102,12 @@ static void test_mutex(void **state)
 	vg_wait_classify(&in, &env, &w);
 	assert_int_equal(w.kind, VG_WAIT_MUTEX);
 
+	/* The innermost frame alone, under glibc's hidden alias (DWARF's name) */
+	static const char *const gi[] = { "futex_wait", "__GI___lll_lock_wait" };
+	in.frames = gi;
+	vg_wait_classify(&in, &env, &w);
+	assert_int_equal(w.kind, VG_WAIT_MUTEX);
+
 	/* A PI mutex: the futex word is the owner's TID with FUTEX_WAITERS */
 	static const char *const pi[] = { "__pthread_mutex_lock_full", "main" };
 	put32(BASE, FUTEX_WAITERS | 777);
