@@ -344,6 +344,7 @@ int vg_wait_chains(const struct vg_wait *waits, size_t n, struct vg_wait_graph *
 {
 	struct tid_index *map = NULL;
 	size_t *seen_at = NULL;  /* position in the current chain + 1, 0: not in it */
+	size_t *path = NULL;     /* the indexes the current chain went through */
 	int rc = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -351,8 +352,9 @@ int vg_wait_chains(const struct vg_wait *waits, size_t n, struct vg_wait_graph *
 		return 0;
 	map = calloc(n, sizeof *map);
 	seen_at = calloc(n, sizeof *seen_at);
+	path = calloc(n, sizeof *path);
 	out->chains = calloc(n, sizeof *out->chains);
-	if (!map || !seen_at || !out->chains)
+	if (!map || !seen_at || !path || !out->chains)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
 		map[i] = (struct tid_index){ .tid = waits[i].tid, .index = i };
@@ -386,6 +388,7 @@ int vg_wait_chains(const struct vg_wait *waits, size_t n, struct vg_wait_graph *
 					goto fail;
 				break;
 			}
+			path[c->n] = cur;
 			c->links[c->n++] = link_of(w);
 			seen_at[cur] = c->n;
 			next = index_of(map, n, w->owner);
@@ -397,12 +400,13 @@ int vg_wait_chains(const struct vg_wait *waits, size_t n, struct vg_wait_graph *
 			cur = (size_t)next;
 		}
 		for (size_t k = 0; k < c->n; k++)
-			seen_at[index_of(map, n, c->links[k].tid)] = 0;
+			seen_at[path[k]] = 0;
 	}
 	rc = 0;
 fail:
 	free(map);
 	free(seen_at);
+	free(path);
 	if (rc < 0)
 		vg_wait_graph_release(out);
 	return rc;
