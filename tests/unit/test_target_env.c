@@ -5,7 +5,9 @@
  * symbolizer at the syscall's pc, the owner from the mutex read through
  * process_vm_readv: this is what proves the glibc offsets of waits.c on
  * the installed glibc, where test_waits only has a fake memory.  Skipped
- * when libc has no symbol for __lll_lock_wait (no libc6-dbg). */
+ * when libc has no symbol for __lll_lock_wait (no libc6-dbg).  Then
+ * rwlock (read and write waiters), condition variable, semaphore and
+ * join, with the API frame given by hand. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +19,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <unistd.h>
 
 #include "stack/target_env.h"
@@ -29,6 +32,10 @@ pthread_mutex_t g_env_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t g_env_m1 = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t g_env_m2 = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t g_env_orphan = PTHREAD_MUTEX_INITIALIZER;
+pthread_rwlock_t g_env_rw = PTHREAD_RWLOCK_INITIALIZER;
+pthread_mutex_t g_env_cond_mutex = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t g_env_cond = PTHREAD_COND_INITIALIZER;
+sem_t g_env_sem;
 
 static pthread_barrier_t dl_barrier;
 static volatile pid_t waiter_tid, dl_a_tid, dl_b_tid, orphan_waiter_tid, ghost_tid;
@@ -75,6 +82,59 @@ static void *orphan_waiter(void *arg)
 	(void)arg;
 	orphan_waiter_tid = gettid();
 	pthread_mutex_lock(&g_env_orphan);
+	return NULL;
+}
+
+static volatile pid_t reader_tid, writer_tid, cond_tid, sem_tid, sleeper_tid, joiner_tid;
+static pthread_t sleeper_thread;
+
+static void *reader(void *arg)
+{
+	(void)arg;
+	reader_tid = gettid();
+	pthread_rwlock_rdlock(&g_env_rw);
+	return NULL;
+}
+
+static void *writer(void *arg)
+{
+	(void)arg;
+	writer_tid = gettid();
+	pthread_rwlock_wrlock(&g_env_rw);
+	return NULL;
+}
+
+static void *cond_waiter(void *arg)
+{
+	(void)arg;
+	cond_tid = gettid();
+	pthread_mutex_lock(&g_env_cond_mutex);
+	for (;;)
+		pthread_cond_wait(&g_env_cond, &g_env_cond_mutex);
+	return NULL;
+}
+
+static void *sem_waiter(void *arg)
+{
+	(void)arg;
+	sem_tid = gettid();
+	sem_wait(&g_env_sem);
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	sleeper_tid = gettid();
+	pause();
+	return NULL;
+}
+
+static void *joiner(void *arg)
+{
+	(void)arg;
+	joiner_tid = gettid();
+	pthread_join(sleeper_thread, NULL);
 	return NULL;
 }
 
@@ -197,10 +257,96 @@ static void test_live_waits(void **state)
 	/* the blocked threads end with the process */
 }
 
+/* The other glibc objects.  Their futex waits sit below generic helpers
+ * (__futex_abstimed_wait_common64), so the innermost frames do not say
+ * which object it is; the frame an unwinder would give next (the API
+ * function) is appended by hand: what is tested is the layout side, the
+ * object and owner read from real glibc objects. */
+static void test_live_objects(void **state)
+{
+	struct vg_target *t = NULL;
+	struct vg_mem *mem = NULL;
+	struct vg_symbolizer *sym = NULL;
+	struct vg_error err = { 0 };
+	struct vg_target_env te;
+	struct vg_decode_env env;
+	pthread_t th;
+	static const struct {
+		volatile pid_t *tid;
+		const char *api;
+		enum vg_wait_kind kind;
+		const char *object;
+	} cases[] = {
+		{ &reader_tid, "pthread_rwlock_rdlock", VG_WAIT_RWLOCK, "g_env_rw" },
+		{ &writer_tid, "pthread_rwlock_wrlock", VG_WAIT_RWLOCK, "g_env_rw" },
+		{ &cond_tid, "pthread_cond_wait", VG_WAIT_COND, "g_env_cond" },
+		{ &sem_tid, "sem_wait", VG_WAIT_SEMAPHORE, "g_env_sem" },
+		{ &joiner_tid, "pthread_join", VG_WAIT_JOIN, "" },
+	};
+
+	(void)state;
+	assert_int_equal(pthread_rwlock_wrlock(&g_env_rw), 0);
+	assert_int_equal(sem_init(&g_env_sem, 0, 0), 0);
+	assert_int_equal(pthread_create(&sleeper_thread, NULL, sleeper, NULL), 0);
+	while (!sleeper_tid)
+		usleep(1000);
+	assert_int_equal(pthread_create(&th, NULL, reader, NULL), 0);
+	assert_int_equal(pthread_create(&th, NULL, writer, NULL), 0);
+	assert_int_equal(pthread_create(&th, NULL, cond_waiter, NULL), 0);
+	assert_int_equal(pthread_create(&th, NULL, sem_waiter, NULL), 0);
+	assert_int_equal(pthread_create(&th, NULL, joiner, NULL), 0);
+	while (!reader_tid || !writer_tid || !cond_tid || !sem_tid || !joiner_tid)
+		usleep(1000);
+
+	assert_int_equal(vg_target_open(getpid(), &t, &err), 0);
+	assert_int_equal(vg_mem_open(t, NULL, &mem, &err), 0);
+	assert_int_equal(vg_symbolizer_open_target(t, VG_SYM_NO_DEBUGINFOD, &sym, &err), 0);
+	te = (struct vg_target_env){ .mem = mem, .sym = sym };
+	env = vg_target_env_decode(&te);
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *frames[] = { "__futex_abstimed_wait_common64", cases[i].api };
+		struct vg_wait_input in = { .tid = *cases[i].tid, .frames = frames, .n_frames = 2 };
+		struct vg_thread_info ti;
+		struct vg_wait w;
+
+		wait_futex(t, *cases[i].tid);
+		assert_int_equal(vg_thread_info_read(t, *cases[i].tid, false, &ti, &err), 0);
+		in.syscall = ti.syscall;
+		vg_wait_classify(&in, &env, &w);
+		if (w.kind != cases[i].kind || strcmp(w.object_name, cases[i].object) != 0)
+			fail_msg("%s: %s %s, want %s %s (%s)", cases[i].api, vg_wait_kind_name(w.kind),
+				 w.object_name, vg_wait_kind_name(cases[i].kind), cases[i].object,
+				 w.detail);
+		switch (cases[i].kind) {
+		case VG_WAIT_RWLOCK:
+			/* this thread holds it to write: __cur_writer */
+			assert_int_equal(w.object, (uint64_t)(uintptr_t)&g_env_rw);
+			assert_int_equal(w.owner, gettid());
+			assert_true(w.write_locked);
+			break;
+		case VG_WAIT_COND:
+			assert_int_equal(w.object, (uint64_t)(uintptr_t)&g_env_cond);
+			assert_int_equal(w.owner, 0);
+			break;
+		case VG_WAIT_SEMAPHORE:
+			assert_int_equal(w.object, (uint64_t)(uintptr_t)&g_env_sem);
+			assert_int_equal(w.owner, 0);
+			break;
+		default:  /* join: the owner is the joined thread */
+			assert_int_equal(w.owner, sleeper_tid);
+		}
+	}
+	vg_symbolizer_free(sym);
+	vg_mem_free(mem);
+	vg_target_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_live_waits),
+		cmocka_unit_test(test_live_objects),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
