@@ -24,6 +24,8 @@
 
 /* glibc 2.36 x86-64 object layouts */
 #define MUTEX_OWNER_OFF 8        /* pthread_mutex_t.__data.__owner */
+#define RWLOCK_READERS_OFF 0     /* __readers */
+#define RWLOCK_READERS_SHIFT 3   /* PTHREAD_RWLOCK_READER_SHIFT (nptl) */
 #define RWLOCK_WRPHASE_OFF 8     /* __wrphase_futex */
 #define RWLOCK_WRITERS_OFF 12    /* __writers_futex */
 #define RWLOCK_CUR_WRITER_OFF 24 /* __cur_writer */
@@ -167,6 +169,8 @@ static void classify_futex(const struct vg_wait_input *in, const struct vg_decod
 		if (read_u32(env, out->object + RWLOCK_CUR_WRITER_OFF, &v) && v) {
 			out->owner = (pid_t)(v & FUTEX_TID_MASK);
 			out->write_locked = true;
+		} else if (read_u32(env, out->object + RWLOCK_READERS_OFF, &v)) {
+			out->readers = v >> RWLOCK_READERS_SHIFT;
 		}
 		(void)write;
 		break;

@@ -9,7 +9,8 @@
  *   mutex   futex word __lock at +0, owner TID __owner at +8
  *   PI / robust mutex: the futex word itself holds the owner TID
  *   rwlock  readers wait on __wrphase_futex (+8), writers on
- *           __writers_futex (+12) or +8; writer TID __cur_writer at +24
+ *           __writers_futex (+12) or +8; writer TID __cur_writer at +24,
+ *           reader count in __readers (+0) above its 3 flag bits
  *   pthread_join  the futex word is the joined thread's tid field: its
  *           value (the futex's expected value) is the TID waited for
  * A condition variable or semaphore records no owner.  vg_wait_chains then
@@ -69,6 +70,8 @@ struct vg_wait {
 	pid_t owner;              /* the thread holding it (join: the joined
 	                           * thread), 0 when the object records none */
 	bool write_locked;        /* VG_WAIT_RWLOCK: the owner holds it to write */
+	unsigned readers;         /* VG_WAIT_RWLOCK: how many hold it to read
+	                           * (no owner TID is recorded for readers) */
 	char detail[256];         /* the system call as text (syscall_text.h) */
 };
 

@@ -33,6 +33,7 @@ pthread_mutex_t g_env_m1 = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t g_env_m2 = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t g_env_orphan = PTHREAD_MUTEX_INITIALIZER;
 pthread_rwlock_t g_env_rw = PTHREAD_RWLOCK_INITIALIZER;
+pthread_rwlock_t g_env_rw_read = PTHREAD_RWLOCK_INITIALIZER;
 pthread_mutex_t g_env_cond_mutex = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t g_env_cond = PTHREAD_COND_INITIALIZER;
 sem_t g_env_sem;
@@ -85,7 +86,7 @@ static void *orphan_waiter(void *arg)
 	return NULL;
 }
 
-static volatile pid_t reader_tid, writer_tid, cond_tid, sem_tid, sleeper_tid, joiner_tid;
+static volatile pid_t reader_tid, writer_tid, read_held_writer_tid, cond_tid, sem_tid, sleeper_tid, joiner_tid;
 static pthread_t sleeper_thread;
 
 static void *reader(void *arg)
@@ -101,6 +102,15 @@ static void *writer(void *arg)
 	(void)arg;
 	writer_tid = gettid();
 	pthread_rwlock_wrlock(&g_env_rw);
+	return NULL;
+}
+
+/* Wants g_env_rw_read, which this test's thread holds to read. */
+static void *read_held_writer(void *arg)
+{
+	(void)arg;
+	read_held_writer_tid = gettid();
+	pthread_rwlock_wrlock(&g_env_rw_read);
 	return NULL;
 }
 
@@ -279,6 +289,7 @@ static void test_live_objects(void **state)
 	} cases[] = {
 		{ &reader_tid, "pthread_rwlock_rdlock", VG_WAIT_RWLOCK, "g_env_rw" },
 		{ &writer_tid, "pthread_rwlock_wrlock", VG_WAIT_RWLOCK, "g_env_rw" },
+		{ &read_held_writer_tid, "pthread_rwlock_wrlock", VG_WAIT_RWLOCK, "g_env_rw_read" },
 		{ &cond_tid, "pthread_cond_wait", VG_WAIT_COND, "g_env_cond" },
 		{ &sem_tid, "sem_wait", VG_WAIT_SEMAPHORE, "g_env_sem" },
 		{ &joiner_tid, "pthread_join", VG_WAIT_JOIN, "" },
@@ -286,16 +297,18 @@ static void test_live_objects(void **state)
 
 	(void)state;
 	assert_int_equal(pthread_rwlock_wrlock(&g_env_rw), 0);
+	assert_int_equal(pthread_rwlock_rdlock(&g_env_rw_read), 0);
 	assert_int_equal(sem_init(&g_env_sem, 0, 0), 0);
 	assert_int_equal(pthread_create(&sleeper_thread, NULL, sleeper, NULL), 0);
 	while (!sleeper_tid)
 		usleep(1000);
 	assert_int_equal(pthread_create(&th, NULL, reader, NULL), 0);
 	assert_int_equal(pthread_create(&th, NULL, writer, NULL), 0);
+	assert_int_equal(pthread_create(&th, NULL, read_held_writer, NULL), 0);
 	assert_int_equal(pthread_create(&th, NULL, cond_waiter, NULL), 0);
 	assert_int_equal(pthread_create(&th, NULL, sem_waiter, NULL), 0);
 	assert_int_equal(pthread_create(&th, NULL, joiner, NULL), 0);
-	while (!reader_tid || !writer_tid || !cond_tid || !sem_tid || !joiner_tid)
+	while (!reader_tid || !writer_tid || !read_held_writer_tid || !cond_tid || !sem_tid || !joiner_tid)
 		usleep(1000);
 
 	assert_int_equal(vg_target_open(getpid(), &t, &err), 0);
@@ -320,6 +333,13 @@ static void test_live_objects(void **state)
 				 w.detail);
 		switch (cases[i].kind) {
 		case VG_WAIT_RWLOCK:
+			if (*cases[i].tid == read_held_writer_tid) {
+				/* held to read by this thread: a count, no owner */
+				assert_int_equal(w.object, (uint64_t)(uintptr_t)&g_env_rw_read);
+				assert_int_equal(w.owner, 0);
+				assert_int_equal(w.readers, 1);
+				break;
+			}
 			/* this thread holds it to write: __cur_writer */
 			assert_int_equal(w.object, (uint64_t)(uintptr_t)&g_env_rw);
 			assert_int_equal(w.owner, gettid());

@@ -157,6 +157,15 @@ static void test_rwlock_cond_join(void **state)
 	assert_int_equal(w.owner, 555);
 	assert_true(w.write_locked);
 
+	/* Held by two readers: no owner, a count (__readers >> 3) */
+	put32(BASE + 64 + 24, 0);
+	put32(BASE + 64, 2 << 3 | 1);
+	vg_wait_classify(&in, &env, &w);
+	assert_int_equal(w.owner, 0);
+	assert_false(w.write_locked);
+	assert_int_equal(w.readers, 2);
+	put32(BASE + 64 + 24, 555);
+
 	/* Without a symbol, the word's alignment says which field it is */
 	in = futex_input(7, BASE + 64 + 12, FUTEX_WAIT_BITSET_PRIVATE, 1, wr, 3);
 	vg_wait_classify(&in, &(struct vg_decode_env){ .read = fake_read }, &w);
