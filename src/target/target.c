@@ -84,7 +84,7 @@ int vg_proc_stat_parse(const char *line, struct vg_proc_stat *st)
 		return -EINVAL;
 	st->state = p[1];
 	p += 2;
-	/* fields 4..22: 9 is flags, 22 is starttime */
+	/* fields 4..22: 9 is flags, 14 and 15 utime and stime, 22 starttime */
 	for (field = 4; field <= 22; field++) {
 		if (*p != ' ')
 			return -EINVAL;
@@ -101,6 +101,10 @@ int vg_proc_stat_parse(const char *line, struct vg_proc_stat *st)
 		p = end;
 		if (field == 9)
 			st->flags = (unsigned long)v;
+		else if (field == 14)
+			st->utime = v;
+		else if (field == 15)
+			st->stime = v;
 		else if (field == 22)
 			st->starttime = v;
 	}

@@ -101,6 +101,8 @@ struct vg_proc_stat {
 	char comm[64];
 	char state;                   /* field 3: R S D Z X ... */
 	unsigned long flags;          /* field 9: PF_* task flags */
+	unsigned long long utime;     /* field 14: user CPU time, clock ticks */
+	unsigned long long stime;     /* field 15: system CPU time, clock ticks */
 	unsigned long long starttime; /* field 22, clock ticks since boot */
 };
 

@@ -17,7 +17,7 @@
 #include <linux/perf_event.h>
 
 #include "util/vec.h"
-#include "watch/syscalls.h"
+#include "kernel/syscalls.h"
 
 #define KERNEL_START 0xffff800000000000ull
 #define MAX_INSN 15

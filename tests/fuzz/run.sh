@@ -15,12 +15,12 @@ cd "$root"
 mkdir -p "$out"
 # shellcheck disable=SC2046
 libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdebuginfod libprotobuf-c libbpf) -liberty -lZydis -lpthread -lm"
-# watch/syscalls.c includes the table meson generates, report/pprof.c the
+# kernel/syscalls.c includes the table meson generates, report/pprof.c the
 # protoc-c output of profile.proto, probe/progs.c the libbpf skeletons of
 # the probe's eBPF programs: make all three the same way.
-mkdir -p "$out/gen/watch" "$out/gen/report" "$out/gen/probe"
+mkdir -p "$out/gen/kernel" "$out/gen/report" "$out/gen/probe"
 # shellcheck disable=SC2086
-sh src/watch/gen-syscalls.sh "$out/gen/watch/syscall_table.h" $cc
+sh src/kernel/gen-syscalls.sh "$out/gen/kernel/syscall_table.h" $cc
 protoc-c --proto_path=src/report --c_out="$out/gen/report" src/report/profile.proto
 bpftool=$(command -v bpftool || echo /usr/sbin/bpftool)
 for p in probe exec_gate; do
@@ -28,8 +28,8 @@ for p in probe exec_gate; do
 		"$out/gen/probe/$p.skel.h" "vg_${p}_bpf"
 done
 # The *.bpf.c are eBPF programs (built into the skeletons above), not host code.
-srcs="$(ls src/perf/*.c src/util/*.c src/target/*.c src/elf/*.c src/report/*.c src/sym/*.c \
-	src/watch/*.c src/scan/*.c src/profile/*.c src/probe/*.c src/unwind/*.c 2>/dev/null | grep -v '\.bpf\.c$') \
+srcs="$(ls src/perf/*.c src/util/*.c src/target/*.c src/kernel/*.c src/elf/*.c src/report/*.c src/sym/*.c \
+	src/watch/*.c src/scan/*.c src/profile/*.c src/probe/*.c src/unwind/*.c src/stack/*.c 2>/dev/null | grep -v '\.bpf\.c$') \
 	$out/gen/report/profile.pb-c.c"
 
 status=0

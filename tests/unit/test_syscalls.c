@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "watch/syscalls.h"
+#include "kernel/syscalls.h"
 
 static void test_numbers(void **state)
 {

@@ -32,6 +32,8 @@ static void check_comm(const char *comm)
 	assert_string_equal(st.comm, comm);
 	assert_int_equal(st.state, 'S');
 	assert_int_equal(st.flags, 4194560UL);
+	assert_int_equal(st.utime, 1ULL);
+	assert_int_equal(st.stime, 2ULL);
 	assert_int_equal(st.starttime, 987654ULL);
 }
 

@@ -1,7 +1,7 @@
 /* syscalls.c - x86-64 system call names and numbers, and the system call a
  * kernel entry point implements.
  *
- * The tables come from watch/syscall_table.h, which gen-syscalls.sh writes
+ * The tables come from kernel/syscall_table.h, which gen-syscalls.sh writes
  * at build time from the installed <asm/unistd_64.h>: one array sorted by
  * name (binary search) and one indexed by number.  Kernel symbols are
  * matched by prefix only; the remainder must then be a name in the table,
@@ -9,7 +9,7 @@
  * newer than the build's headers come from a small table here, and a
  * number nobody knows is printed "syscall_NNN".  Nothing here reads /proc
  * or allocates. */
-#include "watch/syscalls.h"
+#include "kernel/syscalls.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@ struct vg_syscall_entry {
 	int nr;
 };
 
-#include "watch/syscall_table.h"
+#include "kernel/syscall_table.h"
 
 #define N_BY_NAME (sizeof vg_syscalls_by_name / sizeof vg_syscalls_by_name[0])
 #define N_BY_NR (sizeof vg_syscalls_by_nr / sizeof vg_syscalls_by_nr[0])

@@ -1,10 +1,11 @@
 /* syscalls.h - x86-64 system call names and numbers.
  *
- * perf's sampled user registers show rax = -ENOSYS while a system call
- * runs (the entry code overwrites it; the number is in orig_ax, which perf
- * does not expose), so a kernel write names its system call from the kernel
- * callchain (__x64_sys_read, __do_sys_read, ksys_read ...) and this table
- * gives the number.  The table is generated at build time from the
+ * Shared by watch and stack.  perf's sampled user registers show
+ * rax = -ENOSYS while a system call runs (the entry code overwrites it; the
+ * number is in orig_ax, which perf does not expose), so a kernel write names
+ * its system call from the kernel callchain (__x64_sys_read, __do_sys_read,
+ * ksys_read ...) and this table gives the number; stack names the number
+ * /proc/TID/syscall shows.  The table is generated at build time from the
  * installed <asm/unistd_64.h>. */
 #ifndef VG_SYSCALLS_H
 #define VG_SYSCALLS_H
