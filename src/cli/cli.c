@@ -17,6 +17,7 @@
 #include "report/text.h"
 #include "target/maps.h"
 #include "target/mem.h"
+#include "util/duration.h"
 
 int cli_fail(struct vg_cli *cli, const struct vg_error *err)
 {
@@ -87,13 +88,14 @@ int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid)
 	return 0;
 }
 
-int cli_parse_duration(struct vg_cli *cli, const char *arg, uint64_t *ms)
+int cli_parse_duration(struct vg_cli *cli, const char *opt, const char *arg, uint64_t min_ms,
+		       uint64_t max_ms, uint64_t *ms)
 {
 	uint64_t v;
 
-	if (vg_parse_u64(arg, 0, &v) < 0 || v == 0 || v > CLI_MAX_DURATION_MS)
-		return cli_usage_error(cli, "invalid --duration '%s': expected milliseconds, 1 to %llu (a year)",
-				       arg, (unsigned long long)CLI_MAX_DURATION_MS);
+	if (vg_parse_duration_ms(arg, &v) < 0 || v < min_ms || v > max_ms)
+		return cli_usage_error(cli, "invalid %s '%s': expected a duration from %llu ms to %llu ms, with a unit (500ms, 2s, 1.5s, 1m, 1h) or a number of milliseconds",
+				       opt, arg, (unsigned long long)min_ms, (unsigned long long)max_ms);
 	*ms = v;
 	return 0;
 }

@@ -66,11 +66,14 @@ void cli_put_path(FILE *f, const char *path, bool deleted);
 /* Strict PID: decimal, > 0, fits pid_t. */
 int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid);
 
-/* --duration MS of watch, profile and probe: decimal or 0xHEX, 1 ms to a
- * year (a larger value would overflow the deadline in nanoseconds and
- * stop at once).  Prints and returns VG_EXIT_USAGE when out of range. */
+/* A duration option (--duration of watch, profile and probe, probe's
+ * --interval): "2s", "500ms", "1m", "1.5s", or a bare number of
+ * milliseconds (util/duration.h), from min_ms to max_ms.  Prints and
+ * returns VG_EXIT_USAGE otherwise.  A year at most: a larger value would
+ * overflow the deadline in nanoseconds and stop at once. */
 #define CLI_MAX_DURATION_MS (365ull * 86400 * 1000)
-int cli_parse_duration(struct vg_cli *cli, const char *arg, uint64_t *ms);
+int cli_parse_duration(struct vg_cli *cli, const char *opt, const char *arg, uint64_t min_ms,
+		       uint64_t max_ms, uint64_t *ms);
 
 /* Attach to the PID given on the command line; on failure prints and
  * returns the exit code (> 0), else 0 with cli->target set. */

@@ -21,7 +21,7 @@
 #include "util/outfile.h"
 
 const char cmd_profile_usage[] =
-	"usage: vigil profile PID [--freq HZ] [--duration MS] [--event EVENT] [--tid TID]...\n"
+	"usage: vigil profile PID [--freq HZ] [--duration TIME] [--event EVENT] [--tid TID]...\n"
 	"                     [--unwind dwarf|fp] [--no-kernel]\n"
 	"                     [--format table|folded|pprof|speedscope|svg|json] [-o FILE]\n"
 	"\n"
@@ -37,7 +37,8 @@ const char cmd_profile_usage[] =
 	"\n"
 	"options:\n"
 	"  --freq HZ         samples per second of running thread (default 999)\n"
-	"  --duration MS     stop after MS milliseconds (default: until Ctrl-C)\n"
+	"  --duration TIME   stop after TIME: 2s, 500ms, 1.5s, 1m (a bare number is\n"
+	"                    milliseconds; default: until Ctrl-C)\n"
 	"  --event EVENT     cpu-clock (default), task-clock, or with a hardware PMU\n"
 	"                    cycles, instructions, cache-misses, branch-misses\n"
 	"  --tid TID         only this thread (repeatable)\n"
@@ -60,8 +61,8 @@ const char cmd_profile_usage[] =
 	"A progress line on a terminal shows elapsed time, samples and losses.\n"
 	"\n"
 	"examples:\n"
-	"  vigil profile 4242 --duration 5000\n"
-	"  vigil profile 4242 --duration 10000 --format svg -o flame.svg\n"
+	"  vigil profile 4242 --duration 5s\n"
+	"  vigil profile 4242 --duration 10s --format svg -o flame.svg\n"
 	"  vigil profile 4242 --format pprof -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
 	"  vigil profile 4242 --unwind fp --format folded | flamegraph.pl > f.svg\n";
 
@@ -113,7 +114,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 			a->o.freq = v;
 			break;
 		case OPT_DURATION:
-			if (cli_parse_duration(cli, optarg, &v))
+			if (cli_parse_duration(cli, "--duration", optarg, 1, CLI_MAX_DURATION_MS, &v))
 				return VG_EXIT_USAGE;
 			a->o.duration_ms = v;
 			break;
@@ -179,7 +180,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 		a->pid = argv[optind];
 	}
 	if (!a->pid)
-		return cli_usage_error(cli, "expected PID; usage: vigil profile PID [--duration MS] [--format F] (vigil help profile)");
+		return cli_usage_error(cli, "expected PID; usage: vigil profile PID [--duration TIME] [--format F] (vigil help profile)");
 	if (cli->json && a->format)
 		return cli_usage_error(cli, "--json and --format %s disagree", a->format->name);
 	if (a->format && a->format->binary && !a->out_path && isatty(STDOUT_FILENO))
