@@ -16,7 +16,7 @@
 #include "util/outfile.h"
 
 const char cmd_probe_usage[] =
-	"usage: vigil probe PID LOCATION... [--duration TIME] [--latency] [--args N]\n"
+	"usage: vigil probe PID|NAME LOCATION... [--duration TIME] [--latency] [--args N]\n"
 	"                   [--stacks] [--per-thread] [--interval TIME] [--json] [-o FILE]\n"
 	"\n"
 	"Is this code running, how often, how long does it take, with what arguments\n"
@@ -32,6 +32,10 @@ const char cmd_probe_usage[] =
 	"  0xADDR, @0xADDR        a runtime address, or a static one of the executable\n"
 	"  FILE:LINE              every address the line tables give that source line,\n"
 	"                         one site per function or inlined copy of it\n"
+	"\n"
+	CLI_TARGET_HELP
+	CLI_LAUNCH_HELP
+	"With -- CMD, LOCATIONs are in CMD itself: its libraries are not loaded yet.\n"
 	"\n"
 	"options:\n"
 	"  --duration TIME   stop after TIME: 2s, 500ms, 1.5s, 1m (a bare number is\n"
@@ -63,7 +67,9 @@ const char cmd_probe_usage[] =
 	"  vigil probe 4242 malloc --duration 5s\n"
 	"  vigil probe 4242 handle_request --latency --stacks\n"
 	"  vigil probe 4242 'libc.so.6:write' --args 3 --interval 1s\n"
-	"  vigil probe 4242 server.c:118 --per-thread --json\n";
+	"  vigil probe 4242 server.c:118 --per-thread --json\n"
+	"  vigil probe -p 4242 handle_request --duration 10s\n"
+	"  vigil probe parse_line -- ./myprog input.txt     (counts from its first call)\n";
 
 struct probe_args {
 	const char *pid;
@@ -278,6 +284,9 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
+	r = cli_launch_release(cli);   /* "-- CMD": armed before its first instruction */
+	if (r)
+		goto out;
 	fprintf(stderr, "# probing pid %d: %zu location%s, %zu site%s (mechanism uprobe+bpf)%s; Ctrl-C to stop\n",
 		(int)cli->target->pid, vg_probe_n_locations(s), vg_probe_n_locations(s) == 1 ? "" : "s",
 		vg_probe_n_sites(s), vg_probe_n_sites(s) == 1 ? "" : "s",

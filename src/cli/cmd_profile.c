@@ -21,7 +21,7 @@
 #include "util/outfile.h"
 
 const char cmd_profile_usage[] =
-	"usage: vigil profile PID [--freq HZ] [--duration TIME] [--event EVENT] [--tid TID]...\n"
+	"usage: vigil profile PID|NAME|-- CMD [--freq HZ] [--duration TIME] [--event EVENT] [--tid TID]...\n"
 	"                     [--unwind dwarf|fp] [--no-kernel]\n"
 	"                     [--format table|folded|pprof|speedscope|svg|json] [-o FILE]\n"
 	"\n"
@@ -34,6 +34,9 @@ const char cmd_profile_usage[] =
 	"frame with its inline frames, and aggregates the stacks while sampling.\n"
 	"Stops at --duration, on Ctrl-C, or when the process exits; the result is\n"
 	"written in every case.  Every report says how many samples were lost.\n"
+	"\n"
+	CLI_TARGET_HELP
+	CLI_LAUNCH_HELP
 	"\n"
 	"options:\n"
 	"  --freq HZ         samples per second of running thread (default 999)\n"
@@ -64,7 +67,9 @@ const char cmd_profile_usage[] =
 	"  vigil profile 4242 --duration 5s\n"
 	"  vigil profile 4242 --duration 10s --format svg -o flame.svg\n"
 	"  vigil profile 4242 --format pprof -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
-	"  vigil profile 4242 --unwind fp --format folded | flamegraph.pl > f.svg\n";
+	"  vigil profile 4242 --unwind fp --format folded | flamegraph.pl > f.svg\n"
+	"  vigil profile redis-server --duration 30s -o cpu.pb.gz\n"
+	"  vigil profile -o flame.svg -- ./build/myprog --input big.txt\n";
 
 struct profile_args {
 	const char *pid;
@@ -257,6 +262,9 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
+	r = cli_launch_release(cli);   /* "-- CMD": sampled from its first instruction */
+	if (r)
+		goto out;
 	{
 		size_t nt;
 		const char *why;

@@ -47,6 +47,8 @@ const char cmd_watch_usage[] =
 	"Stops at --duration, --max-events, when the target exits, or on Ctrl-C; the\n"
 	"report is printed in every case.  Every count says whether it is exact.\n"
 	"\n"
+	CLI_TARGET_HELP
+	"\n"
 	"options:\n"
 	"  --follow P+OFF   watch the pointer stored at P and the location *P + OFF;\n"
 	"                   when P is written the leaf breakpoint moves to the new\n"
