@@ -363,6 +363,33 @@ int cli_attach(struct vg_cli *cli, const char *pid_arg)
 	return attach_pid(cli, pid);
 }
 
+const char *cli_output_path(const char *arg)
+{
+	return strcmp(arg, "-") == 0 ? NULL : arg;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+const char *cli_format_for_path(const char *path)
+{
+	static const struct { const char *ext, *format; } by_ext[] = {
+		/* longest first: .speedscope.json before .json */
+		{ ".speedscope.json", "speedscope" }, { ".pb.gz", "pprof" }, { ".pprof", "pprof" },
+		{ ".pb", "pprof" }, { ".svg", "svg" }, { ".folded", "folded" },
+		{ ".collapsed", "folded" }, { ".json", "json" }, { ".txt", "table" },
+	};
+
+	for (size_t i = 0; i < sizeof(by_ext) / sizeof(by_ext[0]); i++)
+		if (ends_with(path, by_ext[i].ext))
+			return by_ext[i].format;
+	return NULL;
+}
+
 static bool output_failed;
 
 bool cli_output_failed(void)

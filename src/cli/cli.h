@@ -125,6 +125,16 @@ int cli_launch_release(struct vg_cli *cli);
  * program's exit status (128 + N for signal N). */
 int cli_launch_finish(struct vg_cli *cli, int rc);
 
+/* -o PATH: "-" is standard output (NULL), anything else the path, which
+ * vg_outfile_check then judges (only a regular file is ever replaced). */
+const char *cli_output_path(const char *arg);
+
+/* The output format a file name asks for by its extension, as perf and
+ * pprof users name their files: .svg svg, .pb.gz/.pb/.pprof pprof,
+ * .folded/.collapsed folded, .speedscope.json speedscope, .json json,
+ * .txt table.  NULL when the extension says nothing. */
+const char *cli_format_for_path(const char *path);
+
 /* Print a JSON document to stdout (consumes doc).  Returns 0 or exit code. */
 int cli_print_json(cJSON *doc);
 

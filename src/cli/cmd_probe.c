@@ -52,7 +52,7 @@ const char cmd_probe_usage[] =
 	"  --top N           stacks and values listed per location (default 5)\n"
 	"  --stack-bytes N   --stacks: user stack bytes copied per hit (default 8192)\n"
 	"  --json            one JSON document (docs/json-schema/live_probe.json)\n"
-	"  -o, --output FILE write the report to FILE\n"
+	"  -o, --output FILE write the report to FILE (-: standard output)\n"
 	"  -h, --help        this help\n"
 	"\n"
 	"Counting costs the target one kernel trap per hit (~1-20 us, the hardware's\n"
@@ -154,7 +154,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			a->o.stack_bytes = (uint32_t)v;
 			break;
 		case 'o':
-			a->out_path = optarg;
+			a->out_path = cli_output_path(optarg);   /* "-": stdout */
 			break;
 		case 'h':
 			fputs(cmd_probe_usage, stdout);
