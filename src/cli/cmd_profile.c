@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "elf/addrspec.h"
+#include "elf/image.h"
 #include "profile/profile.h"
 #include "unwind/unwind.h"
 #include "report/profile.h"
@@ -394,6 +395,11 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	if (isatty(STDERR_FILENO))
 		fputs("\r\033[K", stderr);
 	vg_report_profile_meta(p, cli->target, &meta, cut_why, sizeof(cut_why));
+	{
+		const struct vg_image *main_img = vg_images_main(vg_symbolizer_images(sym));
+
+		meta.main_path = main_img ? main_img->path : NULL;
+	}
 	for (size_t i = 0; i < a.n_outs; i++) {
 		r = write_output(cli, p, &a, &a.outs[i], &meta);
 		if (r)

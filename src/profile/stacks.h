@@ -116,6 +116,9 @@ struct vg_stacks_meta {
 	uint64_t stacks_cut;      /* samples whose stack ended before its
 				   * outermost frame (callers missing) */
 	const char *stacks_cut_why; /* "stack_end 12, no_cfi 3"; NULL: none */
+	const char *main_path;    /* the main executable's image path: pprof
+				   * makes its mapping the first, which pprof
+				   * reads as the profiled program; NULL unknown */
 };
 
 struct vg_stacks;

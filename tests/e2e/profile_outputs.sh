@@ -6,7 +6,7 @@
 # holds its extension's format, and all six describe the same samples:
 # the same total in the table, the folded lines, the speedscope weights
 # (ns at 999 Hz) and the JSON; launch_burn the top self function everywhere (pprof read
-# by go tool pprof).  Then: one -o with an extension and no --format takes
+# by go tool pprof, which names tgt_launch as the File).  Then: one -o with an extension and no --format takes
 # the extension's format; probe -o - is stdout; -o /dev/stdout is still
 # refused; --format contradicting an extension, an extension that names
 # nothing among several -o, and "-o -" twice are usage errors (exit 2).
@@ -38,8 +38,11 @@ eq("top self function, table", "launch_burn", top({k: v["self"] for k, v in rows
 eq("top self function, folded", "launch_burn", top(folded_self(folded)))
 eq("top self function, speedscope", "launch_burn", top(ss))
 eq("top self function, JSON", "launch_burn", top(json_self(doc)))
-flat, _ = pprof_top(f"{t}/c.pb.gz", t, "c.pb.gz")
+flat, top_text = pprof_top(f"{t}/c.pb.gz", t, "c.pb.gz")
 eq("top flat function, go tool pprof", "launch_burn", top(flat))
+# Mapping[0] is the program (started by "--", its first samples are in
+# ld.so and libc, whose images the trie met first).
+check("File: tgt_launch" in top_text, f"go tool pprof names another file first: {top_text[:160]!r}")
 root = ET.parse(f"{t}/f.svg").getroot()
 eq("f.svg root", "{http://www.w3.org/2000/svg}svg", root.tag)
 check("launch_burn" in open(f"{t}/f.svg").read(), "f.svg does not name launch_burn")
