@@ -324,6 +324,7 @@ static int build_locations(struct builder *b)
 			perftools__profiles__line__init(line);
 			line->function_id = function_id(b, in->name, in->file);
 			line->line = in->line;
+			line->column = in->column;   /* 0 (unknown) is not encoded */
 			loc->line[loc->n_line++] = line;
 		}
 		b->p.location[b->p.n_location++] = loc;

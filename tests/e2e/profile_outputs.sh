@@ -6,7 +6,8 @@
 # holds its extension's format, and all six describe the same samples:
 # the same total in the table, the folded lines, the speedscope weights
 # (ns at 999 Hz) and the JSON; launch_burn the top self function everywhere (pprof read
-# by go tool pprof, which names tgt_launch as the File).  Then: one -o with an extension and no --format takes
+# by go tool pprof, which names tgt_launch as the File), and the pprof
+# Lines carry llvm-symbolizer's column.  Then: one -o with an extension and no --format takes
 # the extension's format; probe -o - is stdout; -o /dev/stdout is still
 # refused; --format contradicting an extension, an extension that names
 # nothing among several -o, and "-o -" twice are usage errors (exit 2).
@@ -43,6 +44,49 @@ eq("top flat function, go tool pprof", "launch_burn", top(flat))
 # Mapping[0] is the program (started by "--", its first samples are in
 # ld.so and libc, whose images the trie met first).
 check("File: tgt_launch" in top_text, f"go tool pprof names another file first: {top_text[:160]!r}")
+# Line.column (profile.proto field 3 of Line) where DWARF has one: every
+# location in tgt_launch gives llvm-symbolizer's line:column for its
+# static address (go tool pprof 1.19 does not print columns).
+import gzip, os, subprocess
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+def fields(b):
+    i, out = 0, []
+    while i < len(b):
+        key, i = varint(b, i)
+        n, wt = key >> 3, key & 7
+        if wt == 0: v, i = varint(b, i)
+        elif wt == 2:
+            ln, i = varint(b, i); v = b[i:i + ln]; i += ln
+        elif wt == 1: v = b[i:i + 8]; i += 8
+        elif wt == 5: v = b[i:i + 4]; i += 4
+        else: raise ValueError(f"wire type {wt}")
+        out.append((n, v))
+    return out
+def one(fs, n): return next((v for k, v in fs if k == n), 0)
+prof = fields(gzip.decompress(open(f"{t}/c.pb.gz", "rb").read()))
+strings = [v.decode() for n, v in prof if n == 6]
+mapping0 = fields(next(v for n, v in prof if n == 3))
+exe, start, off = strings[one(mapping0, 5)], one(mapping0, 2), one(mapping0, 4)
+checked = with_col = 0
+for n, v in prof:
+    if n != 4: continue
+    loc = fields(v)
+    if one(loc, 2) != one(mapping0, 1): continue
+    lines = [fields(x) for k, x in loc if k == 4]
+    if not lines: continue
+    static = one(loc, 3) - start + off
+    out = subprocess.run(["llvm-symbolizer", f"--obj={exe}", hex(static)], capture_output=True, text=True).stdout.split("\n")
+    want = out[1].rsplit(":", 2) if len(out) > 1 else []
+    if len(want) != 3 or not want[1].isdigit(): continue
+    eq(f"line of {hex(static)}", int(want[1]), one(lines[0], 2))
+    eq(f"column of {hex(static)}", int(want[2]), one(lines[0], 3))
+    checked += 1; with_col += int(want[2]) > 0
+check(checked >= 3 and with_col >= 3, f"only {checked} locations of tgt_launch checked, {with_col} with a column")
+print(f"pprof: {checked} locations of tgt_launch carry llvm-symbolizer's line:column ({with_col} with a column)")
 root = ET.parse(f"{t}/f.svg").getroot()
 eq("f.svg root", "{http://www.w3.org/2000/svg}svg", root.tag)
 check("launch_burn" in open(f"{t}/f.svg").read(), "f.svg does not name launch_burn")

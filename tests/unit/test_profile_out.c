@@ -375,7 +375,8 @@ static void test_pprof_message(void **state)
 
 /* pprof reads Mapping[0] as the profiled program ("File:" in its
  * header): the main executable goes first even when the trie met a
- * library first, and every location keeps its own image's mapping. */
+ * library first, and every location keeps its own image's mapping.
+ * Lines carry the column where there is one. */
 static const struct vg_stacks_meta meta_main = {
 	.event = "cpu-clock", .frequency_hz = 1000, .sample_ns = 1000000,
 	.pid = 4242, .comm = "target", .tool_version = "0.1.0",
@@ -413,6 +414,7 @@ static void test_pprof_main_first(void **state)
 	assert_int_equal(vg_stacks_intern_address(s, &(struct vg_stack_site){ 0x401000, 0x1000, exe, false },
 						  &f_main, 1, &first, &count, NULL), 0);
 	b = first;
+	vg_stacks_set_columns(s, b, 1, (const uint32_t[]){ 7 });
 	assert_int_equal(vg_stacks_intern_address(s, &(struct vg_stack_site){ 0x7fff0100, 0x100, vdso, false },
 						  &f_vdso, 1, &first, &count, NULL), 0);
 	c = first;
@@ -437,6 +439,9 @@ static void test_pprof_main_first(void **state)
 
 		assert_true(loc->mapping_id >= 1 && loc->mapping_id <= p->n_mapping);
 		assert_string_equal(pb_string(p, p->mapping[loc->mapping_id - 1]->filename), want);
+		/* The column DWARF gave (Line.column), none where it gave none. */
+		assert_int_equal(loc->n_line, 1);
+		assert_int_equal(loc->line[0]->column, loc->address == 0x401000 ? 7 : 0);
 	}
 	perftools__profiles__profile__free_unpacked(p, NULL);
 	free(buf);
