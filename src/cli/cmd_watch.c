@@ -23,7 +23,7 @@
 #include "watch/watch.h"
 
 const char cmd_watch_usage[] =
-	"usage: vigil watch PID ADDR... [--follow PTR_SLOT+OFFSET]... [--len 1|2|4|8]\n"
+	"usage: vigil watch PID|NAME ADDR... [--follow PTR_SLOT+OFFSET]... [--len 1|2|4|8]\n"
 	"                   [--access w|rw] [--duration TIME] [--max-events N] [--max-samples N]\n"
 	"                   [--regs] [--stacks] [--bin FILE [--force-bin]] [--json]\n"
 	"\n"
@@ -48,6 +48,8 @@ const char cmd_watch_usage[] =
 	"report is printed in every case.  Every count says whether it is exact.\n"
 	"\n"
 	CLI_TARGET_HELP
+	CLI_LAUNCH_HELP
+	"With -- CMD, ADDRs are in CMD itself: its libraries are not loaded yet.\n"
 	"\n"
 	"options:\n"
 	"  --follow P+OFF   watch the pointer stored at P and the location *P + OFF;\n"
@@ -318,6 +320,9 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
+	r = cli_launch_release(cli);   /* "-- CMD": watched from its first instruction */
+	if (r)
+		goto out;
 	{
 		size_t nt;
 

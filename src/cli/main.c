@@ -14,7 +14,7 @@ static const struct vg_cmd commands[] = {
 	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage, false, false },
 	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage, true, false },
 	{ "sym", cmd_sym, "addresses to function, inline frames and file:line (process or ELF file)", cmd_sym_usage, true, false },
-	{ "watch", cmd_watch, "who writes a location: hardware watchpoints, writer line and value", cmd_watch_usage, true, false },
+	{ "watch", cmd_watch, "who writes a location: hardware watchpoints, writer line and value", cmd_watch_usage, true, true },
 	{ "scan", cmd_scan, "where a value lives: scan, narrow, snapshot, pointer chains", cmd_scan_usage, true, false },
 	{ "profile", cmd_profile, "where a process spends its time: sampled stacks, flame graphs, pprof", cmd_profile_usage, false, true },
 	{ "probe", cmd_probe, "how often, how long, with what arguments code runs: exact uprobe counts", cmd_probe_usage, false, true },
@@ -37,7 +37,7 @@ static void print_main_help(FILE *out)
 {
 	fprintf(out,
 		"usage: vigil <command> [options] PID|NAME ...\n"
-		"       vigil profile|probe [options] -- CMD [ARGS...]\n"
+		"       vigil profile|probe|watch [options] -- CMD [ARGS...]\n"
 		"\n"
 		"vigil observes a running process without stopping it: no ptrace stop, no\n"
 		"restart, no recompile.  It never writes into the target.\n"
@@ -53,7 +53,7 @@ static void print_main_help(FILE *out)
 		"  --json           (on every command) one JSON document on stdout, errors too\n"
 		"  -p, --pid PID    the target (or PID as the first argument)\n"
 		"  --name NAME      the one process named NAME (or NAME as the first argument)\n"
-		"  -- CMD ARGS      profile, probe: start CMD and observe it from its first\n"
+		"  -- CMD ARGS      profile, probe, watch: start CMD and observe it from its first\n"
 		"                   instruction; vigil exits with its status\n"
 		"\n%s"
 		"\n"

@@ -8,6 +8,8 @@
 #     status;
 #   profile -- tgt_launch ... sig10: the folded stacks hold main ->
 #     launch_burn, exit 138 (128 + SIGUSR1);
+#   watch g_launch_count -- tgt_launch 1000 ...: exactly 1000 writes (the
+#     only stores to it, all in the first instructions of main), exit 5;
 #   status 0 passes on as 0;
 #   a program that does not exist: exit 2, one error line;
 #   vigil failing before the program runs (unknown LOCATION): exit 2 and
@@ -32,6 +34,12 @@ assert_rc 138 "profile -- tgt_launch ... sig10: 128 + SIGUSR1"
 grep -Eq '(^|;)main;launch_burn( |;)' "$T/f.folded" ||
 	{ show_last; head -5 "$T/f.folded" >&2; fail "no stack main;launch_burn in the folded output"; }
 echo "ok: profile -- CMD sampled main -> launch_burn, exit 138 passed on"
+
+vg watch_n watch g_launch_count --len 4 --json -- "$TG" "$T/w.truth" 1000 0 5
+assert_rc 5 "watch -- tgt_launch ... 5: the program's exit status"
+assert_eq "watch -- tgt_launch: writes of g_launch_count" 1000 \
+	"$(jget "$T/watch_n.out" 'd["watches"][0]["writes"]')"
+echo "ok: watch -- CMD saw all 1000 writes, exit 5 passed on"
 
 vg prof_ok profile --duration 5s --json -- "$TG" "$T/o.truth" 0 50 0
 assert_rc 0 "profile -- tgt_launch ... 0"

@@ -2,7 +2,8 @@
  * everything it does happens in its first milliseconds, so only an
  * observer armed before its first instruction sees all of it.
  * usage: tgt_launch TRUTH N MS STATUS
- *   calls launch_counted() N times first thing in main, then burns CPU in
+ *   calls launch_counted() N times first thing in main (each stores
+ *   g_launch_count = i + 1, the only writes of that global), then burns CPU in
  *   launch_burn() for MS ms, writes "calls N" and "state done" to TRUTH,
  *   and exits with STATUS (a number), or kills itself with signal S
  *   (STATUS "sigS"). */
@@ -20,10 +21,13 @@ __attribute__((noinline)) void launch_counted(unsigned i);
 __attribute__((noinline)) void launch_burn(long ms);
 
 static volatile unsigned g_sink;
+/* Written once per launch_counted() call and never otherwise: a watch
+ * from the first instruction sees exactly N writes. */
+volatile unsigned g_launch_count;
 
 __attribute__((noinline)) void launch_counted(unsigned i)
 {
-	g_sink += i;
+	g_launch_count = i + 1;
 	__asm__ volatile("" ::: "memory");
 }
 
