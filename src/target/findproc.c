@@ -113,6 +113,11 @@ int vg_proc_find_by_name(const char *name, struct vg_proc_match **out, size_t *n
 		pid = strtol(e->d_name, &end, 10);
 		if (*end || pid <= 0 || pid == self)
 			continue;
+		/* A zombie has a name but nothing left to observe. */
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		if (read_small(path, cmdline, sizeof(cmdline)) && (end = strrchr(cmdline, ')')) &&
+		    (end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X')))
+			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
 		clen = read_small(path, comm, sizeof(comm));
 		if (clen && comm[clen - 1] == '\n')

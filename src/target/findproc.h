@@ -26,7 +26,7 @@ struct vg_proc_match {
 bool vg_proc_name_matches(const char *name, const char *comm, const char *exe,
 			  const char *cmdline, size_t len);
 
-/* Every process of /proc (but vigil itself) that goes by name, sorted by
+/* Every process of /proc (but vigil itself and zombies) that goes by name, sorted by
  * PID: *out is malloc'ed, *n its length.  0, or -ENOMEM / -errno of
  * /proc with a sentence. */
 int vg_proc_find_by_name(const char *name, struct vg_proc_match **out, size_t *n,

@@ -3,7 +3,8 @@
 # and what names none, several or a list is refused clearly (issue 19
 # item 1).  A copy of sleep under a name no other process has (NAME):
 #   -p PID, -pPID, --pid=PID, --pid PID, NAME as the positional, --name
-#   NAME: maps and profile report process.pid = the PID started;
+#   NAME: maps and profile report process.pid = the PID started (a zombie
+#   of the same name is no candidate);
 #   a second copy: NAME is ambiguous: exit 2, one line listing both PIDs;
 #   a name nobody has: exit 4 "no process named";
 #   -p PID,PID: exit 2, the command observes one process;
@@ -26,6 +27,15 @@ same_pid() {   # NAME: the last run's JSON names $pid
 	got=$(jget "$T/$LAST.out" 'd["process"]["pid"]')
 	assert_eq "$LAST_CMD: process.pid" "$pid" "$got"
 }
+
+# A zombie of the same name (its parent, now sleep, never reaps it) is
+# nothing to observe: it is not a candidate.
+sh -c '"$1" 0 & exec sleep 30' sh "$T/$NAME" </dev/null &
+track_pid "$!"
+for ((i = 0; i < 500; i++)); do
+	grep -q '^State:.*Z' $(grep -l "^Name:	$NAME" /proc/[0-9]*/status 2>/dev/null) /dev/null 2>/dev/null && break
+	sleep 0.01
+done
 
 vg p_short maps -p "$pid" --json; same_pid
 vg p_glued maps "-p$pid" --json; same_pid
