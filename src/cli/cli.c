@@ -107,6 +107,22 @@ int cli_parse_duration(struct vg_cli *cli, const char *opt, const char *arg, uin
 /* The placeholder "-- CMD" puts where the PID goes; never printed. */
 static char launch_placeholder[] = "(the program after --)";
 
+/* From the start of a command that launches: a SIGINT, SIGTERM or SIGHUP
+ * that reaches vigil stays pending until the observation reads it (the
+ * stop signals) or cli_launch_finish passes it on to the program, never
+ * killing vigil in between and leaving the program behind.  The child
+ * unblocks them before its exec. */
+static void block_for_launch(void)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
 int cli_take_target_args(struct vg_cli *cli, const struct vg_cmd *cmd, int argc, char **argv,
 			 int *out_argc, char ***out_argv)
 {
@@ -133,6 +149,7 @@ int cli_take_target_args(struct vg_cli *cli, const struct vg_cmd *cmd, int argc,
 					return cli_usage_error(cli, "'--' must be followed by the command to run; usage: vigil %s [options] -- CMD [ARGS...]",
 							       cmd->name);
 				cli->launch_argv = &argv[in + 1];
+				block_for_launch();
 				opt = "--";
 				v = launch_placeholder;
 				n = in;        /* the command's argv ends here */
@@ -314,6 +331,35 @@ int cli_launch_release(struct vg_cli *cli)
 	return 0;
 }
 
+/* The program may outlive the observation (a --duration, a SIGTERM sent
+ * to vigil alone): wait for it, passing SIGINT, SIGTERM and SIGHUP on to
+ * it, so that vigil neither dies before it nor leaves it behind. */
+static int wait_forwarding(pid_t pid, int *st)
+{
+	sigset_t mask, old;
+	siginfo_t si;
+	pid_t w;
+	int sig;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);   /* blocked, so kept pending: wakes the wait */
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	while ((w = waitpid(pid, st, WNOHANG)) != pid) {
+		if (w < 0 && errno != EINTR) {
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			return -1;
+		}
+		sig = sigtimedwait(&mask, &si, &(struct timespec){ 0, 200000000 });
+		if (sig > 0 && sig != SIGCHLD)
+			kill(pid, sig);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}
+
 int cli_launch_finish(struct vg_cli *cli, int rc)
 {
 	int st;
@@ -328,10 +374,8 @@ int cli_launch_finish(struct vg_cli *cli, int rc)
 		cli->launched = 0;
 		return rc ? rc : VG_EXIT_RUNTIME;
 	}
-	while (waitpid(cli->launched, &st, 0) < 0) {
-		if (errno != EINTR)
-			return rc ? rc : VG_EXIT_RUNTIME;
-	}
+	if (wait_forwarding(cli->launched, &st) < 0)
+		return rc ? rc : VG_EXIT_RUNTIME;
 	cli->launched = 0;
 	if (rc)
 		return rc;

@@ -11,6 +11,9 @@
 #   watch g_launch_count -- tgt_launch 1000 ...: exactly 1000 writes (the
 #     only stores to it, all in the first instructions of main), exit 5;
 #   status 0 passes on as 0;
+#   a program that outlives a --duration: vigil reports, then waits; a
+#     SIGTERM to vigil alone is passed on: exit 143, long before the
+#     program's 20 s;
 #   a program that does not exist: exit 2, one error line;
 #   vigil failing before the program runs (unknown LOCATION): exit 2 and
 #     the program never ran (no truth file).
@@ -45,6 +48,30 @@ vg prof_ok profile --duration 5s --json -- "$TG" "$T/o.truth" 0 50 0
 assert_rc 0 "profile -- tgt_launch ... 0"
 assert_eq "pid of the launched program" "$(truth_get "$T/o.truth" pid)" \
 	"$(jget "$T/prof_ok.out" 'd["process"]["pid"]')"
+
+"$VIGIL" profile --duration 300ms -o "$T/long.folded" -- "$TG" "$T/l.truth" 0 20000 0 \
+	>"$T/long.out" 2>"$T/long.err" </dev/null &
+vpid=$!
+track_pid "$vpid"
+for ((i = 0; i < 500; i++)); do
+	grep -q 'samples in' "$T/long.err" && break
+	sleep 0.02
+done
+grep -q 'samples in' "$T/long.err" || { cat "$T/long.err" >&2; fail "no report 10 s after a 300 ms --duration"; }
+kill -0 "$vpid" 2>/dev/null || fail "vigil exited before the program it started"
+child=$(pgrep -P "$vpid" -x tgt_launch) || fail "the program vigil started is not running after the report"
+track_pid "$child"
+t0=$(date +%s%N)
+kill -TERM "$vpid"
+set +e
+wait "$vpid"
+rc=$?
+set -e
+assert_eq "vigil -- CMD after SIGTERM: the program's status (128 + 15)" 143 "$rc"
+((($(date +%s%N) - t0) / 1000000 < 3000)) || fail "vigil took over 3 s to pass SIGTERM on"
+! kill -0 "$child" 2>/dev/null || fail "vigil exited and left the program $child running"
+[[ -s $T/long.folded ]] || fail "no report written at the --duration"
+echo "ok: a program outliving --duration: report, then SIGTERM passed on (exit 143)"
 
 vg missing profile --duration 1s -- "$T/no-such-program" x
 assert_rc 2
