@@ -104,6 +104,9 @@ int cli_parse_duration(struct vg_cli *cli, const char *opt, const char *arg, uin
 	return 0;
 }
 
+/* The program "-- CMD" started (0: none), for cli_print_target_notes. */
+static pid_t launched_pid;
+
 /* The placeholder "-- CMD" puts where the PID goes; never printed. */
 static char launch_placeholder[] = "(the program after --)";
 
@@ -313,6 +316,7 @@ static int launch(struct vg_cli *cli)
 		return cli_fail(cli, &err);
 	}
 	cli->launched = c;
+	launched_pid = c;
 	return attach_pid(cli, c);
 }
 
@@ -516,7 +520,7 @@ void cli_print_target_notes(const struct vg_target *t)
 	vg_target_recheck(t, &alive, &changed);
 	if (changed)
 		cli_warn("pid %d now belongs to another process: what was shown may mix both", (int)t->pid);
-	else if (!alive)
+	else if (!alive && t->pid != launched_pid)   /* -- CMD: its end is expected */
 		cli_warn("pid %d exited during the observation", (int)t->pid);
 }
 
