@@ -3,11 +3,14 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,8 +18,10 @@
 #include "elf/image.h"
 #include "report/json.h"
 #include "report/text.h"
+#include "target/findproc.h"
 #include "target/maps.h"
 #include "target/mem.h"
+#include "util/duration.h"
 
 int cli_fail(struct vg_cli *cli, const struct vg_error *err)
 {
@@ -87,28 +92,350 @@ int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid)
 	return 0;
 }
 
-int cli_parse_duration(struct vg_cli *cli, const char *arg, uint64_t *ms)
+int cli_parse_duration(struct vg_cli *cli, const char *opt, const char *arg, uint64_t min_ms,
+		       uint64_t max_ms, uint64_t *ms)
 {
 	uint64_t v;
 
-	if (vg_parse_u64(arg, 0, &v) < 0 || v == 0 || v > CLI_MAX_DURATION_MS)
-		return cli_usage_error(cli, "invalid --duration '%s': expected milliseconds, 1 to %llu (a year)",
-				       arg, (unsigned long long)CLI_MAX_DURATION_MS);
+	if (vg_parse_duration_ms(arg, &v) < 0 || v < min_ms || v > max_ms)
+		return cli_usage_error(cli, "invalid %s '%s': expected a duration from %llu ms to %llu ms, with a unit (500ms, 2s, 1.5s, 1m, 1h) or a number of milliseconds",
+				       opt, arg, (unsigned long long)min_ms, (unsigned long long)max_ms);
 	*ms = v;
 	return 0;
 }
 
-int cli_attach(struct vg_cli *cli, const char *pid_arg)
+/* The program "-- CMD" started (0: none), for cli_print_target_notes. */
+static pid_t launched_pid;
+
+/* The placeholder "-- CMD" puts where the PID goes; never printed. */
+static char launch_placeholder[] = "(the program after --)";
+
+/* From the start of a command that launches: a SIGINT, SIGTERM or SIGHUP
+ * that reaches vigil stays pending until the observation reads it (the
+ * stop signals) or cli_launch_finish passes it on to the program, never
+ * killing vigil in between and leaving the program behind.  The child
+ * unblocks them before its exec. */
+static void block_for_launch(void)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
+int cli_take_target_args(struct vg_cli *cli, const struct vg_cmd *cmd, int argc, char **argv,
+			 int *out_argc, char ***out_argv)
+{
+	const char *how = NULL, *value = NULL;
+	int in = 1, out = 1, n = argc;
+	char **rest = NULL, **o;
+	int n_rest = 0;
+
+	/* One more slot than argv: the target goes in as a positional. */
+	o = calloc((size_t)argc + 2, sizeof(*o));
+	if (!o)
+		return cli_out_of_memory(cli, "parsing the command line");
+	*out_argv = o;
+	o[0] = argv[0];
+
+	while (in < n) {
+		const char *a = argv[in];
+		const char *opt = NULL, *v = NULL;
+		bool by_name = false;
+
+		if (strcmp(a, "--") == 0) {
+			if (cmd->launches) {
+				if (in + 1 == n)
+					return cli_usage_error(cli, "'--' must be followed by the command to run; usage: vigil %s [options] -- CMD [ARGS...]",
+							       cmd->name);
+				cli->launch_argv = &argv[in + 1];
+				block_for_launch();
+				opt = "--";
+				v = launch_placeholder;
+				n = in;        /* the command's argv ends here */
+			} else {
+				rest = &argv[in];
+				n_rest = n - in;
+				n = in;
+			}
+			if (!opt)
+				break;
+		} else if (strcmp(a, "-p") == 0 || strcmp(a, "--pid") == 0 ||
+			   strcmp(a, "--name") == 0) {
+			if (in + 1 >= n)
+				return cli_usage_error(cli, "%s needs a value; see 'vigil help %s'", a, cmd->name);
+			opt = a;
+			v = argv[++in];
+			by_name = strcmp(a, "--name") == 0;
+		} else if (strncmp(a, "--pid=", 6) == 0) {
+			opt = "--pid";
+			v = a + 6;
+		} else if (strncmp(a, "--name=", 7) == 0) {
+			opt = "--name";
+			v = a + 7;
+			by_name = true;
+		} else if (strncmp(a, "-p", 2) == 0 && a[2]) {
+			opt = "-p";
+			v = a + 2;
+		}
+		if (!opt) {
+			o[out++] = argv[in++];
+			continue;
+		}
+		if (how)
+			return cli_usage_error(cli, "the target is given twice (%s and %s): name one process, by -p PID, --name NAME, a positional PID or NAME, or -- CMD",
+					       how, opt);
+		if (by_name && !*v)
+			return cli_usage_error(cli, "--name needs a process name");
+		how = opt;
+		value = v;
+		cli->target_by_name = by_name;
+		in++;
+		if (strcmp(opt, "--") == 0)
+			break;
+	}
+	if (value) {
+		memmove(&o[2], &o[1], (size_t)(out - 1) * sizeof(*o));
+		o[1] = (char *)value;
+		cli->target_arg = value;
+		out++;
+	}
+	for (int i = 0; i < n_rest; i++)
+		o[out++] = rest[i];
+	o[out] = NULL;
+	*out_argc = out;
+	return 0;
+}
+
+static int attach_pid(struct vg_cli *cli, pid_t pid)
 {
 	struct vg_error err = { 0 };
-	pid_t pid;
-	int r = cli_parse_pid(cli, pid_arg, &pid);
 
-	if (r)
-		return r;
 	if (vg_target_open(pid, &cli->target, &err) < 0)
 		return cli_fail(cli, &err);
 	return 0;
+}
+
+/* A name: exactly one process, or none (exit 4), or the candidates (exit 2). */
+static int attach_name(struct vg_cli *cli, const char *name)
+{
+	struct vg_error err = { 0 };
+	struct vg_proc_match *m = NULL;
+	size_t n = 0, len;
+	int r;
+
+	if (vg_proc_find_by_name(name, &m, &n, &err) < 0)
+		return cli_fail(cli, &err);
+	if (n == 1) {
+		pid_t pid = m[0].pid;
+
+		free(m);
+		return attach_pid(cli, pid);
+	}
+	if (n == 0) {
+		vg_error_set(&err, -ESRCH, "no process named '%s' (compared with each process's comm, executable file name and argv[0])",
+			     name);
+		return cli_fail(cli, &err);
+	}
+	len = (size_t)snprintf(err.msg, sizeof(err.msg), "%zu processes are named '%s'; give one with -p PID:", n, name);
+	for (size_t i = 0; i < n && i < 10 && len < sizeof(err.msg); i++)
+		len += (size_t)snprintf(err.msg + len, sizeof(err.msg) - len, "%s %d %s (%.40s)",
+					i ? "," : "", (int)m[i].pid, m[i].comm, m[i].cmdline);
+	if (n > 10 && len < sizeof(err.msg))
+		snprintf(err.msg + len, sizeof(err.msg) - len, ", and %zu more", n - 10);
+	free(m);
+	err.code = -EINVAL;
+	err.exit = VG_EXIT_USAGE;
+	r = cli_fail(cli, &err);
+	return r;
+}
+
+/* "-- CMD ARGS": the child asks to be traced and execs, so the kernel
+ * stops it with SIGTRAP right after the exec, at the program's first
+ * instruction (the dynamic loader's entry), before it ran any of its own
+ * code.  Stopping is allowed here only because vigil started it; it runs
+ * once the command has armed (cli_launch_release).  An exec failure comes
+ * back through a close-on-exec pipe. */
+static int launch(struct vg_cli *cli)
+{
+	struct vg_error err = { 0 };
+	int pfd[2], st, child_errno = 0;
+	pid_t c;
+
+	fflush(NULL);
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return cli_fail(cli, &(struct vg_error){ .code = -errno, .exit = VG_EXIT_RUNTIME,
+							 .msg = "cannot make a pipe to start the program" });
+	c = fork();
+	if (c < 0) {
+		vg_error_set(&err, -errno, "cannot start '%s': fork: %s", cli->launch_argv[0], strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return cli_fail(cli, &err);
+	}
+	if (c == 0) {
+		sigset_t none;
+		int e;
+
+		close(pfd[0]);
+		/* vigil blocks SIGINT and SIGTERM while observing; the program
+		 * must get them (Ctrl-C reaches it as it would without vigil). */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
+			execvp(cli->launch_argv[0], cli->launch_argv);
+		e = errno;
+		if (write(pfd[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+		;
+	if (read(pfd[0], &child_errno, sizeof(child_errno)) != (ssize_t)sizeof(child_errno))
+		child_errno = 0;
+	close(pfd[0]);
+	if (child_errno || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP) {
+		if (WIFSTOPPED(st)) {
+			kill(c, SIGKILL);
+			ptrace(PTRACE_DETACH, c, NULL, NULL);
+			waitpid(c, &st, 0);
+		}
+		if (child_errno)
+			vg_error_set(&err, -child_errno, "cannot run '%s': %s", cli->launch_argv[0],
+				     strerror(child_errno));
+		else
+			vg_error_set(&err, -ECHILD, "'%s' did not reach its first instruction (wait status 0x%x)",
+				     cli->launch_argv[0], (unsigned)st);
+		/* A missing or non-executable program is bad input. */
+		vg_error_set_exit(&err, child_errno == ENOENT || child_errno == ENOEXEC ||
+				  child_errno == EACCES ? VG_EXIT_USAGE : VG_EXIT_RUNTIME);
+		return cli_fail(cli, &err);
+	}
+	cli->launched = c;
+	launched_pid = c;
+	return attach_pid(cli, c);
+}
+
+int cli_launch_release(struct vg_cli *cli)
+{
+	struct vg_error err = { 0 };
+
+	if (!cli->launched || cli->launch_released)
+		return 0;
+	if (ptrace(PTRACE_DETACH, cli->launched, NULL, NULL) < 0) {
+		vg_error_set(&err, -errno, "cannot let '%s' (pid %d) run: %s", cli->launch_argv[0],
+			     (int)cli->launched, strerror(errno));
+		return cli_fail(cli, &err);
+	}
+	cli->launch_released = true;
+	return 0;
+}
+
+/* The program may outlive the observation (a --duration, a SIGTERM sent
+ * to vigil alone): wait for it, passing SIGINT, SIGTERM and SIGHUP on to
+ * it, so that vigil neither dies before it nor leaves it behind. */
+static int wait_forwarding(pid_t pid, int *st)
+{
+	sigset_t mask, old;
+	siginfo_t si;
+	pid_t w;
+	int sig;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);   /* blocked, so kept pending: wakes the wait */
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	while ((w = waitpid(pid, st, WNOHANG)) != pid) {
+		if (w < 0 && errno != EINTR) {
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			return -1;
+		}
+		sig = sigtimedwait(&mask, &si, &(struct timespec){ 0, 200000000 });
+		if (sig > 0 && sig != SIGCHLD)
+			kill(pid, sig);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}
+
+int cli_launch_finish(struct vg_cli *cli, int rc)
+{
+	int st;
+
+	if (!cli->launched)
+		return rc;
+	if (!cli->launch_released) {
+		/* vigil failed before the program ran a single instruction. */
+		kill(cli->launched, SIGKILL);
+		while (waitpid(cli->launched, &st, 0) < 0 && errno == EINTR)
+			;
+		cli->launched = 0;
+		return rc ? rc : VG_EXIT_RUNTIME;
+	}
+	if (wait_forwarding(cli->launched, &st) < 0)
+		return rc ? rc : VG_EXIT_RUNTIME;
+	cli->launched = 0;
+	if (rc)
+		return rc;
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return WEXITSTATUS(st);
+}
+
+int cli_attach(struct vg_cli *cli, const char *pid_arg)
+{
+	bool by_name;
+	pid_t pid;
+	int r;
+
+	if (cli->launch_argv && pid_arg == cli->target_arg)
+		return launch(cli);
+	by_name = cli->target_by_name && pid_arg == cli->target_arg;
+	if (!by_name && pid_arg && strchr(pid_arg, ',') &&
+	    ((*pid_arg >= '0' && *pid_arg <= '9') || pid_arg == cli->target_arg))
+		return cli_usage_error(cli, "'%s' names several processes: %s observes one process at a time; give one PID",
+				       pid_arg, cli->command);
+	/* -p is always a PID; a positional word that cannot be one is a name. */
+	if (by_name || (pid_arg != cli->target_arg && pid_arg && *pid_arg &&
+			(*pid_arg < '0' || *pid_arg > '9')))
+		return attach_name(cli, pid_arg);
+	r = cli_parse_pid(cli, pid_arg, &pid);
+	if (r)
+		return r;
+	return attach_pid(cli, pid);
+}
+
+const char *cli_output_path(const char *arg)
+{
+	return strcmp(arg, "-") == 0 ? NULL : arg;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+const char *cli_format_for_path(const char *path)
+{
+	static const struct { const char *ext, *format; } by_ext[] = {
+		/* longest first: .speedscope.json before .json */
+		{ ".speedscope.json", "speedscope" }, { ".pb.gz", "pprof" }, { ".pprof", "pprof" },
+		{ ".pb", "pprof" }, { ".svg", "svg" }, { ".folded", "folded" },
+		{ ".collapsed", "folded" }, { ".json", "json" }, { ".txt", "table" },
+	};
+
+	for (size_t i = 0; i < sizeof(by_ext) / sizeof(by_ext[0]); i++)
+		if (ends_with(path, by_ext[i].ext))
+			return by_ext[i].format;
+	return NULL;
 }
 
 static bool output_failed;
@@ -193,7 +520,7 @@ void cli_print_target_notes(const struct vg_target *t)
 	vg_target_recheck(t, &alive, &changed);
 	if (changed)
 		cli_warn("pid %d now belongs to another process: what was shown may mix both", (int)t->pid);
-	else if (!alive)
+	else if (!alive && t->pid != launched_pid)   /* -- CMD: its end is expected */
 		cli_warn("pid %d exited during the observation", (int)t->pid);
 }
 

@@ -20,6 +20,15 @@ struct vg_cli {
 	const char *command;         /* "maps", "read", "sym": what the user typed */
 	bool json;
 	struct vg_target *target;    /* set once attached; used by error reports */
+	/* Naming the target other than by a positional PID (cli_take_target_args):
+	 * -p/--pid and --name put their value where the PID goes (target_arg,
+	 * known by its address); "-- CMD ARGS" puts a placeholder there and
+	 * cli_attach starts the program instead. */
+	const char *target_arg;
+	bool target_by_name;         /* --name: a name even if it looks like a PID */
+	char **launch_argv;          /* "-- CMD ARGS" of profile, probe, watch */
+	pid_t launched;              /* the program vigil started (0: none) */
+	bool launch_released;        /* cli_launch_release ran: it is running */
 };
 
 struct vg_cmd {
@@ -28,7 +37,19 @@ struct vg_cmd {
 	const char *summary;         /* one line for `vigil --help` */
 	const char *usage;           /* full text for `vigil help NAME` */
 	bool takes_addr;             /* help also explains the ADDR forms */
+	bool launches;               /* "-- CMD ARGS" starts the program to observe */
 };
+
+/* The ways of naming the target, in every command's help (one text). */
+#define CLI_TARGET_HELP \
+	"PID: a process ID, or -p PID / --pid PID anywhere on the line, or a process\n" \
+	"name (a word that does not start with a digit, or --name NAME): the one\n" \
+	"process whose comm, executable file name or argv[0] is NAME (several: exit 2\n" \
+	"with the candidates; none: exit 4).\n"
+#define CLI_LAUNCH_HELP \
+	"-- CMD [ARGS...] instead of PID: start CMD, stopped at its first instruction\n" \
+	"until vigil is ready, observe it from there, and exit with its exit status\n" \
+	"(128 + N when killed by signal N), as perf record -- CMD does.\n"
 
 int cmd_maps(struct vg_cli *cli, int argc, char **argv);
 int cmd_read(struct vg_cli *cli, int argc, char **argv);
@@ -66,15 +87,53 @@ void cli_put_path(FILE *f, const char *path, bool deleted);
 /* Strict PID: decimal, > 0, fits pid_t. */
 int cli_parse_pid(struct vg_cli *cli, const char *s, pid_t *pid);
 
-/* --duration MS of watch, profile and probe: decimal or 0xHEX, 1 ms to a
- * year (a larger value would overflow the deadline in nanoseconds and
- * stop at once).  Prints and returns VG_EXIT_USAGE when out of range. */
+/* A duration option (--duration of watch, profile and probe, probe's
+ * --interval): "2s", "500ms", "1m", "1.5s", or a bare number of
+ * milliseconds (util/duration.h), from min_ms to max_ms.  Prints and
+ * returns VG_EXIT_USAGE otherwise.  A year at most: a larger value would
+ * overflow the deadline in nanoseconds and stop at once. */
 #define CLI_MAX_DURATION_MS (365ull * 86400 * 1000)
-int cli_parse_duration(struct vg_cli *cli, const char *arg, uint64_t *ms);
+int cli_parse_duration(struct vg_cli *cli, const char *opt, const char *arg, uint64_t min_ms,
+		       uint64_t max_ms, uint64_t *ms);
 
-/* Attach to the PID given on the command line; on failure prints and
- * returns the exit code (> 0), else 0 with cli->target set. */
+/* Before the command parses its options: take -p/--pid PID, --name NAME
+ * and (for a command that launches) "-- CMD ARGS" out of argv, and put
+ * the target where the command expects its PID, as the first positional
+ * argument.  Every command then names its target the same ways without a
+ * line of its own.  The command's argv is a new array (*out_argv, to
+ * free; NULL-terminated) pointing into argv, which stays as it was
+ * (cli->launch_argv points into it).  0, or the exit code after printing. */
+int cli_take_target_args(struct vg_cli *cli, const struct vg_cmd *cmd, int argc, char **argv,
+			 int *out_argc, char ***out_argv);
+
+/* Attach to the target given on the command line: a PID, a process name
+ * (a word that does not start with a digit, or --name), or the program of
+ * "-- CMD ARGS", started and stopped at its first instruction (see
+ * cli_launch_release).  A list "PID,PID" is refused: every command
+ * observes one process.  On failure prints and returns the exit code
+ * (> 0), else 0 with cli->target set. */
 int cli_attach(struct vg_cli *cli, const char *pid_arg);
+
+/* Let the program started by "-- CMD" run, once the command has armed
+ * what must see its first instruction.  No-op when nothing was launched.
+ * 0, or the exit code after printing. */
+int cli_launch_release(struct vg_cli *cli);
+
+/* main's last word on a launched program: never released (vigil failed
+ * before it ran) -> killed and reaped; else waited for.  Returns the exit
+ * code vigil gives: rc when not 0 (vigil's own failure), else the
+ * program's exit status (128 + N for signal N). */
+int cli_launch_finish(struct vg_cli *cli, int rc);
+
+/* -o PATH: "-" is standard output (NULL), anything else the path, which
+ * vg_outfile_check then judges (only a regular file is ever replaced). */
+const char *cli_output_path(const char *arg);
+
+/* The output format a file name asks for by its extension, as perf and
+ * pprof users name their files: .svg svg, .pb.gz/.pb/.pprof pprof,
+ * .folded/.collapsed folded, .speedscope.json speedscope, .json json,
+ * .txt table.  NULL when the extension says nothing. */
+const char *cli_format_for_path(const char *path);
 
 /* Print a JSON document to stdout (consumes doc).  Returns 0 or exit code. */
 int cli_print_json(cJSON *doc);

@@ -17,6 +17,8 @@ const char cmd_maps_usage[] =
 	"was derived: 'exact' (the kernel's own PT_LOAD relation) or 'heuristic'.\n"
 	"The process is not stopped.\n"
 	"\n"
+	CLI_TARGET_HELP
+	"\n"
 	"options:\n"
 	"  --json      one JSON document: regions[] and images[]\n"
 	"  -h, --help  this help\n"

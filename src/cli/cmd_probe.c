@@ -16,8 +16,8 @@
 #include "util/outfile.h"
 
 const char cmd_probe_usage[] =
-	"usage: vigil probe PID LOCATION... [--duration MS] [--latency] [--args N]\n"
-	"                   [--stacks] [--per-thread] [--interval MS] [--json] [-o FILE]\n"
+	"usage: vigil probe PID|NAME LOCATION... [--duration TIME] [--latency] [--args N]\n"
+	"                   [--stacks] [--per-thread] [--interval TIME] [--json] [-o FILE]\n"
 	"\n"
 	"Is this code running, how often, how long does it take, with what arguments\n"
 	"and who calls it?  Puts a kernel uprobe on each LOCATION of a running process\n"
@@ -33,8 +33,13 @@ const char cmd_probe_usage[] =
 	"  FILE:LINE              every address the line tables give that source line,\n"
 	"                         one site per function or inlined copy of it\n"
 	"\n"
+	CLI_TARGET_HELP
+	CLI_LAUNCH_HELP
+	"With -- CMD, LOCATIONs are in CMD itself: its libraries are not loaded yet.\n"
+	"\n"
 	"options:\n"
-	"  --duration MS     stop after MS milliseconds (default: until Ctrl-C)\n"
+	"  --duration TIME   stop after TIME: 2s, 500ms, 1.5s, 1m (a bare number is\n"
+	"                    milliseconds; default: until Ctrl-C)\n"
 	"  --latency         time every call (entry and return probe, paired per thread,\n"
 	"                    recursion included): min, p50, p90, p99, max, histogram\n"
 	"  --args N          the first N integer/pointer arguments (1-6, System V\n"
@@ -42,11 +47,12 @@ const char cmd_probe_usage[] =
 	"                    DWARF: top values and a log2 histogram of integers\n"
 	"  --stacks          the call stacks that reach each location (CFI unwinding)\n"
 	"  --per-thread      calls per thread\n"
-	"  --interval MS     a stderr line every MS: calls/s per location (perf stat -I)\n"
+	"  --interval TIME   a stderr line every TIME (1s, 500ms): calls/s per location\n"
+	"                    (perf stat -I)\n"
 	"  --top N           stacks and values listed per location (default 5)\n"
 	"  --stack-bytes N   --stacks: user stack bytes copied per hit (default 8192)\n"
 	"  --json            one JSON document (docs/json-schema/live_probe.json)\n"
-	"  -o, --output FILE write the report to FILE\n"
+	"  -o, --output FILE write the report to FILE (-: standard output)\n"
 	"  -h, --help        this help\n"
 	"\n"
 	"Counting costs the target one kernel trap per hit (~1-20 us, the hardware's\n"
@@ -58,10 +64,12 @@ const char cmd_probe_usage[] =
 	"enough before; the error says which is missing).\n"
 	"\n"
 	"examples:\n"
-	"  vigil probe 4242 malloc --duration 5000\n"
+	"  vigil probe 4242 malloc --duration 5s\n"
 	"  vigil probe 4242 handle_request --latency --stacks\n"
-	"  vigil probe 4242 'libc.so.6:write' --args 3 --interval 1000\n"
-	"  vigil probe 4242 server.c:118 --per-thread --json\n";
+	"  vigil probe 4242 'libc.so.6:write' --args 3 --interval 1s\n"
+	"  vigil probe 4242 server.c:118 --per-thread --json\n"
+	"  vigil probe -p 4242 handle_request --duration 10s\n"
+	"  vigil probe parse_line -- ./myprog input.txt     (counts from its first call)\n";
 
 struct probe_args {
 	const char *pid;
@@ -108,7 +116,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			a->specs[a->n_specs++] = optarg;
 			break;
 		case OPT_DURATION:
-			if (cli_parse_duration(cli, optarg, &v))
+			if (cli_parse_duration(cli, "--duration", optarg, 1, CLI_MAX_DURATION_MS, &v))
 				return VG_EXIT_USAGE;
 			a->o.duration_ms = v;
 			break;
@@ -128,8 +136,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			a->o.per_thread = true;
 			break;
 		case OPT_INTERVAL:
-			if (vg_parse_u64(optarg, 0, &v) < 0 || v < 10 || v > 86400000)
-				return cli_usage_error(cli, "invalid --interval '%s': expected 10 to 86400000 (milliseconds)", optarg);
+			if (cli_parse_duration(cli, "--interval", optarg, 10, 86400000, &v))
+				return VG_EXIT_USAGE;
 			a->o.interval_ms = v;
 			break;
 		case OPT_JSON:
@@ -146,7 +154,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			a->o.stack_bytes = (uint32_t)v;
 			break;
 		case 'o':
-			a->out_path = optarg;
+			a->out_path = cli_output_path(optarg);   /* "-": stdout */
 			break;
 		case 'h':
 			fputs(cmd_probe_usage, stdout);
@@ -276,6 +284,9 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
+	r = cli_launch_release(cli);   /* "-- CMD": armed before its first instruction */
+	if (r)
+		goto out;
 	fprintf(stderr, "# probing pid %d: %zu location%s, %zu site%s (mechanism uprobe+bpf)%s; Ctrl-C to stop\n",
 		(int)cli->target->pid, vg_probe_n_locations(s), vg_probe_n_locations(s) == 1 ? "" : "s",
 		vg_probe_n_sites(s), vg_probe_n_sites(s) == 1 ? "" : "s",

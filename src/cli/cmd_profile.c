@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "elf/addrspec.h"
+#include "elf/image.h"
 #include "profile/profile.h"
 #include "unwind/unwind.h"
 #include "report/profile.h"
@@ -21,9 +22,9 @@
 #include "util/outfile.h"
 
 const char cmd_profile_usage[] =
-	"usage: vigil profile PID [--freq HZ] [--duration MS] [--event EVENT] [--tid TID]...\n"
+	"usage: vigil profile PID|NAME|-- CMD [--freq HZ] [--duration TIME] [--event EVENT] [--tid TID]...\n"
 	"                     [--unwind dwarf|fp] [--no-kernel]\n"
-	"                     [--format table|folded|pprof|speedscope|svg|json] [-o FILE]\n"
+	"                     [--format table|folded|pprof|speedscope|svg|json] [-o FILE]...\n"
 	"\n"
 	"Where does this process spend its time?  Samples every thread of a running\n"
 	"process, threads created later included, with a clock (cpu-clock by default:\n"
@@ -35,9 +36,13 @@ const char cmd_profile_usage[] =
 	"Stops at --duration, on Ctrl-C, or when the process exits; the result is\n"
 	"written in every case.  Every report says how many samples were lost.\n"
 	"\n"
+	CLI_TARGET_HELP
+	CLI_LAUNCH_HELP
+	"\n"
 	"options:\n"
 	"  --freq HZ         samples per second of running thread (default 999)\n"
-	"  --duration MS     stop after MS milliseconds (default: until Ctrl-C)\n"
+	"  --duration TIME   stop after TIME: 2s, 500ms, 1.5s, 1m (a bare number is\n"
+	"                    milliseconds; default: until Ctrl-C)\n"
 	"  --event EVENT     cpu-clock (default), task-clock, or with a hardware PMU\n"
 	"                    cycles, instructions, cache-misses, branch-misses\n"
 	"  --tid TID         only this thread (repeatable)\n"
@@ -50,7 +55,10 @@ const char cmd_profile_usage[] =
 	"                    speedscope: speedscope.app JSON, one profile per thread;\n"
 	"                    svg: interactive flame graph (hover, click to zoom, search);\n"
 	"                    json: docs/json-schema/live_profile.json\n"
-	"  -o FILE           write the result to FILE instead of standard output\n"
+	"  -o FILE           write the result to FILE (-: standard output) in the\n"
+	"                    format its extension names (.svg .pb.gz .folded\n"
+	"                    .speedscope.json .json .txt), else --format's (table);\n"
+	"                    repeat it for several outputs of one run\n"
 	"  --top N           table: functions listed per section (default 25)\n"
 	"  --stack-bytes N   dwarf: user stack bytes copied per sample (default 8192;\n"
 	"                    deeper stacks end with stack_end in unwind_stops)\n"
@@ -60,18 +68,70 @@ const char cmd_profile_usage[] =
 	"A progress line on a terminal shows elapsed time, samples and losses.\n"
 	"\n"
 	"examples:\n"
-	"  vigil profile 4242 --duration 5000\n"
-	"  vigil profile 4242 --duration 10000 --format svg -o flame.svg\n"
+	"  vigil profile 4242 --duration 5s\n"
+	"  vigil profile 4242 --duration 10s -o flame.svg\n"
+	"  vigil profile 4242 --duration 10s -o flame.svg -o cpu.pb.gz -o cpu.folded\n"
 	"  vigil profile 4242 --format pprof -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
-	"  vigil profile 4242 --unwind fp --format folded | flamegraph.pl > f.svg\n";
+	"  vigil profile 4242 --unwind fp --format folded | flamegraph.pl > f.svg\n"
+	"  vigil profile redis-server --duration 30s -o cpu.pb.gz\n"
+	"  vigil profile -o flame.svg -- ./build/myprog --input big.txt\n";
+
+#define PROFILE_MAX_OUTPUTS 8
+
+/* One result of the run: where it goes and in which format. */
+struct profile_output {
+	const char *arg;                        /* -o as given ("-": stdout) */
+	const char *path;                       /* NULL: standard output */
+	const struct vg_stack_format *format;   /* NULL: json */
+};
 
 struct profile_args {
 	const char *pid;
 	struct vg_profile_opts o;
-	const struct vg_stack_format *format;   /* NULL: json */
-	const char *out_path;
+	const char *format_name;                /* --format or --json; NULL: none */
+	const char *out_args[PROFILE_MAX_OUTPUTS];
+	size_t n_out_args;
+	struct profile_output outs[PROFILE_MAX_OUTPUTS];
+	size_t n_outs;
 	uint64_t top;
 };
+
+/* One output per -o (standard output without any), each in the format
+ * its extension names; --format for one -o, or for the -o whose
+ * extension says nothing ("-": the table by default), and it must not
+ * contradict an extension. */
+static int plan_outputs(struct vg_cli *cli, struct profile_args *a)
+{
+	size_t n = a->n_out_args ? a->n_out_args : 1, to_stdout = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct profile_output *o = &a->outs[i];
+		const char *ext, *name;
+
+		o->arg = a->n_out_args ? a->out_args[i] : "-";
+		o->path = cli_output_path(o->arg);
+		ext = o->path ? cli_format_for_path(o->path) : NULL;
+		if (n == 1)
+			name = a->format_name ? a->format_name : ext ? ext : "table";
+		else if (ext && a->format_name && strcmp(ext, a->format_name) != 0)
+			return cli_usage_error(cli, "--format %s contradicts -o '%s' (a %s file); with several -o, each output's format comes from its extension",
+					       a->format_name, o->arg, ext);
+		else if (!(name = ext ? ext : a->format_name ? a->format_name : !o->path ? "table" : NULL))
+			return cli_usage_error(cli, "cannot tell the format of -o '%s' from its extension (.svg .pb.gz .folded .speedscope.json .json .txt); with several -o, name each file by its format",
+					       o->arg);
+		o->format = strcmp(name, "json") == 0 ? NULL : vg_stack_format_find(name);
+		if (!o->path && to_stdout++)
+			return cli_usage_error(cli, "-o - is given twice: one output can go to standard output");
+		for (size_t j = 0; j < i && o->path; j++)
+			if (a->outs[j].path && strcmp(a->outs[j].path, o->path) == 0)
+				return cli_usage_error(cli, "-o '%s' is given twice", o->arg);
+		if (o->format && o->format->binary && !o->path && isatty(STDOUT_FILENO))
+			return cli_usage_error(cli, "%s output is binary: give -o FILE or redirect standard output",
+					       o->format->name);
+	}
+	a->n_outs = n;
+	return 0;
+}
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_args *a)
 {
@@ -95,7 +155,6 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 	int c, npos = 0;
 	uint64_t v;
 
-	a->format = vg_stack_format_find("table");
 	a->o.freq = 999;
 	a->o.unwind = VG_UNWIND_MODE_DWARF;
 	a->top = 25;
@@ -113,7 +172,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 			a->o.freq = v;
 			break;
 		case OPT_DURATION:
-			if (cli_parse_duration(cli, optarg, &v))
+			if (cli_parse_duration(cli, "--duration", optarg, 1, CLI_MAX_DURATION_MS, &v))
 				return VG_EXIT_USAGE;
 			a->o.duration_ms = v;
 			break;
@@ -142,24 +201,30 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 			/* json is the profile's own document; the rest are
 			 * the stack writers every command shares. */
 			if (strcmp(optarg, "json") == 0) {
-				a->format = NULL;
+				a->format_name = "json";
 				cli->json = true;
 				break;
 			}
-			a->format = vg_stack_format_find(optarg);
-			if (!a->format)
+			if (!vg_stack_format_find(optarg))
 				return cli_usage_error(cli, "invalid --format '%s': expected table, folded, pprof, speedscope, svg or json", optarg);
+			if (cli->json)
+				return cli_usage_error(cli, "--json and --format %s disagree", optarg);
+			a->format_name = optarg;
 			break;
 		case 'o':
-			a->out_path = optarg;
+			if (a->n_out_args == PROFILE_MAX_OUTPUTS)
+				return cli_usage_error(cli, "at most %d -o", PROFILE_MAX_OUTPUTS);
+			a->out_args[a->n_out_args++] = optarg;
 			break;
 		case OPT_TOP:
 			if (vg_parse_u64(optarg, 0, &a->top) < 0)
 				return cli_usage_error(cli, "invalid --top '%s': expected a number", optarg);
 			break;
 		case OPT_JSON:
+			if (a->format_name && strcmp(a->format_name, "json") != 0)
+				return cli_usage_error(cli, "--json and --format %s disagree", a->format_name);
 			cli->json = true;
-			a->format = NULL;
+			a->format_name = "json";
 			break;
 		case OPT_STACK_BYTES:
 			if (vg_parse_u64(optarg, 1, &v) < 0 || v % 8 || v > 65528)
@@ -179,13 +244,13 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 		a->pid = argv[optind];
 	}
 	if (!a->pid)
-		return cli_usage_error(cli, "expected PID; usage: vigil profile PID [--duration MS] [--format F] (vigil help profile)");
-	if (cli->json && a->format)
-		return cli_usage_error(cli, "--json and --format %s disagree", a->format->name);
-	if (a->format && a->format->binary && !a->out_path && isatty(STDOUT_FILENO))
-		return cli_usage_error(cli, "%s output is binary: give -o FILE or redirect standard output",
-				       a->format->name);
-	return 0;
+		return cli_usage_error(cli, "expected PID; usage: vigil profile PID [--duration TIME] [--format F] (vigil help profile)");
+	/* --json before "profile" or after "--" is seen by the prescan only. */
+	if (cli->json && !a->format_name)
+		a->format_name = "json";
+	if (cli->json && strcmp(a->format_name, "json") != 0)
+		return cli_usage_error(cli, "--json and --format %s disagree", a->format_name);
+	return plan_outputs(cli, a);
 }
 
 static void progress_line(const struct vg_profile *p, void *arg)
@@ -219,6 +284,58 @@ static int write_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 	return r;
 }
 
+/* One output: opened (a file only now, renamed over its path only when
+ * complete), written, committed.  0, or the exit code after printing. */
+static int write_output(struct vg_cli *cli, const struct vg_profile *p,
+			const struct profile_args *a, const struct profile_output *o,
+			const struct vg_stacks_meta *meta)
+{
+	struct vg_error err = { 0 };
+	struct vg_outfile of = { .fd = -1 };
+	FILE *out = stdout;
+	int r;
+
+	if (o->path) {
+		if (vg_outfile_open(&of, o->path, 0, &err) < 0)
+			return cli_fail(cli, &err);
+		out = vg_outfile_stream(&of);
+		if (!out) {
+			vg_outfile_abort(&of);
+			return cli_out_of_memory(cli, "opening the output file");
+		}
+	}
+	if (o->format) {
+		struct vg_stack_write_opts wo = { .meta = meta, .top = (size_t)a->top };
+
+		r = o->format->write(out, vg_profile_stacks(p), &wo, &err);
+	} else {
+		r = write_json(cli, p, out);
+		if (r > 0) {
+			vg_outfile_abort(&of);
+			return r;
+		}
+	}
+	if (r < 0 && out != stdout && of.error) {
+		/* The file's own errno (ENOSPC), from the commit's sentence. */
+		vg_outfile_commit(&of, "profile", &err);
+		vg_outfile_abort(&of);
+		return cli_fail(cli, &err);
+	}
+	if (r < 0) {
+		if (!err.code)
+			vg_error_set(&err, r, "cannot write the %s output: %s",
+				     o->format ? o->format->name : "json", strerror(-r));
+		vg_outfile_abort(&of);
+		return cli_fail(cli, &err);
+	}
+	if (out != stdout && vg_outfile_commit(&of, "profile", &err) < 0) {
+		vg_outfile_abort(&of);
+		return cli_fail(cli, &err);
+	}
+	vg_outfile_abort(&of);
+	return 0;
+}
+
 int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 {
 	struct profile_args a;
@@ -227,9 +344,8 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	struct vg_profile *p = NULL;
 	struct vg_stacks_meta meta;
 	struct cli_stop_signals stop = { .fd = -1 };
-	struct vg_outfile of = { .fd = -1 };
-	FILE *out = stdout;
-	char cut_why[256];
+	char cut_why[256], written[1024] = "";
+	size_t wlen = 0;
 	int r;
 
 	cli->operation = "live_profile";   /* errors and reports say the same */
@@ -238,8 +354,9 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	if (r)
 		return r < 0 ? 0 : r;
 	/* A bad -o is refused now, not after the profile it would lose. */
-	if (a.out_path && vg_outfile_check(a.out_path, &err) < 0)
-		return cli_fail(cli, &err);
+	for (size_t i = 0; i < a.n_outs; i++)
+		if (a.outs[i].path && vg_outfile_check(a.outs[i].path, &err) < 0)
+			return cli_fail(cli, &err);
 	/* Ctrl-C and SIGTERM end the profile, not vigil, from the start: one
 	 * during the setup stops it at once, and the report follows. */
 	cli_stop_signals_begin(&stop);
@@ -256,6 +373,9 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
+	r = cli_launch_release(cli);   /* "-- CMD": sampled from its first instruction */
+	if (r)
+		goto out;
 	{
 		size_t nt;
 		const char *why;
@@ -274,57 +394,27 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	vg_profile_stop(p);
 	if (isatty(STDERR_FILENO))
 		fputs("\r\033[K", stderr);
-	if (a.out_path) {
-		if (vg_outfile_open(&of, a.out_path, 0, &err) < 0) {
-			r = cli_fail(cli, &err);
-			goto out;
-		}
-		out = vg_outfile_stream(&of);
-		if (!out) {
-			out = stdout;
-			r = cli_out_of_memory(cli, "opening the output file");
-			goto out;
-		}
-	}
 	vg_report_profile_meta(p, cli->target, &meta, cut_why, sizeof(cut_why));
-	if (a.format) {
-		struct vg_stack_write_opts wo = { .meta = &meta, .top = (size_t)a.top };
+	{
+		const struct vg_image *main_img = vg_images_main(vg_symbolizer_images(sym));
 
-		r = a.format->write(out, vg_profile_stacks(p), &wo, &err);
-	} else {
-		r = write_json(cli, p, out);
-		if (r > 0)
+		meta.main_path = main_img ? main_img->path : NULL;
+	}
+	for (size_t i = 0; i < a.n_outs; i++) {
+		r = write_output(cli, p, &a, &a.outs[i], &meta);
+		if (r)
 			goto out;
-	}
-	if (r < 0 && out != stdout && of.error) {
-		/* The file's own errno (ENOSPC), from the commit's sentence. */
-		out = stdout;
-		vg_outfile_commit(&of, "profile", &err);
-		r = cli_fail(cli, &err);
-		goto out;
-	}
-	if (r < 0) {
-		if (!err.code)
-			vg_error_set(&err, r, "cannot write the %s output: %s",
-				     a.format ? a.format->name : "json", strerror(-r));
-		r = cli_fail(cli, &err);
-		goto out;
-	}
-	if (out != stdout) {
-		out = stdout;
-		if (vg_outfile_commit(&of, "profile", &err) < 0) {
-			r = cli_fail(cli, &err);
-			goto out;
-		}
+		if (a.outs[i].path && wlen < sizeof(written))
+			wlen += (size_t)snprintf(written + wlen, sizeof(written) - wlen, "%s%s",
+						 wlen ? ", " : "; written to ", a.outs[i].path);
 	}
 	{
 		const struct vg_perf_stats *ps = vg_profile_perf_stats(p);
 
 		/* On stderr: stdout may be the folded stacks or pprof. */
-		fprintf(stderr, "# %" PRIu64 " samples in %.1f s (%s), %" PRIu64 " lost, %" PRIu64 " throttled%s%s\n",
+		fprintf(stderr, "# %" PRIu64 " samples in %.1f s (%s), %" PRIu64 " lost, %" PRIu64 " throttled%s\n",
 			vg_stacks_total(vg_profile_stacks(p)), (double)vg_profile_duration_ns(p) / 1e9,
-			vg_stop_name(vg_profile_stop_reason(p)), ps->lost, ps->throttled,
-			a.out_path ? "; written to " : "", a.out_path ? a.out_path : "");
+			vg_stop_name(vg_profile_stop_reason(p)), ps->lost, ps->throttled, written);
 		if (ps->exec_ns)
 			fprintf(stderr, "# profile: pid %d called exec() ('%s'): stopped there; the new "
 				"program was not sampled (exit 4)\n", (int)cli->target->pid, ps->exec_comm);
@@ -336,7 +426,6 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	cli_print_target_notes(cli->target);
 	r = vg_profile_stop_reason(p) == VG_STOP_TARGET_EXEC ? VG_EXIT_GONE : 0;
 out:
-	vg_outfile_abort(&of);
 	vg_profile_free(p);
 	cli_stop_signals_end(&stop);
 	vg_symbolizer_free(sym);

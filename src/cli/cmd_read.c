@@ -31,6 +31,8 @@ const char cmd_read_usage[] =
 	"\n"
 	"LEN: decimal or 0xHEX, with an optional k, M or G suffix (binary units).\n"
 	"\n"
+	CLI_TARGET_HELP
+	"\n"
 	"options:\n"
 	"  --as TYPE       decode the bytes: u8 u16 u32 u64 i8 i16 i32 i64 f32 f64 ptr\n"
 	"                  (little-endian; a LEN of several elements decodes an array,\n"

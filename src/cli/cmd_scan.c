@@ -55,6 +55,8 @@ const char cmd_scan_usage[] =
 	"--epsilon), str (UTF-8 and UTF-16LE), bytes (hex, '?\?' matches any byte:\n"
 	"\"de ad ?? ef\").  Numbers match at every byte offset unless --aligned.\n"
 	"\n"
+	CLI_TARGET_HELP
+	"\n"
 	"options:\n"
 	"  --type TYPE        the value's type (required for a first scan and with a\n"
 	"                     snapshot; a scan set knows its own)\n"

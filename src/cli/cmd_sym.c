@@ -42,6 +42,8 @@ const char cmd_sym_usage[] =
 	"answer gives the nearest symbol below as a hint, and the line if the line table\n"
 	"covers it.\n"
 	"\n"
+	CLI_TARGET_HELP
+	"\n"
 	"options:\n"
 	"  --bin FILE       symbolize FILE's own addresses (no process); ADDR may also\n"
 	"                   be hex without 0x, as addr2line takes it, or @0xHEX\n"

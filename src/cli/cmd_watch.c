@@ -23,8 +23,8 @@
 #include "watch/watch.h"
 
 const char cmd_watch_usage[] =
-	"usage: vigil watch PID ADDR... [--follow PTR_SLOT+OFFSET]... [--len 1|2|4|8]\n"
-	"                   [--access w|rw] [--duration MS] [--max-events N] [--max-samples N]\n"
+	"usage: vigil watch PID|NAME ADDR... [--follow PTR_SLOT+OFFSET]... [--len 1|2|4|8]\n"
+	"                   [--access w|rw] [--duration TIME] [--max-events N] [--max-samples N]\n"
 	"                   [--regs] [--stacks] [--bin FILE [--force-bin]] [--json]\n"
 	"\n"
 	"Who writes this location?  Arms a hardware data breakpoint (x86 debug\n"
@@ -47,6 +47,10 @@ const char cmd_watch_usage[] =
 	"Stops at --duration, --max-events, when the target exits, or on Ctrl-C; the\n"
 	"report is printed in every case.  Every count says whether it is exact.\n"
 	"\n"
+	CLI_TARGET_HELP
+	CLI_LAUNCH_HELP
+	"With -- CMD, ADDRs are in CMD itself: its libraries are not loaded yet.\n"
+	"\n"
 	"options:\n"
 	"  --follow P+OFF   watch the pointer stored at P and the location *P + OFF;\n"
 	"                   when P is written the leaf breakpoint moves to the new\n"
@@ -54,7 +58,8 @@ const char cmd_watch_usage[] =
 	"  --len N          bytes watched: 1, 2, 4 or 8 (default 8); ADDR must be\n"
 	"                   aligned to N\n"
 	"  --access w|rw    writes only (default), or reads and writes\n"
-	"  --duration MS    stop after MS milliseconds (default: until Ctrl-C)\n"
+	"  --duration TIME  stop after TIME: 2s, 500ms, 1.5s, 1m (a bare number is\n"
+	"                   milliseconds; default: until Ctrl-C)\n"
 	"  --max-events N   stop after N accepted traps\n"
 	"  --max-samples N  timeline entries kept per watch (default 1000); counts\n"
 	"                   stay exact past it\n"
@@ -71,7 +76,7 @@ const char cmd_watch_usage[] =
 	"\n"
 	"examples:\n"
 	"  vigil watch 4242 g_config+16 --len 4 --regs\n"
-	"  vigil watch 4242 0x7ffd5e8c1a28 --duration 5000 --json\n"
+	"  vigil watch 4242 0x7ffd5e8c1a28 --duration 5s --json\n"
 	"  vigil watch 4242 --follow g_queue+8 --len 4 --regs   (*g_queue + 8)\n";
 
 #define MAX_WATCHES 8
@@ -150,7 +155,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_ar
 			a->opt.rw = optarg[0] == 'r';
 			break;
 		case OPT_DURATION:
-			if ((r = cli_parse_duration(cli, optarg, &a->opt.duration_ms)))
+			if ((r = cli_parse_duration(cli, "--duration", optarg, 1, CLI_MAX_DURATION_MS, &a->opt.duration_ms)))
 				return r;
 			break;
 		case OPT_MAX_EVENTS:
@@ -315,6 +320,9 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
+	r = cli_launch_release(cli);   /* "-- CMD": watched from its first instruction */
+	if (r)
+		goto out;
 	{
 		size_t nt;
 

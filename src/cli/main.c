@@ -11,13 +11,13 @@
 #include "report/json.h"
 
 static const struct vg_cmd commands[] = {
-	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage, false },
-	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage, true },
-	{ "sym", cmd_sym, "addresses to function, inline frames and file:line (process or ELF file)", cmd_sym_usage, true },
-	{ "watch", cmd_watch, "who writes a location: hardware watchpoints, writer line and value", cmd_watch_usage, true },
-	{ "scan", cmd_scan, "where a value lives: scan, narrow, snapshot, pointer chains", cmd_scan_usage, true },
-	{ "profile", cmd_profile, "where a process spends its time: sampled stacks, flame graphs, pprof", cmd_profile_usage, false },
-	{ "probe", cmd_probe, "how often, how long, with what arguments code runs: exact uprobe counts", cmd_probe_usage, false },
+	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage, false, false },
+	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage, true, false },
+	{ "sym", cmd_sym, "addresses to function, inline frames and file:line (process or ELF file)", cmd_sym_usage, true, false },
+	{ "watch", cmd_watch, "who writes a location: hardware watchpoints, writer line and value", cmd_watch_usage, true, true },
+	{ "scan", cmd_scan, "where a value lives: scan, narrow, snapshot, pointer chains", cmd_scan_usage, true, false },
+	{ "profile", cmd_profile, "where a process spends its time: sampled stacks, flame graphs, pprof", cmd_profile_usage, false, true },
+	{ "probe", cmd_probe, "how often, how long, with what arguments code runs: exact uprobe counts", cmd_probe_usage, false, true },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -36,7 +36,8 @@ static const char addr_forms[] =
 static void print_main_help(FILE *out)
 {
 	fprintf(out,
-		"usage: vigil <command> [options] PID ...\n"
+		"usage: vigil <command> [options] PID|NAME ...\n"
+		"       vigil profile|probe|watch [options] -- CMD [ARGS...]\n"
 		"\n"
 		"vigil observes a running process without stopping it: no ptrace stop, no\n"
 		"restart, no recompile.  It never writes into the target.\n"
@@ -50,6 +51,10 @@ static void print_main_help(FILE *out)
 		"  -h, --help       this help; 'vigil help COMMAND' for one command\n"
 		"  -V, --version    print the version\n"
 		"  --json           (on every command) one JSON document on stdout, errors too\n"
+		"  -p, --pid PID    the target (or PID as the first argument)\n"
+		"  --name NAME      the one process named NAME (or NAME as the first argument)\n"
+		"  -- CMD ARGS      profile, probe, watch: start CMD and observe it from its first\n"
+		"                   instruction; vigil exits with its status\n"
 		"\n%s"
 		"\n"
 		"exit codes:\n"
@@ -90,7 +95,8 @@ int main(int argc, char **argv)
 {
 	const struct vg_cmd *cmd;
 	struct vg_cli cli = { 0 };
-	int r, w;
+	char **cmd_argv = NULL;
+	int r, w, cmd_argc = 0;
 
 	/* --json anywhere before "--" makes every answer JSON, the errors of
 	 * this dispatcher included; "vigil --json maps PID" works like
@@ -141,7 +147,11 @@ int main(int argc, char **argv)
 				       argv[1]);
 	cli.operation = cmd->name;
 	cli.command = cmd->name;
-	r = cmd->run(&cli, argc - 1, argv + 1);
+	r = cli_take_target_args(&cli, cmd, argc - 1, argv + 1, &cmd_argc, &cmd_argv);
+	if (!r)
+		r = cmd->run(&cli, cmd_argc, cmd_argv);
+	free(cmd_argv);
+	r = cli_launch_finish(&cli, r);
 	cli.target = vg_target_free(cli.target);
 	/* A failed write matters even after a failure: the JSON error
 	 * document itself may not have reached its reader. */

@@ -264,13 +264,23 @@ static int address_ids(struct vg_profile *p, uint64_t addr, bool kernel, uint32_
 	struct vg_stack_frame_in in[MAX_INLINE];
 	struct vg_stack_site site = { addr, 0, VG_STACKS_NONE, kernel };
 	size_t k;
+	int r;
 
 	if (vg_stacks_find_address(p->stacks, addr, kernel, first, n))
 		return 0;
 	lookup(p, addr, kernel, &res);
 	p->st.addresses++;
 	k = frames_in(p, &res, kernel, in, &site);
-	return vg_stacks_intern_address(p->stacks, &site, in, k, first, n, NULL);
+	r = vg_stacks_intern_address(p->stacks, &site, in, k, first, n, NULL);
+	if (r == 0 && k && *n == k) {
+		/* Columns where DWARF has them (pprof Line.column). */
+		uint32_t cols[MAX_INLINE];
+
+		for (size_t i = 0; i < k; i++)
+			cols[i] = res.n_frames ? res.frames[i].column : res.column;
+		vg_stacks_set_columns(p->stacks, *first, *n, cols);
+	}
+	return r;
 }
 
 /* After the stop: addresses still in no image get one more chance (a

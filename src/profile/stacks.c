@@ -333,6 +333,14 @@ static int unknown_name(struct vg_stacks *s, const struct vg_stack_site *site,
 	return vg_stacks_intern_string(s, buf, id);
 }
 
+void vg_stacks_set_columns(struct vg_stacks *s, uint32_t first, uint32_t n,
+			   const uint32_t *columns)
+{
+	/* Stored outermost first: frame first + k is columns[n - 1 - k]. */
+	for (uint32_t k = 0; k < n && first + k < s->n_frames; k++)
+		s->frames[first + k].column = columns[n - 1 - k];
+}
+
 /* Write the n_out frames of one address at ids base.. (room reserved). */
 static int fill_group(struct vg_stacks *s, size_t base, const struct vg_stack_site *site,
 		      const struct vg_stack_frame_in *frames, size_t n, size_t n_out)

@@ -55,6 +55,7 @@ struct vg_stack_frame {
 			      * "IMAGE+0xSTATIC" (file name only) or "0xADDR" */
 	uint32_t file;       /* string id, 0 unknown */
 	uint32_t line;       /* 0 unknown */
+	uint32_t column;     /* 0 unknown: vg_stacks_set_columns */
 	bool has_function;   /* name is a function name (not made up) */
 	bool inlined;        /* depth > 0: inlined into the frame before it */
 	bool kernel;
@@ -116,6 +117,9 @@ struct vg_stacks_meta {
 	uint64_t stacks_cut;      /* samples whose stack ended before its
 				   * outermost frame (callers missing) */
 	const char *stacks_cut_why; /* "stack_end 12, no_cfi 3"; NULL: none */
+	const char *main_path;    /* the main executable's image path: pprof
+				   * makes its mapping the first, which pprof
+				   * reads as the profiled program; NULL unknown */
 };
 
 struct vg_stacks;
@@ -150,6 +154,13 @@ int vg_stacks_intern_address(struct vg_stacks *s,
 			     const struct vg_stack_frame_in *frames, size_t n,
 			     uint32_t *first, uint32_t *n_ids,
 			     struct vg_error *err);
+
+/* The source columns of the n frames of one address interned at first
+ * (columns innermost first, as the frames were given), written by pprof
+ * as Line.column; 0 is unknown.  Apart from vg_stack_frame_in so that
+ * its three-field initializers stay complete. */
+void vg_stacks_set_columns(struct vg_stacks *s, uint32_t first, uint32_t n,
+			   const uint32_t *columns);
 
 /* User-space addresses interned without an image (site.image NONE): a
  * library mapped after its first sample was symbolized, since the MMAP2

@@ -42,6 +42,7 @@ struct builder {
 	size_t fn_cap;
 	uint64_t *loc_of_group; /* frame id of a depth-0 frame -> location id */
 	uint64_t kernel_mapping, unknown_mapping; /* ids, 0 unused */
+	uint64_t *image_mapping;  /* image id -> mapping id */
 };
 
 static void *zalloc(struct builder *b, size_t n, size_t size)
@@ -203,22 +204,44 @@ static void cover(pb_mapping *m, uint64_t address)
 		m->memory_limit = address + 1;
 }
 
+/* The image meta->main_path names, or VG_STACKS_NONE. */
+static uint32_t main_image(const struct builder *b)
+{
+	const char *main_path = b->meta ? b->meta->main_path : NULL;
+	size_t n_images = vg_stacks_n_images(b->s);
+
+	for (size_t i = 0; main_path && i < n_images; i++) {
+		const struct vg_stack_image *img = vg_stacks_image(b->s, (uint32_t)i);
+
+		if (!img->kernel && img->path && strcmp(vg_stacks_string(b->s, img->path), main_path) == 0)
+			return (uint32_t)i;
+	}
+	return VG_STACKS_NONE;
+}
+
 static int build_mappings(struct builder *b)
 {
 	const struct vg_stacks *s = b->s;
 	size_t n_images = vg_stacks_n_images(s), n_frames = vg_stacks_n_frames(s);
+	uint32_t first = main_image(b);
 	bool *known = NULL;
 	pb_mapping *kernel = NULL, *unknown = NULL;
 
 	if (!(b->p.mapping = zalloc(b, n_images + 2, sizeof(*b->p.mapping))) ||
-	    (n_images && !(known = zalloc(b, n_images, sizeof(*known)))))
+	    (n_images && !(known = zalloc(b, n_images, sizeof(*known)))) ||
+	    (n_images && !(b->image_mapping = zalloc(b, n_images, sizeof(*b->image_mapping)))))
 		return -ENOMEM;
-	for (size_t i = 0; i < n_images; i++) {
-		const struct vg_stack_image *img = vg_stacks_image(s, (uint32_t)i);
+	/* pprof takes Mapping[0] for the program ("File:" in its header):
+	 * the main executable first, then the images in the trie's order. */
+	for (size_t k = 0; k < n_images; k++) {
+		uint32_t i = first == VG_STACKS_NONE ? (uint32_t)k
+			     : k == 0 ? first : (uint32_t)(k <= first ? k - 1 : k);
+		const struct vg_stack_image *img = vg_stacks_image(s, i);
 		pb_mapping *m = new_mapping(b, img->path);
 
 		if (!m)
 			return -ENOMEM;
+		b->image_mapping[i] = m->id;
 		m->build_id = img->build_id;
 		known[i] = img->start || img->limit;
 		if (known[i]) {
@@ -235,7 +258,7 @@ static int build_mappings(struct builder *b)
 			continue;
 		if (f->image != VG_STACKS_NONE) {
 			if (!known[f->image])
-				cover(b->p.mapping[f->image], f->address);
+				cover(b->p.mapping[b->image_mapping[f->image] - 1], f->address);
 			continue;
 		}
 		if (f->kernel && !kernel) {
@@ -289,7 +312,7 @@ static int build_locations(struct builder *b)
 			return -ENOMEM;
 		loc->id = b->p.n_location + 1;
 		loc->address = f->address;
-		loc->mapping_id = f->image != VG_STACKS_NONE ? f->image + 1
+		loc->mapping_id = f->image != VG_STACKS_NONE ? b->image_mapping[f->image]
 				  : f->kernel ? b->kernel_mapping : b->unknown_mapping;
 		/* Innermost first: the group's last frame, ending with g. */
 		for (size_t k = f->group_size; k-- > 0;) {
@@ -301,6 +324,7 @@ static int build_locations(struct builder *b)
 			perftools__profiles__line__init(line);
 			line->function_id = function_id(b, in->name, in->file);
 			line->line = in->line;
+			line->column = in->column;   /* 0 (unknown) is not encoded */
 			loc->line[loc->n_line++] = line;
 		}
 		b->p.location[b->p.n_location++] = loc;

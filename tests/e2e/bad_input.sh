@@ -1,7 +1,8 @@
 #!/bin/bash
 # bad_input: every malformed command line exits 2 with exactly one line
 # "vigil: error: ..." on stderr and nothing on stdout; with --json the error is a
-# JSON document on stdout.  Help and version exit 0.
+# JSON document on stdout.  Help and version exit 0.  (A positional word
+# that is not a number is a process name: cli_target.sh; -p takes only a PID.)
 source "$(dirname "$0")/lib.sh"
 
 start_target tgt_globals_pie "$T/truth"
@@ -15,7 +16,7 @@ cases=(
 	"nosuchcommand $pid"
 	"maps --bogus $pid"
 	"maps"
-	"maps abc"
+	"maps -p abc"
 	"maps -5"
 	"maps 0"
 	"maps 12abc"
@@ -66,7 +67,7 @@ echo "ok: ${#cases[@]} bad command lines"
 
 # Semantic errors with --json: the error is the JSON document on stdout.
 json_cases=(
-	"maps abc"
+	"maps -p abc"
 	"read $pid 0xzz"
 	"read $pid 0x10"
 	"read $pid nosuchsymbol"

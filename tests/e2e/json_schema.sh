@@ -222,7 +222,8 @@ run err_no_command error 2 --json
 run err_help_bogus error 2 --json help bogus
 run err_maps_option error 2 maps --bogus "$pid" --json
 run err_read_option error 2 read --bogus "$pid" vg_magic --json
-run err_maps_pid error 2 maps abc --json
+run err_maps_pid error 2 maps -p abc --json
+run err_maps_name error 4 maps --name "nosuchproc$$" --json
 run err_dead_maps error 4 maps "$dead" --json
 run err_dead_read error 4 read "$dead" 0x1000 --json
 run err_bad_address error 2 read "$pid" 0x10 --json

@@ -4,7 +4,7 @@
 # "vigil: error: ..." naming what is wrong, nothing on stdout, and with
 # --json an error document with the same exit code: a dead PID, a PID that
 # is not a number, --freq 0 / abc, --format flame, --unwind lbr, --event
-# bogus, --duration -5; as user nobody against a root target: exit 3;
+# bogus, --duration -5 / 1.5ms / 2x; as user nobody against a root target: exit 3;
 # --event cycles without a hardware PMU: exit 3 naming cpu-clock.
 source "$(dirname "$0")/lib.sh"
 
@@ -29,6 +29,8 @@ refuse format 2 "format|flame" "$pid" --format flame --duration 500
 refuse unwind 2 "unwind|lbr" "$pid" --unwind lbr --duration 500
 refuse event 2 "event|bogus" "$pid" --event bogus --duration 500
 refuse duration 2 "duration|-5" "$pid" --duration -5
+refuse duration_submilli 2 "invalid --duration '1.5ms'" "$pid" --duration 1.5ms
+refuse duration_unit 2 "invalid --duration '2x'" "$pid" --duration 2x
 refuse duration_u64max 2 "invalid --duration '18446744073709551615'" "$pid" --duration 18446744073709551615
 # A hardware event where there is no PMU (most VMs, this one): exit 3 with
 # the remedy, before any sampling.  Where perf itself can count cycles,

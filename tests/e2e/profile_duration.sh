@@ -1,7 +1,9 @@
 #!/bin/bash
-# profile_duration: --duration MS is the profile's length, whatever vigil
+# profile_duration: --duration TIME is the profile's length, whatever vigil
 # does meanwhile (symbolizing the first addresses, loading debug info).
-# On tgt_profile split (one CPU-bound thread), for MS = 200 and 1000:
+# On tgt_profile split (one CPU-bound thread), for TIME = 200 (a bare
+# number: milliseconds), 1s and 0.4s (units, util/duration.c), MS the
+# milliseconds they stand for:
 # exit 0, stop_reason duration, observation.duration_ms within MS - 5 and
 # MS + 150, and no more samples than that window can hold at 999 Hz
 # (duration_ms x 0.999 x 1.05 + 5): samples from after the deadline must
@@ -13,8 +15,9 @@ start_target tgt_profile "$truth" split
 wait_truth "$truth" ready
 pid=$(truth_get "$truth" pid)
 
-for ms in 200 1000; do
-	vg "d$ms" profile "$pid" --duration "$ms" --freq 999 --json
+for spec in 200:200 1s:1000 0.4s:400; do
+	time_arg=${spec%%:*} ms=${spec#*:}
+	vg "d$ms" profile "$pid" --duration "$time_arg" --freq 999 --json
 	assert_rc 0
 	vg_py "$pid" "$ms" "$T/d$ms.out" <<'PY' || { show_last; fail "$LAST_CMD: see above"; }
 import sys

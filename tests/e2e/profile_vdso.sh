@@ -5,6 +5,9 @@
 # >= 95 % of the samples whose leaf is __vdso_clock_gettime reach vdso_spin
 # and main, with no unwind stop "no_image"; the leaf is the [vdso] image.
 # (perf record --call-graph dwarf: 100 %.)
+# The same run's pprof (the JSON and it as two -o): go tool pprof -raw lists the
+# program first (Mapping[0], "File: tgt_images", not libc.so.6) and a
+# mapping named [vdso] that the __vdso_clock_gettime location belongs to.
 source "$(dirname "$0")/lib.sh"
 
 truth=$T/truth
@@ -12,14 +15,14 @@ start_target tgt_images "$truth" vdso
 wait_truth "$truth" ready
 pid=$(truth_get "$truth" pid)
 
-vg json profile "$pid" --duration 1500 --freq 999 --json
+vg json profile "$pid" --duration 1500 --freq 999 -o "$T/v.json" -o "$T/v.pb.gz"
 assert_rc 0
 
 vg_py "$pid" <<'PY' || { show_last; fail "vigil profile through the vDSO: see above"; }
 import os, sys
 from profcheck import *
 T, pid = os.environ["T"], int(sys.argv[1])
-doc = load_json(f"{T}/json.out")
+doc = load_json(f"{T}/v.json")
 obs = check_profile_doc(doc, pid, "json", stop_reason="duration")
 by, stacks = check_profile_body(doc, "json")
 n = obs.get("samples") or 0
@@ -39,5 +42,24 @@ check(good >= 0.95 * leaf, f"json: only {good} of {leaf} __vdso_clock_gettime sa
 stops = obs.get("unwind_stops") or {}
 check(not stops.get("no_image"), f"json: unwind_stops {stops}")
 print(f"vdso: {leaf}/{n} samples in __vdso_clock_gettime, {good} unwound to main")
+
+# pprof: the program is Mapping[0], the vDSO is named.
+import re, subprocess
+env = dict(os.environ, HOME=T, GOCACHE=f"{T}/gocache", GOPATH=f"{T}/gopath",
+           GOTOOLCHAIN="local", GOPROXY="off", PPROF_TMPDIR=T)
+raw = subprocess.run(["go", "tool", "pprof", "-raw", "-symbolize=none", f"{T}/v.pb.gz"],
+                     capture_output=True, text=True, env=env)
+check(raw.returncode == 0, f"go tool pprof -raw: {raw.stderr[:400]}")
+maps = re.findall(r"^(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+)", raw.stdout.split("Mappings", 1)[-1], re.M)
+check(maps, f"no Mappings in go tool pprof -raw:\n{raw.stdout[-800:]}")
+eq("pprof Mapping[0]", "tgt_images", os.path.basename(maps[0][1]) if maps else None)
+vdso_ids = [i for i, path in maps if path == "[vdso]"]
+check(vdso_ids, f"pprof: no mapping named [vdso] among {[m[1] for m in maps]}")
+locs = re.findall(r"^\s*\d+: 0x[0-9a-f]+ M=(\d+) __vdso_clock_gettime", raw.stdout, re.M)
+check(locs and set(locs) <= set(vdso_ids), f"pprof: __vdso_clock_gettime in mappings {set(locs)}, [vdso] is {vdso_ids}")
+top = subprocess.run(["go", "tool", "pprof", "-top", "-symbolize=none", f"{T}/v.pb.gz"],
+                     capture_output=True, text=True, env=env)
+check("File: tgt_images" in top.stdout, f"go tool pprof -top header: {top.stdout[:200]!r}")
+print(f"pprof: Mapping[0] {maps[0][1] if maps else None}, [vdso] mapping {vdso_ids}")
 done()
 PY

@@ -60,7 +60,8 @@ grep -q q32 "$T/type_unknown.err" || { show_last; fail "$LAST_CMD: the error doe
 bad 2 type_missing scan "$pid" 1
 bad 2 no_value scan "$pid" --type i32
 bad 2 no_pid scan
-bad 2 bad_pid scan notapid 1 --type i32
+bad 2 bad_pid scan -p notapid 1 --type i32
+bad 4 no_name scan "nosuchproc$$" 1 --type i32
 bad 2 eps_neg scan "$pid" 1.5 --type f64 --epsilon -1
 echo "ok: values, types, PID"
 

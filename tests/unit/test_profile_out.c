@@ -373,6 +373,84 @@ static void test_pprof_message(void **state)
 	free(path);
 }
 
+/* pprof reads Mapping[0] as the profiled program ("File:" in its
+ * header): the main executable goes first even when the trie met a
+ * library first, and every location keeps its own image's mapping.
+ * Lines carry the column where there is one. */
+static const struct vg_stacks_meta meta_main = {
+	.event = "cpu-clock", .frequency_hz = 1000, .sample_ns = 1000000,
+	.pid = 4242, .comm = "target", .tool_version = "0.1.0",
+	.main_path = "/usr/bin/target",
+};
+static int pprof_main(FILE *f, void *arg)
+{
+	return vg_pprof_write(f, arg, &(struct vg_stack_write_opts){ .meta = &meta_main }, NULL);
+}
+
+static void test_pprof_main_first(void **state)
+{
+	static const struct vg_stack_frame_in f_memset = {"memset", NULL, 0};
+	static const struct vg_stack_frame_in f_main = {"main", "/src/main.c", 10};
+	static const struct vg_stack_frame_in f_vdso = {"__vdso_clock_gettime", NULL, 0};
+	struct vg_stacks *saved = s;
+	uint32_t libc, exe, vdso, a, b, c, first, count;
+	size_t len;
+	char *path;
+	uint8_t *buf;
+	Perftools__Profiles__Profile *p;
+
+	(void)state;
+	s = vg_stacks_new();
+	assert_non_null(s);
+	assert_int_equal(vg_stacks_intern_image(s, "/usr/lib/libc.so.6", NULL, 0x7f0000000000,
+						0x7f0000100000, 0, false, &libc, NULL), 0);
+	assert_int_equal(vg_stacks_intern_image(s, "[vdso]", NULL, 0x7fff0000,
+						0x7fff2000, 0, false, &vdso, NULL), 0);
+	assert_int_equal(vg_stacks_intern_image(s, "/usr/bin/target", NULL, 0x400000,
+						0x500000, 0, false, &exe, NULL), 0);
+	assert_int_equal(vg_stacks_intern_address(s, &(struct vg_stack_site){ 0x7f0000000100, 0x100, libc, false },
+						  &f_memset, 1, &first, &count, NULL), 0);
+	a = first;
+	assert_int_equal(vg_stacks_intern_address(s, &(struct vg_stack_site){ 0x401000, 0x1000, exe, false },
+						  &f_main, 1, &first, &count, NULL), 0);
+	b = first;
+	vg_stacks_set_columns(s, b, 1, (const uint32_t[]){ 7 });
+	assert_int_equal(vg_stacks_intern_address(s, &(struct vg_stack_site){ 0x7fff0100, 0x100, vdso, false },
+						  &f_vdso, 1, &first, &count, NULL), 0);
+	c = first;
+	uint32_t st1[] = {b, a}, st2[] = {b, c};
+
+	assert_int_equal(vg_stacks_add(s, 1, st1, 2, 5, NULL), 0);
+	assert_int_equal(vg_stacks_add(s, 1, st2, 2, 3, NULL), 0);
+	path = write_temp(".pb.gz", pprof_main);
+	buf = gunzip(path, &len);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	assert_non_null(p);
+	assert_int_equal(p->n_mapping, 3);
+	assert_string_equal(pb_string(p, p->mapping[0]->filename), "/usr/bin/target");
+	assert_string_equal(pb_string(p, p->mapping[1]->filename), "/usr/lib/libc.so.6");
+	assert_string_equal(pb_string(p, p->mapping[2]->filename), "[vdso]");
+	for (size_t i = 0; i < p->n_mapping; i++)
+		assert_int_equal(p->mapping[i]->id, i + 1);
+	for (size_t i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Location *loc = p->location[i];
+		const char *want = loc->address == 0x401000 ? "/usr/bin/target"
+				   : loc->address == 0x7fff0100 ? "[vdso]" : "/usr/lib/libc.so.6";
+
+		assert_true(loc->mapping_id >= 1 && loc->mapping_id <= p->n_mapping);
+		assert_string_equal(pb_string(p, p->mapping[loc->mapping_id - 1]->filename), want);
+		/* The column DWARF gave (Line.column), none where it gave none. */
+		assert_int_equal(loc->n_line, 1);
+		assert_int_equal(loc->line[0]->column, loc->address == 0x401000 ? 7 : 0);
+	}
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	unlink(path);
+	free(path);
+	vg_stacks_free(s);
+	s = saved;
+}
+
 struct top_row {
 	double flat, flat_pct, cum, cum_pct;
 	char name[128];
@@ -708,6 +786,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_speedscope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_message, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pprof_go, setup, teardown),
+		cmocka_unit_test(test_pprof_main_first),
 		cmocka_unit_test_setup_teardown(test_svg, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_svg_xml, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
