@@ -402,8 +402,10 @@ static int perf_open(pid_t tid, struct perf_event_attr *attr)
 	return fd < 0 ? -errno : fd;
 }
 
+/* A perf event for each thread that is P_RUNNING and was not tried yet
+ * (tried[] remembers); a thread with no sample in time goes to P_RETRY. */
 static void perf_pass(struct vg_stack_capture *c, struct vg_stack_thread *out, enum pending *p,
-		      size_t n)
+		      bool *tried, size_t n)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -433,8 +435,9 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_stack_thread *out, e
 	for (size_t i = 0; i < n; i++) {
 		int fd;
 
-		if (p[i] != P_RUNNING)
+		if (p[i] != P_RUNNING || tried[i])
 			continue;
+		tried[i] = true;
 		if (!(c->use & VG_STACK_USE_PERF)) {
 			p[i] = P_FALLBACK;
 			continue;
@@ -603,10 +606,14 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 			  struct vg_stack_thread *out, struct vg_error *err)
 {
 	enum pending *p = calloc(n ? n : 1, sizeof(*p));
+	bool *tried = calloc(n ? n : 1, sizeof(*tried));
 	int r = 0;
 
-	if (!p)
+	if (!p || !tried) {
+		free(p);
+		free(tried);
 		return vg_error_set(err, -ENOMEM, "out of memory for %zu threads", n);
+	}
 	for (size_t i = 0; i < n; i++) {
 		memset(&out[i], 0, sizeof(out[i]));
 		out[i].tid = tids[i];
@@ -638,24 +645,26 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 				       P_RUNNING : P_FALLBACK;
 		}
 	}
-	perf_pass(c, out, p, n);
-	if (c->link) {
+	/* Two rounds: running threads get their perf event; threads that
+	 * moved, or gave no sample (asleep again), go to a second iterator
+	 * pass, which may find a thread running that was not before. */
+	for (int round = 0; round < 2; round++) {
 		bool any = false;
 
+		perf_pass(c, out, p, tried, n);
 		for (size_t i = 0; i < n; i++)
 			any |= p[i] == P_RETRY;
-		if (any && iter_pass(c, out, p, n, P_RETRY) == 0) {
-			for (size_t i = 0; i < n; i++)
-				if (p[i] == P_RUNNING) {
-					/* on a CPU again at the second look */
-					out[i].how = VG_STACK_NONE;
-					snprintf(out[i].why, sizeof(out[i].why), "running, and no perf "
-						 "sample came within %d ms; on a CPU again at the "
-						 "iterator's second look", VG_STACK_PERF_WAIT_MS);
-					p[i] = P_DONE;
-				}
-		}
+		if (any && c->link && iter_pass(c, out, p, n, P_RETRY) < 0)
+			break;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (p[i] == P_RUNNING) {
+			out[i].how = VG_STACK_NONE;
+			snprintf(out[i].why, sizeof(out[i].why), "running, and no perf sample "
+				 "came within %d ms; on a CPU again at the iterator's next look",
+				 VG_STACK_PERF_WAIT_MS);
+			p[i] = P_DONE;
+		}
 	for (size_t i = 0; i < n; i++) {
 		if (p[i] == P_DONE)
 			continue;
@@ -669,6 +678,7 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 		}
 	}
 	free(p);
+	free(tried);
 	{
 		bool alive, changed;
 
