@@ -195,7 +195,7 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 	struct vg_mem *mem = NULL;
 	struct vg_symbolizer *sym = NULL;
 	struct vg_stack_capture *cap = NULL;
-	struct vg_stack_thread *threads = NULL;
+	struct vg_thread_stack *threads = NULL;
 	struct vg_report_stack_thread *facts = NULL;
 	struct vg_outfile of = { .fd = -1 };
 	pid_t *tids = NULL;

@@ -11,7 +11,7 @@
 #include "unwind/unwind.h"
 
 /* The address a frame is looked up at. */
-static uint64_t lookup_addr(const struct vg_stack_thread *st, size_t i)
+static uint64_t lookup_addr(const struct vg_thread_stack *st, size_t i)
 {
 	return st->exact[i] || st->ips[i] == 0 ? st->ips[i] : st->ips[i] - 1;
 }
@@ -23,7 +23,7 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static bool same_stack(const struct vg_stack_thread *a, const struct vg_stack_thread *b)
+static bool same_stack(const struct vg_thread_stack *a, const struct vg_thread_stack *b)
 {
 	return a->how == b->how && a->n == b->n && a->complete == b->complete &&
 	       a->stop == b->stop && strcmp(a->why, b->why) == 0 &&
@@ -31,7 +31,7 @@ static bool same_stack(const struct vg_stack_thread *a, const struct vg_stack_th
 }
 
 static void put_frames(FILE *out, const struct vg_report_stack *r,
-		       const struct vg_stack_thread *st)
+		       const struct vg_thread_stack *st)
 {
 	struct vg_sym_result *res = malloc(sizeof(*res));
 	size_t k = 0;
@@ -126,7 +126,7 @@ int vg_report_stack_table(FILE *out, const struct vg_report_stack *r)
 		putc('\n', out);
 	}
 	for (size_t i = 0; i < r->n; i++) {
-		const struct vg_stack_thread *st = r->threads[i].st;
+		const struct vg_thread_stack *st = r->threads[i].st;
 		size_t m = 0;
 
 		if (done[i])
@@ -171,7 +171,7 @@ int vg_report_stack_table(FILE *out, const struct vg_report_stack *r)
 
 /* ------------------------------------------------------------ JSON */
 
-static cJSON *frames_json(const struct vg_report_stack *r, const struct vg_stack_thread *st,
+static cJSON *frames_json(const struct vg_report_stack *r, const struct vg_thread_stack *st,
 			  struct vg_sym_result *res)
 {
 	cJSON *arr = cJSON_CreateArray();
@@ -221,7 +221,7 @@ fail:
 static cJSON *thread_json(const struct vg_report_stack *r, const struct vg_report_stack_thread *th,
 			  struct vg_sym_result *res)
 {
-	const struct vg_stack_thread *st = th->st;
+	const struct vg_thread_stack *st = th->st;
 	cJSON *o = cJSON_CreateObject(), *frames;
 	char state[2] = { th->state, 0 };
 

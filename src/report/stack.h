@@ -19,7 +19,7 @@
 
 /* What is known of a thread besides its stack. */
 struct vg_report_stack_thread {
-	const struct vg_stack_thread *st;
+	const struct vg_thread_stack *st;
 	char name[64];              /* comm; "" unknown */
 	char state;                 /* /proc/TID/stat field 3; 0 unknown */
 	int64_t cpu_ns;             /* user + system CPU time, -1 unknown */

@@ -248,7 +248,7 @@ static int read_status(pid_t pid, pid_t tid, char *state, uint64_t *csw)
 	return found == 7 ? 0 : -EINVAL;
 }
 
-static void unwind(struct vg_stack_capture *c, struct vg_stack_thread *th, const uint8_t *stack)
+static void unwind(struct vg_stack_capture *c, struct vg_thread_stack *th, const uint8_t *stack)
 {
 	th->n = 0;
 	th->stop = VG_UNWIND_OUTERMOST;
@@ -285,7 +285,7 @@ static size_t copy_size(const struct vg_stack_capture *c, uint64_t sp, bool *tru
 
 /* ------------------------------------------------------------ task_iter */
 
-static void take_record(struct vg_stack_capture *c, struct vg_stack_thread *th,
+static void take_record(struct vg_stack_capture *c, struct vg_thread_stack *th,
 			enum pending *p, const struct vg_task_regs_record *rec,
 			const uint8_t *stack, bool second)
 {
@@ -334,7 +334,7 @@ static void take_record(struct vg_stack_capture *c, struct vg_stack_thread *th,
 }
 
 /* One iterator pass for the threads whose pending state is `want`. */
-static int iter_pass(struct vg_stack_capture *c, struct vg_stack_thread *out, enum pending *p,
+static int iter_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, enum pending *p,
 		     size_t n, enum pending want)
 {
 	struct vg_task_regs_record rec;
@@ -365,7 +365,7 @@ struct perf_thread {
 
 struct sample_arg {
 	struct vg_stack_capture *c;
-	struct vg_stack_thread *th;
+	struct vg_thread_stack *th;
 	const struct vg_perf_format *fmt;
 	bool got;
 };
@@ -404,7 +404,7 @@ static int perf_open(pid_t tid, struct perf_event_attr *attr)
 
 /* A perf event for each thread that is P_RUNNING and was not tried yet
  * (tried[] remembers); a thread with no sample in time goes to P_RETRY. */
-static void perf_pass(struct vg_stack_capture *c, struct vg_stack_thread *out, enum pending *p,
+static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, enum pending *p,
 		      bool *tried, size_t n)
 {
 	struct perf_event_attr attr = {
@@ -517,7 +517,7 @@ out:
 
 /* ------------------------------------------------------------ proc_syscall */
 
-static void take_proc(struct vg_stack_capture *c, struct vg_stack_thread *th)
+static void take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 {
 	char path[64], line[2][512], state;
 	uint64_t sp = 0, pc = 0, csw[2];
@@ -603,7 +603,7 @@ static void take_proc(struct vg_stack_capture *c, struct vg_stack_thread *th)
 /* ------------------------------------------------------------ snapshot */
 
 int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t n,
-			  struct vg_stack_thread *out, struct vg_error *err)
+			  struct vg_thread_stack *out, struct vg_error *err)
 {
 	enum pending *p = calloc(n ? n : 1, sizeof(*p));
 	bool *tried = calloc(n ? n : 1, sizeof(*tried));

@@ -53,7 +53,7 @@ enum vg_stack_how {
 /* How long a running thread is given to produce its perf sample. */
 #define VG_STACK_PERF_WAIT_MS 20
 
-struct vg_stack_thread {
+struct vg_thread_stack {
 	pid_t tid;
 	enum vg_stack_how how;
 	/* how NONE: why nothing was read; otherwise why the walk is
@@ -97,7 +97,7 @@ struct vg_stack_capture *vg_stack_capture_free(struct vg_stack_capture *c);
  * same order).  A thread that is gone is how NONE with why "exited".
  * Returns 0, -ESRCH (the process is gone), -ENOMEM. */
 int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t n,
-			  struct vg_stack_thread *out, struct vg_error *err);
+			  struct vg_thread_stack *out, struct vg_error *err);
 
 /* Why a way was not available (the task iterator refused, perf refused),
  * one sentence each, NULL-terminated, borrowed. */
