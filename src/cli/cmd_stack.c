@@ -13,16 +13,21 @@
 #include "cli/cli.h"
 #include "elf/addrspec.h"
 #include "report/stack.h"
+#include "report/stack_format.h"
 #include "stack/capture.h"
+#include "stack/wall.h"
 #include "sym/symbolizer.h"
 #include "target/maps.h"
 #include "target/mem.h"
+#include "unwind/unwind.h"
 #include "util/outfile.h"
 
 #define MAX_TIDS 1024
 
 const char cmd_stack_usage[] =
 	"usage: vigil stack PID [--tid TID]... [--no-kernel] [--json] [-o FILE]\n"
+	"       vigil stack PID --every MS --duration MS [--tid TID]...\n"
+	"                   [--format table|folded|pprof|speedscope|svg] [-o FILE]\n"
 	"\n"
 	"Where every thread of a process is, right now: one snapshot of each thread's\n"
 	"user stack, unwound by CFI (.eh_frame, .debug_frame), with inline frames,\n"
@@ -46,8 +51,19 @@ const char cmd_stack_usage[] =
 	"where it stopped (stack_end, no_cfi, missing_register, ...).  A thread that\n"
 	"ran while it was read is read again; one that moved twice is flagged.\n"
 	"\n"
+	"Wall-clock profile (--every): one such snapshot of every thread each MS\n"
+	"milliseconds for --duration, running and blocked threads alike, each\n"
+	"stack ending in a frame that names the thread's state ([running],\n"
+	"[sleeping], [disk sleep], ...): where wall time goes, off-CPU time\n"
+	"included, without a scheduler tracer.  Written in the formats of vigil\n"
+	"profile (table by default).  Resolution: one sample per thread per\n"
+	"period; a snapshot that outlasts the period delays the next (counted).\n"
+	"\n"
 	"options:\n"
 	"  --tid TID     only this thread (repeatable); it must belong to PID\n"
+	"  --every MS    wall-clock profile: a snapshot every MS milliseconds\n"
+	"  --duration MS how long the wall-clock profile runs (needs --every)\n"
+	"  --format F    with --every: table, folded, pprof, speedscope or svg\n"
 	"  --no-kernel   no kernel stacks (reserved: kernel stacks are not shown yet)\n"
 	"  --json        JSON document (docs/json-schema/live_stack.json)\n"
 	"  -o FILE       write the report to FILE instead of standard output\n"
@@ -57,7 +73,8 @@ const char cmd_stack_usage[] =
 	"\n"
 	"examples:\n"
 	"  vigil stack 4242\n"
-	"  vigil stack 4242 --tid 4250 --json\n";
+	"  vigil stack 4242 --tid 4250 --json\n"
+	"  vigil stack 4242 --every 10 --duration 5000 --format svg -o wall.svg\n";
 
 struct stack_args {
 	const char *pid;
@@ -65,12 +82,17 @@ struct stack_args {
 	size_t n_tids;
 	bool no_kernel;
 	const char *out_path;
+	uint64_t every_ms, duration_ms;
+	const struct vg_stack_format *format;   /* --every only */
 };
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct stack_args *a)
 {
-	enum { OPT_TID = 256, OPT_NO_KERNEL, OPT_JSON };
+	enum { OPT_TID = 256, OPT_NO_KERNEL, OPT_JSON, OPT_EVERY, OPT_DURATION, OPT_FORMAT };
 	static const struct option opts[] = {
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -102,6 +124,21 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct stack_ar
 		case OPT_JSON:
 			cli->json = true;
 			break;
+		case OPT_EVERY:
+			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > 60000)
+				return cli_usage_error(cli, "invalid --every '%s': expected 1 to 60000 (ms)", optarg);
+			a->every_ms = v;
+			break;
+		case OPT_DURATION:
+			if (cli_parse_duration(cli, optarg, &v))
+				return VG_EXIT_USAGE;
+			a->duration_ms = v;
+			break;
+		case OPT_FORMAT:
+			a->format = vg_stack_format_find(optarg);
+			if (!a->format)
+				return cli_usage_error(cli, "invalid --format '%s': expected table, folded, pprof, speedscope or svg", optarg);
+			break;
 		case 'o':
 			a->out_path = optarg;
 			break;
@@ -119,6 +156,22 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct stack_ar
 	}
 	if (!a->pid)
 		return cli_usage_error(cli, "expected PID; usage: vigil stack PID [--tid TID]... [--json] (vigil help stack)");
+	if (!a->every_ms && (a->duration_ms || a->format))
+		return cli_usage_error(cli, "--duration and --format belong to the wall-clock profile: give --every MS too");
+	if (a->every_ms) {
+		if (!a->duration_ms)
+			return cli_usage_error(cli, "--every needs --duration MS (how long to sample)");
+		if (a->duration_ms < a->every_ms)
+			return cli_usage_error(cli, "--duration %" PRIu64 " is shorter than one period (--every %" PRIu64 ")",
+					       a->duration_ms, a->every_ms);
+		if (cli->json)
+			return cli_usage_error(cli, "--every writes the profile formats: use --format, not --json");
+		if (!a->format)
+			a->format = vg_stack_format_find("table");
+		if (a->format->binary && !a->out_path && isatty(STDOUT_FILENO))
+			return cli_usage_error(cli, "%s output is binary: give -o FILE or redirect standard output",
+					       a->format->name);
+	}
 	return 0;
 }
 
@@ -187,6 +240,97 @@ static int write_json(struct vg_cli *cli, const struct vg_report_stack *rep, FIL
 	return r;
 }
 
+/* --every: the wall-clock profile, written like vigil profile writes. */
+static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_symbolizer *sym,
+		    struct vg_stack_capture *cap)
+{
+	struct vg_stack_wall_opts o = {
+		.every_ms = a->every_ms, .duration_ms = a->duration_ms,
+		.tids = a->tids, .n_tids = a->n_tids,
+	};
+	struct vg_stack_wall_stats st;
+	struct vg_stacks *stacks = vg_stacks_new();
+	struct cli_stop_signals stop = { .fd = -1 };
+	struct vg_outfile of = { .fd = -1 };
+	struct vg_error err = { 0 };
+	char cut_why[256] = "";
+	FILE *out = stdout;
+	int r;
+
+	if (!stacks)
+		return cli_out_of_memory(cli, "for the stacks");
+	cli_stop_signals_begin(&stop);
+	fprintf(stderr, "# wall-clock profile of pid %d: every thread every %" PRIu64 " ms for %" PRIu64
+		" ms, nothing stopped\n", (int)cli->target->pid, a->every_ms, a->duration_ms);
+	r = vg_stack_wall_run(cli->target, sym, cap, &o, stop.fd, stacks, &st, &err);
+	cli_stop_signals_end(&stop);
+	if (r < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	for (size_t i = 0, len = 0; i < VG_UNWIND_NSTOPS; i++)
+		if (st.cut_why[i] && len < sizeof(cut_why))
+			len += (size_t)snprintf(cut_why + len, sizeof(cut_why) - len, "%s%s %" PRIu64,
+						len ? ", " : "", vg_unwind_stop_name((enum vg_unwind_stop)i),
+						st.cut_why[i]);
+	{
+		struct vg_stacks_meta meta = {
+			.event = "wall-clock", .period = 0,
+			.frequency_hz = 1000 / a->every_ms,
+			.sample_ns = a->every_ms * 1000000u,
+			.start_time_ns = st.start_wall_ns, .duration_ns = st.duration_ns,
+			.pid = cli->target->pid, .comm = cli->target->comm,
+			.stacks_cut = st.cut, .stacks_cut_why = cut_why[0] ? cut_why : NULL,
+		};
+		struct vg_stack_write_opts wo = { .meta = &meta, .top = 25 };
+
+		if (a->out_path) {
+			if (vg_outfile_open(&of, a->out_path, 0, &err) < 0) {
+				r = cli_fail(cli, &err);
+				goto out;
+			}
+			out = vg_outfile_stream(&of);
+			if (!out) {
+				out = stdout;
+				r = cli_out_of_memory(cli, "opening the output file");
+				goto out;
+			}
+		}
+		r = a->format->write(out, stacks, &wo, &err);
+		if (r < 0 && out != stdout) {
+			out = stdout;
+			vg_outfile_commit(&of, "wall-clock profile", &err);
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		if (r < 0) {
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		if (out != stdout) {
+			out = stdout;
+			if (vg_outfile_commit(&of, "wall-clock profile", &err) < 0) {
+				r = cli_fail(cli, &err);
+				goto out;
+			}
+		}
+	}
+	fprintf(stderr, "# %" PRIu64 " snapshots, %" PRIu64 " thread samples in %.1f s (%s); "
+		"running %" PRIu64 ", sleeping %" PRIu64 ", disk sleep %" PRIu64 "; %" PRIu64
+		" late ticks, %" PRIu64 " stacks cut%s%s\n",
+		st.snapshots, st.samples, (double)st.duration_ns / 1e9,
+		st.target_exited ? "target exited" : st.interrupted ? "interrupted" : "duration",
+		st.by_state[0], st.by_state[1], st.by_state[2], st.late_ticks, st.cut,
+		a->out_path ? "; written to " : "", a->out_path ? a->out_path : "");
+	cli_print_target_notes(cli->target);
+	r = 0;
+out:
+	if (out != stdout)
+		vg_outfile_abort(&of);
+	vg_stacks_free(stacks);
+	return r;
+}
+
 int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 {
 	struct stack_args *a = calloc(1, sizeof(*a));
@@ -228,6 +372,10 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 	if (vg_symbolizer_open_target(cli->target, 0, &sym, &err) < 0 ||
 	    vg_stack_capture_new(cli->target, maps, vg_symbolizer_images(sym), &cap, &err) < 0) {
 		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (a->every_ms) {
+		r = run_wall(cli, a, sym, cap);
 		goto out;
 	}
 	t0 = now_ns();

@@ -285,6 +285,25 @@ static size_t copy_size(const struct vg_stack_capture *c, uint64_t sp, bool *tru
 
 /* ------------------------------------------------------------ task_iter */
 
+/* task->__state as /proc shows it (fs/proc/array.c's task_state_array;
+ * TASK_IDLE is TASK_UNINTERRUPTIBLE | TASK_NOLOAD). */
+static char state_letter(uint32_t st)
+{
+	if (st == 0)
+		return 'R';
+	if ((st & 0x0002) && (st & 0x0400))
+		return 'I';
+	if (st & 0x0001)
+		return 'S';
+	if (st & 0x0002)
+		return 'D';
+	if (st & 0x0004)
+		return 'T';
+	if (st & 0x0008)
+		return 't';
+	return '?';
+}
+
 static void take_record(struct vg_stack_capture *c, struct vg_thread_stack *th,
 			enum pending *p, const struct vg_task_regs_record *rec,
 			const uint8_t *stack, bool second)
@@ -307,6 +326,7 @@ static void take_record(struct vg_stack_capture *c, struct vg_thread_stack *th,
 		return;
 	}
 	th->how = VG_STACK_TASK_ITER;
+	th->state = state_letter(rec->state);
 	th->reread = second;
 	th->moved = !still;
 	vg_task_regs_to_perf(rec, &th->regs);
@@ -380,6 +400,7 @@ static int on_sample(const struct perf_event_header *h, void *arg)
 	if (!s.regs_abi || !(s.regs.mask & (1ull << VG_PERF_SP)))
 		return 0;
 	a->th->how = VG_STACK_PERF_SAMPLE;
+	a->th->state = 'R';
 	a->th->regs = s.regs;
 	a->th->stack_bytes = s.stack_size > VG_STACK_MAX_COPY ? VG_STACK_MAX_COPY : s.stack_size;
 	memcpy(a->c->stack, s.stack, a->th->stack_bytes);
@@ -519,7 +540,7 @@ out:
 
 static void take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 {
-	char path[64], line[2][512], state;
+	char path[64], line[2][512], state = 0;
 	uint64_t sp = 0, pc = 0, csw[2];
 	int r = 0;
 
@@ -584,6 +605,7 @@ static void take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 		}
 		moved = strcmp(line[0], line[1]) != 0 || csw[0] != csw[1];
 		th->how = VG_STACK_PROC_SYSCALL;
+		th->state = state;
 		memset(&th->regs, 0, sizeof(th->regs));
 		th->regs.regs[VG_PERF_SP] = sp;
 		th->regs.regs[VG_PERF_IP] = pc;

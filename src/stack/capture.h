@@ -69,6 +69,10 @@ struct vg_thread_stack {
 	size_t n;
 	enum vg_unwind_stop stop;
 	bool complete;                /* the walk reached the outermost frame */
+	/* The state at the read: R (on a CPU or runnable), S, D, T, t, I,
+	 * from the kernel's task state (task_iter), R for a perf sample, the
+	 * /proc/TID/status letter (proc_syscall); 0 unknown. */
+	char state;
 	bool reread;                  /* moved once, read again */
 	bool moved;                   /* moved again on the second read: flagged */
 };
