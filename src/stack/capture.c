@@ -310,6 +310,15 @@ static void take_record(struct vg_stack_capture *c, struct vg_thread_stack *th,
 {
 	bool still = vg_task_regs_still(rec);
 
+	if (rec->flags & VG_TASK_EXITING) {
+		/* a zombie (the leader after pthread_exit) or a thread on its
+		 * way out: its user memory may be gone already */
+		th->how = VG_STACK_NONE;
+		snprintf(th->why, sizeof(th->why), "exiting (or a zombie: the main thread "
+			 "ended with pthread_exit): no user stack");
+		*p = P_DONE;
+		return;
+	}
 	if (rec->flags & VG_TASK_NO_REGS) {
 		th->how = VG_STACK_NONE;
 		snprintf(th->why, sizeof(th->why), "the kernel keeps no user registers for it%s",
