@@ -11,7 +11,8 @@
 # /proc/PID/mem around each run, advances.  The table groups the two
 # nappers ("2 threads:"), -o FILE writes the same document; with
 # VIGIL_STACK_METHODS=proc_syscall the blocked threads come from
-# /proc/TID/syscall; bad input: a dead PID exits 4, a --tid of another
+# /proc/TID/syscall, and with perf_sample alone the spinner (--tid) is
+# caught by a perf sample; bad input: a dead PID exits 4, a --tid of another
 # process exits 2.
 source "$(dirname "$0")/lib.sh"
 
@@ -37,6 +38,10 @@ vg file stack "$pid" --json -o "$T/stack.json"
 assert_rc 0
 [[ ! -s $T/file.out ]] || { show_last; fail "-o FILE: output on stdout"; }
 VIGIL_STACK_METHODS=proc_syscall vg proc stack "$pid" --json
+assert_rc 0
+# the perf path on its own: the spinner is runnable, so it is sampled
+spinner=$(awk '$1 == "thread" && $3 == "spinner" { print $2 }' "$truth")
+VIGIL_STACK_METHODS=perf_sample vg perf stack "$pid" --tid "$spinner" --json
 assert_rc 0
 ((c1 > c0)) || fail "the spin counter did not advance across vigil stack ($c0 -> $c1): the target was stopped?"
 echo "ok: the target ran on: spin_count $c0 -> $c1"
@@ -123,6 +128,13 @@ def check_doc(path, w, methods):
 check_doc(f"{T}/json.out", "json", "all")
 check_doc(f"{T}/stack.json", "-o FILE", "all")
 check_doc(f"{T}/proc.out", "proc_syscall", "proc")
+pd = load_json(f"{T}/perf.out")
+check_header(pd, "live_stack", pid, "perf_sample")
+t = pd["threads"][0] if len(pd["threads"]) == 1 else {}
+eq("perf_sample: the spinner's obtained", "perf_sample", t.get("obtained"))
+eq("perf_sample: complete", True, t.get("complete"))
+eq("perf_sample: own frames", ["spin", "spinner_main"],
+   [f.get("function") for f in own(t.get("frames") or [])][:2])
 table = open(f"{T}/table.out").read()
 nappers = sorted(t for t, n in threads.items() if n == "napper")
 check(f"2 threads: {nappers[0]} (napper) S" in table, f"table: the nappers are not grouped:\n{table}")
