@@ -547,7 +547,9 @@ out:
 
 /* ------------------------------------------------------------ proc_syscall */
 
-static void take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
+/* Returns true when /proc/TID/syscall said the thread is running (how
+ * is then NONE: the caller may try perf). */
+static bool take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 {
 	char path[64], line[2][512], state = 0;
 	uint64_t sp = 0, pc = 0, csw[2];
@@ -576,7 +578,7 @@ static void take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 				th->how = VG_STACK_NONE;
 				snprintf(th->why, sizeof(th->why), "%s: %s", path,
 					 r == -ENOENT || r == -ESRCH ? "exited" : strerror(r ? -r : EIO));
-				return;
+				return false;
 			}
 			fclose(f);
 			if (read_status(c->t->pid, th->tid, &state, &csw[k]) < 0)
@@ -600,13 +602,13 @@ static void take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 						 before[0] ? before : "running on a CPU, and "
 						 "/proc/TID/syscall gives no registers of a "
 						 "running thread");
-					return;
+					return true;
 				}
 				/* "NR a1..a6 sp pc", or "-1 sp pc" outside a call */
 				if (nt < 3) {
 					th->how = VG_STACK_NONE;
 					snprintf(th->why, sizeof(th->why), "%s: unexpected line", path);
-					return;
+					return false;
 				}
 				sp = strtoull(tok[nt - 2], NULL, 16);
 				pc = strtoull(tok[nt - 1], NULL, 16);
@@ -629,6 +631,7 @@ static void take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 	if (!th->complete)
 		snprintf(th->why, sizeof(th->why), "only pc and sp were known (/proc/TID/syscall): "
 			 "the walk stopped at %s", vg_unwind_stop_name(th->stop));
+	return false;
 }
 
 /* ------------------------------------------------------------ snapshot */
@@ -700,13 +703,24 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 		if (p[i] == P_DONE)
 			continue;
 		if (c->use & VG_STACK_USE_PROC) {
-			take_proc(c, &out[i]);
+			/* asleep when classified, running now: perf, if not tried */
+			bool again = take_proc(c, &out[i]) && !tried[i];
+
+			p[i] = again ? P_RUNNING : P_DONE;
+			if (again)
+				out[i].why[0] = '\0';
 		} else {
 			out[i].how = VG_STACK_NONE;
 			if (!out[i].why[0])
 				snprintf(out[i].why, sizeof(out[i].why), "no way to read it was "
 					 "allowed (VIGIL_STACK_METHODS)");
 		}
+	}
+	if (c->use & VG_STACK_USE_PROC) {
+		perf_pass(c, out, p, tried, n);
+		for (size_t i = 0; i < n; i++)
+			if (p[i] != P_DONE)
+				take_proc(c, &out[i]);
 	}
 	free(p);
 	free(tried);
