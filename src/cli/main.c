@@ -18,6 +18,7 @@ static const struct vg_cmd commands[] = {
 	{ "scan", cmd_scan, "where a value lives: scan, narrow, snapshot, pointer chains", cmd_scan_usage, true, false },
 	{ "profile", cmd_profile, "where a process spends its time: sampled stacks, flame graphs, pprof", cmd_profile_usage, false, true },
 	{ "probe", cmd_probe, "how often, how long, with what arguments code runs: exact uprobe counts", cmd_probe_usage, false, true },
+	{ "stack", cmd_stack, "where every thread is: user stacks of all threads, without stopping any", cmd_stack_usage, false, false },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -32,10 +32,6 @@ struct vg_bpf_counters {
 int vg_bpf_output_rings_fd(const struct vg_bpf_output *o);
 int vg_bpf_output_lost_fd(const struct vg_bpf_output *o);
 
-/* Route libbpf's messages to progs.c's per-thread log (dropped outside
- * a load) instead of stderr: the library never prints.  Idempotent. */
-void vg_bpf_libbpf_quiet(void);
-
 /* -EPERM with the sentence that says which privilege is missing. */
 int vg_bpf_refused(struct vg_error *err, const char *what);
 

@@ -2,7 +2,7 @@
 # json_schema: every kind of JSON document vigil prints validates against
 # its schema in docs/json-schema/ (maps.json, read.json, error.json,
 # symbolize.json, live_watch.json, live_scan.json, live_profile.json,
-# live_probe.json, version.json; common.json holds the
+# live_probe.json, live_stack.json, version.json; common.json holds the
 # shared parts).  The schemas close
 # their objects (additionalProperties: false), so a key the code adds
 # without documenting it fails here: the documentation stays true.
@@ -362,6 +362,14 @@ run profile_fp live_profile 0 profile "$thrpid" --duration 200 --unwind fp --for
 run err_profile_dead error 4 profile "$dead" --duration 100 --json
 run err_profile_unwind error 2 profile "$pid" --unwind lbr --json
 
+# stack: every thread of the threaded target, one --tid, the proc_syscall
+# fallback; a dead PID and a TID of another process.
+run stack_all live_stack 0 stack "$thrpid" --json
+run stack_tid live_stack 0 stack "$thrpid" --tid "$thrpid" --json
+VIGIL_STACK_METHODS=proc_syscall run stack_proc live_stack 0 stack "$thrpid" --json
+run err_stack_dead error 4 stack "$dead" --json
+run err_stack_tid error 2 stack "$thrpid" --tid 1 --json
+
 # probe: tgt_probe (tests/targets/tgt_probe.c) makes its calls on SIGUSR1.
 # Started here, not above: targets end themselves after 120 s.
 declare -A prpid
@@ -436,7 +444,7 @@ except ImportError:
 
 sdir, cases = sys.argv[1], sys.argv[2]
 T = os.environ["T"]
-NAMES = ("common", "maps", "read", "symbolize", "live_watch", "live_scan", "live_profile", "live_probe", "error",
+NAMES = ("common", "maps", "read", "symbolize", "live_watch", "live_scan", "live_profile", "live_probe", "live_stack", "error",
          "version")
 schemas = {}
 for n in NAMES:

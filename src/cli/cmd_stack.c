@@ -1,0 +1,468 @@
+/* cmd_stack.c - `vigil stack PID [--tid TID]... [--no-kernel] [--json]
+ * [-o FILE]`: one snapshot of every thread's user stack, without stopping
+ * any (src/stack/capture.h says how each is obtained), symbolized as
+ * `vigil sym` does, reported by report/stack.c. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "elf/addrspec.h"
+#include "report/stack.h"
+#include "report/stack_format.h"
+#include "stack/capture.h"
+#include "stack/wall.h"
+#include "sym/symbolizer.h"
+#include "target/maps.h"
+#include "target/mem.h"
+#include "unwind/unwind.h"
+#include "util/outfile.h"
+
+#define MAX_TIDS 1024
+
+const char cmd_stack_usage[] =
+	"usage: vigil stack PID [--tid TID]... [--no-kernel] [--json] [-o FILE]\n"
+	"       vigil stack PID --every TIME --duration TIME [--tid TID]...\n"
+	"                   [--format table|folded|pprof|speedscope|svg] [-o FILE]\n"
+	"\n"
+	"Where every thread of a process is, right now: one snapshot of each thread's\n"
+	"user stack, unwound by CFI (.eh_frame, .debug_frame), with inline frames,\n"
+	"function and file:line:column -- the frames `vigil sym` gives for the same\n"
+	"addresses.  Nothing is stopped: no ptrace, no signal; the target runs on\n"
+	"while it is read.  Threads whose stacks are identical are shown together\n"
+	"(\"3 threads: ...\"), innermost frame first.\n"
+	"\n"
+	"Each thread says how its registers were obtained:\n"
+	"  task_iter     the thread was off the CPU (blocked in a system call, or\n"
+	"                preempted): a BPF task iterator read the user registers the\n"
+	"                kernel saved when it entered the kernel, and copied the top\n"
+	"                of its stack in the same pass; its on-CPU flag and switch\n"
+	"                counts before and after prove it did not run in between\n"
+	"  perf_sample   the thread was running: one sampled perf event (task clock,\n"
+	"                user registers and stack) caught it within a few ms\n"
+	"  proc_syscall  neither allowed (no CAP_BPF/CAP_PERFMON): only pc and sp from\n"
+	"                /proc/TID/syscall; a frame that needs rbp ends the walk\n"
+	"  none          nothing could be read; the reason follows\n"
+	"and whether its stack is complete (the walk reached the outermost frame) or\n"
+	"where it stopped (stack_end, no_cfi, missing_register, ...).  A thread that\n"
+	"ran while it was read is read again; one that moved twice is flagged.\n"
+	"\n"
+	"Wall-clock profile (--every): one such snapshot of every thread each\n"
+	"period (--every) for --duration, running and blocked threads alike, each\n"
+	"stack ending in a frame that names the thread's state ([running],\n"
+	"[sleeping], [disk sleep], ...): where wall time goes, off-CPU time\n"
+	"included, without a scheduler tracer.  Written in the formats of vigil\n"
+	"profile (table by default).  Resolution: one sample per thread per\n"
+	"period; a snapshot that outlasts the period delays the next (counted).\n"
+	"\n"
+	"options:\n"
+	"  --tid TID     only this thread (repeatable); it must belong to PID\n"
+	"  --every TIME  wall-clock profile: a snapshot every TIME (10ms, 0.5s; a\n"
+	"                bare number is milliseconds; at most 60s)\n"
+	"  --duration TIME  how long the wall-clock profile runs (needs --every)\n"
+	"  --format F    with --every: table, folded, pprof, speedscope or svg\n"
+	"  --no-kernel   no kernel stacks (reserved: kernel stacks are not shown yet)\n"
+	"  --json        JSON document (docs/json-schema/live_stack.json)\n"
+	"  -o FILE       write the report to FILE instead of standard output\n"
+	"\n"
+	CLI_TARGET_HELP
+	"\n"
+	"exit: 0 ok, 1 runtime error, 2 bad input (no such thread), 3 permission,\n"
+	"4 the process does not exist or exited.\n"
+	"\n"
+	"examples:\n"
+	"  vigil stack 4242\n"
+	"  vigil stack 4242 --tid 4250 --json\n"
+	"  vigil stack 4242 --every 10ms --duration 5s --format svg -o wall.svg\n";
+
+struct stack_args {
+	const char *pid;
+	pid_t tids[MAX_TIDS];
+	size_t n_tids;
+	bool no_kernel;
+	const char *out_path;
+	uint64_t every_ms, duration_ms;
+	const struct vg_stack_format *format;   /* --every only */
+};
+
+static int parse_args(struct vg_cli *cli, int argc, char **argv, struct stack_args *a)
+{
+	enum { OPT_TID = 256, OPT_NO_KERNEL, OPT_JSON, OPT_EVERY, OPT_DURATION, OPT_FORMAT };
+	static const struct option opts[] = {
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, npos = 0;
+	uint64_t v;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "-ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (npos++)
+				return cli_usage_error(cli, "unexpected argument '%s'; usage: vigil stack PID [options]", optarg);
+			a->pid = optarg;
+			break;
+		case OPT_TID:
+			if (a->n_tids == MAX_TIDS)
+				return cli_usage_error(cli, "at most %d --tid", MAX_TIDS);
+			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > INT32_MAX)
+				return cli_usage_error(cli, "invalid --tid '%s': expected a thread id", optarg);
+			a->tids[a->n_tids++] = (pid_t)v;
+			break;
+		case OPT_NO_KERNEL:
+			a->no_kernel = true;
+			break;
+		case OPT_JSON:
+			cli->json = true;
+			break;
+		case OPT_EVERY:
+			if (cli_parse_duration(cli, "--every", optarg, 1, 60000, &v))
+				return VG_EXIT_USAGE;
+			a->every_ms = v;
+			break;
+		case OPT_DURATION:
+			if (cli_parse_duration(cli, "--duration", optarg, 1, CLI_MAX_DURATION_MS, &v))
+				return VG_EXIT_USAGE;
+			a->duration_ms = v;
+			break;
+		case OPT_FORMAT:
+			a->format = vg_stack_format_find(optarg);
+			if (!a->format)
+				return cli_usage_error(cli, "invalid --format '%s': expected table, folded, pprof, speedscope or svg", optarg);
+			break;
+		case 'o':
+			a->out_path = optarg;
+			break;
+		case 'h':
+			fputs(cmd_stack_usage, stdout);
+			return -1;
+		default:
+			return cli_bad_option(cli, argv[optind - 1]);
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (npos++)
+			return cli_usage_error(cli, "unexpected argument '%s'; usage: vigil stack PID [options]", argv[optind]);
+		a->pid = argv[optind];
+	}
+	if (!a->pid)
+		return cli_usage_error(cli, "expected PID; usage: vigil stack PID [--tid TID]... [--json] (vigil help stack)");
+	if (!a->every_ms && (a->duration_ms || a->format))
+		return cli_usage_error(cli, "--duration and --format belong to the wall-clock profile: give --every MS too");
+	if (a->every_ms) {
+		if (!a->duration_ms)
+			return cli_usage_error(cli, "--every needs --duration TIME (how long to sample)");
+		if (a->duration_ms < a->every_ms)
+			return cli_usage_error(cli, "--duration %" PRIu64 " is shorter than one period (--every %" PRIu64 ")",
+					       a->duration_ms, a->every_ms);
+		if (cli->json)
+			return cli_usage_error(cli, "--every writes the profile formats: use --format, not --json");
+		if (!a->format)
+			a->format = vg_stack_format_find("table");
+		if (a->format->binary && !a->out_path && isatty(STDOUT_FILENO))
+			return cli_usage_error(cli, "%s output is binary: give -o FILE or redirect standard output",
+					       a->format->name);
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Name, state and CPU time of one thread (schedstat's first field: the
+ * CPU time in ns the scheduler accounted). */
+static void thread_facts(pid_t pid, struct vg_report_stack_thread *th)
+{
+	struct vg_proc_stat st;
+	char path[64];
+	unsigned long long ns;
+	FILE *f;
+
+	th->cpu_ns = -1;
+	if (vg_proc_stat_read(th->st->tid, &st) == 0) {
+		snprintf(th->name, sizeof(th->name), "%s", st.comm);
+		th->state = st.state;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)th->st->tid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%llu", &ns) == 1)
+			th->cpu_ns = (int64_t)ns;
+		fclose(f);
+	}
+}
+
+/* Each --tid must be a thread of the process. */
+static int check_tids(struct vg_cli *cli, const struct stack_args *a)
+{
+	for (size_t i = 0; i < a->n_tids; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)cli->target->pid, (int)a->tids[i]);
+		if (access(path, F_OK) < 0)
+			return cli_usage_error(cli, "thread %d is not a thread of pid %d (see /proc/%d/task)",
+					       (int)a->tids[i], (int)cli->target->pid, (int)cli->target->pid);
+	}
+	return 0;
+}
+
+static int write_json(struct vg_cli *cli, const struct vg_report_stack *rep, FILE *out)
+{
+	cJSON *doc = vg_report_stack_json(rep);
+	char *text;
+	int r = 0;
+
+	if (!doc)
+		return cli_out_of_memory(cli, "building the JSON report");
+	if (out == stdout)
+		return cli_print_json(doc);
+	text = cJSON_Print(doc);
+	cJSON_Delete(doc);
+	if (!text)
+		return cli_out_of_memory(cli, "printing the JSON report");
+	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
+		r = -EIO;
+	cJSON_free(text);
+	return r;
+}
+
+/* --every: the wall-clock profile, written like vigil profile writes. */
+static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_symbolizer *sym,
+		    struct vg_stack_capture *cap)
+{
+	struct vg_stack_wall_opts o = {
+		.every_ms = a->every_ms, .duration_ms = a->duration_ms,
+		.tids = a->tids, .n_tids = a->n_tids,
+	};
+	struct vg_stack_wall_stats st;
+	struct vg_stacks *stacks = vg_stacks_new();
+	struct cli_stop_signals stop = { .fd = -1 };
+	struct vg_outfile of = { .fd = -1 };
+	struct vg_error err = { 0 };
+	char cut_why[256] = "";
+	FILE *out = stdout;
+	int r;
+
+	if (!stacks)
+		return cli_out_of_memory(cli, "for the stacks");
+	cli_stop_signals_begin(&stop);
+	fprintf(stderr, "# wall-clock profile of pid %d: every thread every %" PRIu64 " ms for %" PRIu64
+		" ms, nothing stopped\n", (int)cli->target->pid, a->every_ms, a->duration_ms);
+	r = vg_stack_wall_run(cli->target, sym, cap, &o, stop.fd, stacks, &st, &err);
+	cli_stop_signals_end(&stop);
+	if (r < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	for (size_t i = 0, len = 0; i < VG_UNWIND_NSTOPS; i++)
+		if (st.cut_why[i] && len < sizeof(cut_why))
+			len += (size_t)snprintf(cut_why + len, sizeof(cut_why) - len, "%s%s %" PRIu64,
+						len ? ", " : "", vg_unwind_stop_name((enum vg_unwind_stop)i),
+						st.cut_why[i]);
+	{
+		struct vg_stacks_meta meta = {
+			.event = "wall-clock", .period = 0,
+			.frequency_hz = 1000 / a->every_ms,
+			.sample_ns = a->every_ms * 1000000u,
+			.start_time_ns = st.start_wall_ns, .duration_ns = st.duration_ns,
+			.pid = cli->target->pid, .comm = cli->target->comm,
+			.stacks_cut = st.cut, .stacks_cut_why = cut_why[0] ? cut_why : NULL,
+		};
+		struct vg_stack_write_opts wo = { .meta = &meta, .top = 25 };
+
+		if (a->out_path) {
+			if (vg_outfile_open(&of, a->out_path, 0, &err) < 0) {
+				r = cli_fail(cli, &err);
+				goto out;
+			}
+			out = vg_outfile_stream(&of);
+			if (!out) {
+				out = stdout;
+				r = cli_out_of_memory(cli, "opening the output file");
+				goto out;
+			}
+		}
+		r = a->format->write(out, stacks, &wo, &err);
+		if (r < 0 && out != stdout) {
+			out = stdout;
+			vg_outfile_commit(&of, "wall-clock profile", &err);
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		if (r < 0) {
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		if (out != stdout) {
+			out = stdout;
+			if (vg_outfile_commit(&of, "wall-clock profile", &err) < 0) {
+				r = cli_fail(cli, &err);
+				goto out;
+			}
+		}
+	}
+	fprintf(stderr, "# %" PRIu64 " snapshots, %" PRIu64 " thread samples in %.1f s (%s); "
+		"running %" PRIu64 ", sleeping %" PRIu64 ", disk sleep %" PRIu64 "; %" PRIu64
+		" late ticks, %" PRIu64 " stacks cut%s%s\n",
+		st.snapshots, st.samples, (double)st.duration_ns / 1e9,
+		st.target_exited ? "target exited" : st.interrupted ? "interrupted" : "duration",
+		st.by_state[0], st.by_state[1], st.by_state[2], st.late_ticks, st.cut,
+		a->out_path ? "; written to " : "", a->out_path ? a->out_path : "");
+	cli_print_target_notes(cli->target);
+	r = 0;
+out:
+	if (out != stdout)
+		vg_outfile_abort(&of);
+	vg_stacks_free(stacks);
+	return r;
+}
+
+int cmd_stack(struct vg_cli *cli, int argc, char **argv)
+{
+	struct stack_args *a = calloc(1, sizeof(*a));
+	struct vg_error err = { 0 };
+	struct vg_maps *maps = NULL;
+	struct vg_mem *mem = NULL;
+	struct vg_symbolizer *sym = NULL;
+	struct vg_stack_capture *cap = NULL;
+	struct vg_thread_stack *threads = NULL;
+	struct vg_report_stack_thread *facts = NULL;
+	struct vg_outfile of = { .fd = -1 };
+	pid_t *tids = NULL;
+	size_t n = 0;
+	uint64_t t0;
+	FILE *out = stdout;
+	int r;
+
+	cli->operation = "live_stack";
+	if (!a)
+		return cli_out_of_memory(cli, "parsing the arguments");
+	r = parse_args(cli, argc, argv, a);
+	if (r) {
+		r = r < 0 ? 0 : r;
+		goto out;
+	}
+	if (a->out_path && vg_outfile_check(a->out_path, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	r = cli_open_target(cli, a->pid, &maps, &mem);
+	if (r)
+		goto out;
+	r = cli_need_user_memory(cli, "stack");
+	if (r)
+		goto out;
+	r = check_tids(cli, a);
+	if (r)
+		goto out;
+	if (vg_symbolizer_open_target(cli->target, 0, &sym, &err) < 0 ||
+	    vg_stack_capture_new(cli->target, maps, vg_symbolizer_images(sym), &cap, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (a->every_ms) {
+		r = run_wall(cli, a, sym, cap);
+		goto out;
+	}
+	t0 = now_ns();
+	if (a->n_tids) {
+		n = a->n_tids;
+		tids = malloc(n * sizeof(*tids));
+		if (tids)
+			memcpy(tids, a->tids, n * sizeof(*tids));
+	} else if (vg_target_threads(cli->target, &tids, &n, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	threads = calloc(n ? n : 1, sizeof(*threads));
+	facts = calloc(n ? n : 1, sizeof(*facts));
+	if (!tids || !threads || !facts) {
+		r = cli_out_of_memory(cli, "for the threads");
+		goto out;
+	}
+	if (vg_stack_capture_take(cap, tids, n, threads, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		facts[i].st = &threads[i];
+		thread_facts(cli->target->pid, &facts[i]);
+	}
+	{
+		struct vg_report_stack rep = {
+			.t = cli->target, .sym = sym, .threads = facts, .n = n,
+			.notes = vg_stack_capture_notes(cap), .no_kernel = a->no_kernel,
+			.elapsed_ns = now_ns() - t0,
+		};
+
+		if (a->out_path) {
+			if (vg_outfile_open(&of, a->out_path, 0, &err) < 0) {
+				r = cli_fail(cli, &err);
+				goto out;
+			}
+			out = vg_outfile_stream(&of);
+			if (!out) {
+				out = stdout;
+				r = cli_out_of_memory(cli, "opening the output file");
+				goto out;
+			}
+		}
+		if (cli->json) {
+			r = write_json(cli, &rep, out);
+			if (r > 0)
+				goto out;
+		} else {
+			r = vg_report_stack_table(out, &rep);
+		}
+		if (r < 0 && out != stdout) {
+			out = stdout;
+			vg_outfile_commit(&of, "stack report", &err);
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		if (r < 0) {
+			vg_error_set(&err, r, "cannot write the stack report: %s", strerror(-r));
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		if (out != stdout) {
+			out = stdout;
+			if (vg_outfile_commit(&of, "stack report", &err) < 0) {
+				r = cli_fail(cli, &err);
+				goto out;
+			}
+		}
+		if (!cli->json)
+			cli_print_target_notes(cli->target);
+	}
+	r = 0;
+out:
+	if (out != stdout)
+		vg_outfile_abort(&of);
+	vg_stack_capture_free(cap);
+	vg_symbolizer_free(sym);
+	vg_mem_free(mem);
+	vg_maps_free(maps);
+	free(threads);
+	free(facts);
+	free(tids);
+	free(a);
+	return r;
+}

@@ -1,0 +1,59 @@
+#!/bin/bash
+# stack_wall: vigil stack --every (the wall-clock profile) on
+# tgt_stack_basic.  Every snapshot adds one sample per thread, each stack
+# ending in a leaf that names the thread's state: in --format folded the
+# two nappers give "...;napper_main;nap_[i];...;[sleeping]" twice per
+# snapshot, the reader "...;reader_main;wait_pipe;...;[sleeping]" once,
+# the spinner "...;spinner_main;spin;[running]" once, the main thread
+# once: 5 samples per snapshot, the snapshot count as stderr says.  The
+# table goes to -o FILE; bad input: --every without --duration, --duration
+# or --format without --every, --every 0, --every with --json (exit 2).
+source "$(dirname "$0")/lib.sh"
+
+truth=$T/truth
+start_target tgt_stack_basic "$truth"
+wait_truth "$truth" ready
+pid=$(truth_get "$truth" pid)
+
+vg folded stack "$pid" --every 20 --duration 600 --format folded
+assert_rc 0
+snaps=$(sed -n 's/^# \([0-9]*\) snapshots.*/\1/p' "$T/folded.err")
+[[ -n $snaps ]] || { show_last; fail "no '# N snapshots' line on stderr"; }
+vg_py "$T/folded.out" "$snaps" <<'PY' || { show_last; fail "vigil stack --every --format folded: see above"; }
+import sys
+from vgcheck import *
+lines, snaps = open(sys.argv[1]).read().splitlines(), int(sys.argv[2])
+check(snaps >= 5, f"only {snaps} snapshots in 600 ms at 20 ms")
+by = {}
+for l in lines:
+    stack, _, c = l.rpartition(" ")
+    by[stack] = by.get(stack, 0) + int(c)
+def count(pred):
+    return sum(c for s, c in by.items() if pred(s.split(";")))
+eq("total samples (5 threads per snapshot)", 5 * snaps, sum(by.values()))
+eq("nappers: napper_main;nap_[i] ... [sleeping]", 2 * snaps,
+   count(lambda f: "napper_main" in f and f[f.index("napper_main") + 1] == "nap_[i]" and f[-1] == "[sleeping]"))
+eq("reader: reader_main;wait_pipe ... [sleeping]", snaps,
+   count(lambda f: "reader_main" in f and f[f.index("reader_main") + 1] == "wait_pipe" and f[-1] == "[sleeping]"))
+eq("spinner: spinner_main;spin;[running]", snaps, count(lambda f: f[-3:] == ["spinner_main", "spin", "[running]"]))
+eq("main thread: main ... [sleeping]", snaps, count(lambda f: "main" in f and f[-1] == "[sleeping]"))
+done()
+PY
+echo "ok: folded: $snaps snapshots, every thread's stack and state"
+
+vg table stack "$pid" --every 20 --duration 300 -o "$T/wall.txt"
+assert_rc 0
+[[ ! -s $T/table.out ]] || { show_last; fail "-o FILE: output on stdout"; }
+grep -q '\[sleeping\]' "$T/wall.txt" && grep -q '\[running\]' "$T/wall.txt" ||
+	{ cat "$T/wall.txt" >&2; fail "the table has no [sleeping] or [running] leaf"; }
+echo "ok: table to -o FILE"
+
+refuse() { refuse_cmd stack 2000 "$@"; }
+refuse no_duration 2 "needs --duration" "$pid" --every 20
+refuse no_every 2 "give --every" "$pid" --duration 500
+refuse format_alone 2 "give --every" "$pid" --format folded
+refuse every_zero 2 "invalid --every" "$pid" --every 0 --duration 500
+vg every_json stack "$pid" --every 20 --duration 500 --json
+assert_rc 2
+grep -q 'use --format' "$T/every_json.out" || { show_last; fail "--every --json: the error document does not say to use --format"; }
+echo "ok"
