@@ -230,6 +230,12 @@ static void second_handle_free(struct second_handle *h)
 static void state_free(struct image_state *st)
 {
 	vg_dwindex_free(st->ix);  /* joins the prefetch thread first */
+	if (st->cached) {
+		vg_symcache_entry_free(st->cached);
+		free(st->cached);
+	}
+	free(st->index_why);
+	free(st->index_path);
 	second_handle_free(st->pf);
 	vg_debuginfo_free(st->dbg);
 	free(st->why_no_dwarf);
@@ -371,6 +377,46 @@ void sym_maybe_prefetch(struct vg_symbolizer *s, struct image_state *st)
 		start_prefetch(st);
 }
 
+/* The persistent index of st's debug file, if a valid one is there. */
+static bool use_cached_index(struct vg_symbolizer *s, struct image_state *st,
+			     const char *key, const char *path)
+{
+	struct vg_symcache_entry *e = malloc(sizeof(*e));
+
+	if (!e)
+		return false;
+	if (vg_symcache_load(&s->cache, key, path, e) < 0) {
+		free(e);
+		return false;
+	}
+	st->cached = e;
+	return true;
+}
+
+/* Index every CU now (both cores when the file can be opened twice) and
+ * keep the result for later runs.  A failure costs only the next run's
+ * time: it is remembered for `sym --index`, said when verbose. */
+static void write_cached_index(struct vg_symbolizer *s, struct image_state *st,
+			       const char *key, const char *path)
+{
+	struct vg_error err = { 0 };
+
+	if (!st->pf_tried && vg_dwindex_cus(st->ix, NULL) > 1) {
+		st->pf_tried = true;
+		start_prefetch(st);
+	}
+	st->index_rc = vg_symcache_store(&s->cache, st->ix, key, path, &st->index_size, &err);
+	if (st->index_rc == 0)
+		st->index_path = strdup(path);
+	if (st->index_rc < 0) {
+		free(st->index_why);
+		st->index_why = strdup(err.msg);
+		if (s->cache.verbose)
+			fprintf(stderr, "vigil: symbol index of %s not written: %s\n",
+				st->img->path[0] ? st->img->path : "(image)", err.msg);
+	}
+}
+
 int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		     struct vg_error *err)
 {
@@ -390,6 +436,12 @@ int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		return rc;
 	}
 	if (st->dbg && st->dbg->dwarf) {
+		char key[VG_SYMINDEX_KEY_MAX + 1], path[sizeof(st->cached->path)];
+		bool keyed = vg_symcache_locate(&s->cache, st->dbg->dwarf_image, key,
+						sizeof(key), path, sizeof(path));
+
+		if (keyed && use_cached_index(s, st, key, path))
+			return 0;
 		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
 		if (rc < 0)
 			return rc;
@@ -399,11 +451,48 @@ int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 			     "elfutils 0.191 and later); their lines come from the skeleton, their functions and "
 			     "inline frames are missing",
 			     vg_dwindex_missing_dwo(st->ix), st->img->path[0] ? st->img->path : "(image)");
-
+		if (keyed)
+			write_cached_index(s, st, key, path);
 	} else {
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
 	}
 	return 0;
+}
+
+int vg_symbolizer_build_index(struct vg_symbolizer *s, const char **path,
+			      size_t *size, bool *written, struct vg_error *err)
+{
+	struct image_state *st;
+	int rc = 0;
+
+	*path = NULL;
+	*size = 0;
+	*written = false;
+	if (s->target || s->n_states != 1)
+		return vg_error_set(err, -EINVAL, "an index is built for one file (--bin)");
+	if (!s->cache.enabled)
+		return vg_error_set(err, -EINVAL, "the symbol index cache is off (--no-cache or VIGIL_NO_CACHE)");
+	pthread_mutex_lock(&s->lock);
+	st = &s->states[0];
+	rc = sym_ensure_debug(s, st, err);
+	if (rc < 0) {
+		/* the error says why */
+	} else if (st->cached) {
+		*path = st->cached->path;
+		*size = st->cached->size;
+	} else if (st->index_path) {
+		*path = st->index_path;
+		*size = st->index_size;
+		*written = true;
+	} else if (!st->dbg || !st->dbg->dwarf) {
+		rc = vg_error_set(err, -ENOENT, "%s", st->why_no_dwarf ? st->why_no_dwarf : "no DWARF to index");
+	} else if (st->index_rc < 0) {
+		rc = vg_error_set(err, st->index_rc, "%s", st->index_why ? st->index_why : "not written");
+	} else {
+		rc = vg_error_set(err, -EINVAL, "its debug file cannot be keyed (read from memory)");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }
 
 struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s)
@@ -437,6 +526,7 @@ static struct vg_symbolizer *symbolizer_new(unsigned flags)
 	pthread_mutex_init(&s->lock, NULL);
 	s->flags = flags;
 	s->pm.fd = -1;
+	vg_symcache_config(&s->cache);
 	return s;
 }
 
@@ -629,6 +719,11 @@ static void take_debug(struct image_state *st, struct image_state *donor)
 	st->looked = true;
 	st->dbg = donor->dbg;
 	st->ix = donor->ix;
+	st->cached = donor->cached;
+	st->index_rc = donor->index_rc;
+	st->index_size = donor->index_size;
+	st->index_why = donor->index_why;
+	st->index_path = donor->index_path;
 	st->why_no_dwarf = donor->why_no_dwarf;
 	st->corrupt_warned = donor->corrupt_warned;
 	st->pf = donor->pf;
@@ -636,6 +731,9 @@ static void take_debug(struct image_state *st, struct image_state *donor)
 	donor->looked = false;
 	donor->dbg = NULL;
 	donor->ix = NULL;
+	donor->cached = NULL;
+	donor->index_why = NULL;
+	donor->index_path = NULL;
 	donor->why_no_dwarf = NULL;
 	donor->pf = NULL;
 }

@@ -136,6 +136,15 @@ struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s);
 Dwarf *vg_symbolizer_dwarf(struct vg_symbolizer *s, const struct vg_image *img,
 			   struct vg_error *err);
 
+/* For an offline symbolizer (vg_symbolizer_open_file): make sure the
+ * persistent index of the file's DWARF is in the cache (symcache.h):
+ * found valid, or built and written now (*written).  0 with *path
+ * (borrowed) and *size; -ENOENT when the file has no DWARF; -EINVAL when
+ * the cache is off or the DWARF is not worth keeping; else -errno, with
+ * err saying why. */
+int vg_symbolizer_build_index(struct vg_symbolizer *s, const char **path,
+			      size_t *size, bool *written, struct vg_error *err);
+
 /* Warnings gathered once per symbolizer (an image whose on-disk file
  * differs from the mapped one, kallsyms unreadable, corrupt DWARF):
  * NULL-terminated, borrowed.  Not locked: read it when no lookup runs. */

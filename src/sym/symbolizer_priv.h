@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "sym/kallsyms.h"
+#include "sym/symcache.h"
 #include "sym/symbolizer.h"
 #include "target/maps.h"
 #include "target/mem.h"
@@ -26,6 +27,15 @@ struct image_state {
 	bool looked;               /* debug info searched */
 	struct vg_debuginfo *dbg;
 	struct vg_dwindex *ix;
+	/* The persistent index (symcache.h) when a valid one was found:
+	 * lookups read it instead of ix, which is then NULL. */
+	struct vg_symcache_entry *cached;
+	/* What writing the persistent index did: index_path (index_size
+	 * bytes) when written, else index_rc -errno and index_why. */
+	int index_rc;
+	size_t index_size;
+	char *index_path;
+	char *index_why;
 	char *why_no_dwarf;        /* one sentence, when dbg has no DWARF */
 	uint64_t checked_ns;       /* last time the mapping was confirmed */
 	bool corrupt_warned;
@@ -85,6 +95,8 @@ struct vg_symbolizer {
 	struct vg_kallsyms *ksyms;
 	bool ksyms_loaded;
 	bool ksyms_warned;
+
+	struct vg_symcache cache;  /* from the environment at open */
 
 	struct name_cache names;
 	struct unnamed_cache unnamed;
