@@ -15,6 +15,7 @@
 #define SX_MAGIC "VIGILSX"     /* 8 bytes with its NUL */
 #define NONE32 UINT32_MAX
 
+
 enum { SEC_RANGES, SEC_CUS, SEC_SCOPES, SEC_SEGS, SEC_ROW_ADDR, SEC_ROWS,
        SEC_BLOCKS, SEC_STRINGS, N_SEC };
 
@@ -28,6 +29,11 @@ struct sx_header {
 	char key[VG_SYMINDEX_KEY_MAX + 1];
 	struct { uint64_t off, size; } sec[N_SEC];
 };
+
+/* tests/fuzz/fuzz_symindex.c reads the key and fixes the CRC here. */
+_Static_assert(offsetof(struct sx_header, crc) == 24, "header layout");
+_Static_assert(offsetof(struct sx_header, key_len) == 28, "header layout");
+_Static_assert(offsetof(struct sx_header, key) == 32, "header layout");
 
 struct sx_range { uint64_t lo, hi; uint32_t cu, pad; };
 struct sx_cu {
