@@ -5,9 +5,10 @@
  * the maps refresh it may trigger, so two threads may both call it
  * (watch, profile and probe look up from the one thread that drains).  A lookup holds the mutex for ~1 us
  * once its CU is indexed; the first lookup in an image also finds its debug
- * info (a debuginfod download when DEBUGINFOD_URLS is set) and indexes a
- * CU under the mutex, so a latency-bound caller should warm the images it
- * cares about first.  A refresh adds warnings to the target
+ * info (a debuginfod download when DEBUGINFOD_URLS is set) and maps its
+ * persistent index (sym/symcache.h), or, the first time, indexes all its
+ * CUs and writes that index, under the mutex, so a latency-bound caller
+ * should warm the images it cares about first.  A refresh adds warnings to the target
  * (vg_target_warn), which is not locked: read the target's warnings, and
  * vg_symbolizer_warnings(), when no lookup runs.  Answers borrow strings owned by the
  * symbolizer; an image dropped by a refresh (unmapped, or replaced at the

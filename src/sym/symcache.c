@@ -100,12 +100,15 @@ bool vg_symcache_locate(const struct vg_symcache *c, const struct vg_image *di,
 		n = snprintf(path, path_size, "%s/%s" SUFFIX, c->dir, hex);
 	} else {
 		/* No build-id: the file as it is now.  A rebuilt file has
-		 * another size, mtime or inode, so another key. */
+		 * another size, mtime or inode, so another key.  Its name in
+		 * the target, not the /proc/PID/... route that opened it,
+		 * so that every run of a process finds the same file. */
 		if (stat(di->open_path, &st) < 0 || (uint64_t)st.st_ino != di->inode)
 			return false;
 		n = snprintf(key, key_size, "file:%" PRIu64 ":%" PRIu64 ":%lld.%09ld:%" PRIu64 ":%s",
 			     (uint64_t)st.st_dev, (uint64_t)st.st_ino, (long long)st.st_mtim.tv_sec,
-			     st.st_mtim.tv_nsec, (uint64_t)st.st_size, di->open_path);
+			     st.st_mtim.tv_nsec, (uint64_t)st.st_size,
+			     di->path && di->path[0] ? di->path : di->open_path);
 		if (n < 0 || (size_t)n >= key_size)
 			return false;
 		n = snprintf(path, path_size, "%s/f-%016" PRIx64 SUFFIX, c->dir, fnv64(key));
@@ -127,7 +130,7 @@ int vg_symcache_load(const struct vg_symcache *c, const char *key,
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
 		close(fd);
 		if (c->verbose)
-			fprintf(stderr, "vigil: symbol index %s is not a regular file with data: rebuilding it\n",
+			fprintf(stderr, "vigil: symbol index %s: empty, or not a regular file: rebuilding it\n",
 				path);
 		return -EINVAL;
 	}
