@@ -53,6 +53,7 @@ struct finder {
 	const char *target_root;  /* NULL: host paths only */
 	const char *debug_dir;
 	bool no_debuginfod;
+	bool defer_dwarf;
 	struct vg_debuginfo *d;
 	/* A debug file that opened and matched but has no DWARF: kept for its
 	 * .symtab unless a later file with DWARF has one too. */
@@ -278,15 +279,18 @@ static bool take(struct finder *f, struct vg_image *dbg, const char *path,
 	Dwarf *dw = NULL;
 
 	if (has_debug_info(vg_image_elf(dbg))) {
-		dw = dwarf_begin_elf(vg_image_elf(dbg), DWARF_C_READ, NULL);
-		if (!dw)
-			note(f, "%s: DWARF not readable: %s", path,
-			     dwarf_errmsg(-1));
+		if (!f->defer_dwarf) {
+			dw = dwarf_begin_elf(vg_image_elf(dbg), DWARF_C_READ, NULL);
+			if (!dw)
+				note(f, "%s: DWARF not readable: %s", path,
+				     dwarf_errmsg(-1));
+		}
 	} else {
 		note(f, "%s: has no .debug_info", path);
 	}
-	if (dw) {
+	if (dw || (f->defer_dwarf && has_debug_info(vg_image_elf(dbg)))) {
 		d->dwarf = dw;
+		d->dwarf_deferred = !dw;
 		d->dwarf_image = dbg;
 		d->owns_dwarf_image = true;
 		d->source = src;
@@ -365,6 +369,13 @@ static bool try_embedded(struct finder *f)
 
 	if (!has_debug_info(elf))
 		return false;
+	if (f->defer_dwarf) {
+		d->dwarf_deferred = true;
+		d->dwarf_image = f->img;
+		d->owns_dwarf_image = false;
+		d->source = VG_DEBUG_EMBEDDED;
+		return true;
+	}
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dw) {
 		note(f, "%s: embedded DWARF not readable: %s",
@@ -704,6 +715,7 @@ int vg_debuginfo_find(struct vg_image *img,
 		opts->target_root : NULL;
 	f.debug_dir = opts->debug_dir ? opts->debug_dir : DEFAULT_DEBUG_DIR;
 	f.no_debuginfod = opts->no_debuginfod;
+	f.defer_dwarf = opts->defer_dwarf;
 	f.d = calloc(1, sizeof(*f.d));
 	if (!f.d)
 		goto oom;
@@ -730,6 +742,17 @@ oom:
 	return vg_error_set(err, -ENOMEM,
 			    "out of memory looking for the debug info of '%s'",
 			    label_of(img));
+}
+
+int vg_debuginfo_open_dwarf(struct vg_debuginfo *d)
+{
+	if (d->dwarf)
+		return 0;
+	if (!d->dwarf_deferred || !d->dwarf_image)
+		return -ENOENT;
+	d->dwarf_deferred = false;
+	d->dwarf = dwarf_begin_elf(vg_image_elf(d->dwarf_image), DWARF_C_READ, NULL);
+	return d->dwarf ? 0 : -EINVAL;
 }
 
 const struct vg_image *vg_debuginfo_symbols(const struct vg_image *img,

@@ -423,25 +423,40 @@ int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 	struct vg_debuginfo_opts opts = {
 		.target_root = s->target ? s->target_root : NULL,
 		.no_debuginfod = (s->flags & VG_SYM_NO_DEBUGINFOD) != 0,
+		/* With a persistent index, libdw need not open the file. */
+		.defer_dwarf = s->cache.enabled,
 	};
+	char key[VG_SYMINDEX_KEY_MAX + 1], path[sizeof(st->cached->path)];
+	bool keyed = false;
 	int rc;
 
 	if (st->looked)
 		return 0;
 	st->looked = true;
 	rc = vg_debuginfo_find(st->img, &opts, &st->dbg, err);
+	if (rc == 0 && st->dbg && st->dbg->dwarf_deferred) {
+		keyed = vg_symcache_locate(&s->cache, st->dbg->dwarf_image, key,
+					   sizeof(key), path, sizeof(path));
+		if (keyed && use_cached_index(s, st, key, path))
+			return 0;
+		if (vg_debuginfo_open_dwarf(st->dbg) < 0) {
+			/* libdw refuses it: the ordinary search goes on to
+			 * the next candidate and says why in `tried`. */
+			st->dbg = vg_debuginfo_free(st->dbg);
+			opts.defer_dwarf = false;
+			keyed = false;
+			rc = vg_debuginfo_find(st->img, &opts, &st->dbg, err);
+		}
+	}
 	if (rc < 0) {
 		/* Later lookups answer without DWARF: they must say why. */
 		st->why_no_dwarf = strdup("debug info lookup failed: out of memory");
 		return rc;
 	}
 	if (st->dbg && st->dbg->dwarf) {
-		char key[VG_SYMINDEX_KEY_MAX + 1], path[sizeof(st->cached->path)];
-		bool keyed = vg_symcache_locate(&s->cache, st->dbg->dwarf_image, key,
-						sizeof(key), path, sizeof(path));
-
-		if (keyed && use_cached_index(s, st, key, path))
-			return 0;
+		if (!keyed && opts.defer_dwarf)
+			keyed = vg_symcache_locate(&s->cache, st->dbg->dwarf_image, key,
+						   sizeof(key), path, sizeof(path));
 		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
 		if (rc < 0)
 			return rc;
@@ -484,7 +499,7 @@ int vg_symbolizer_build_index(struct vg_symbolizer *s, const char **path,
 		*path = st->index_path;
 		*size = st->index_size;
 		*written = true;
-	} else if (!st->dbg || !st->dbg->dwarf) {
+	} else if (!st->dbg || (!st->dbg->dwarf && !st->dbg->dwarf_deferred)) {
 		rc = vg_error_set(err, -ENOENT, "%s", st->why_no_dwarf ? st->why_no_dwarf : "no DWARF to index");
 	} else if (st->index_rc < 0) {
 		rc = vg_error_set(err, st->index_rc, "%s", st->index_why ? st->index_why : "not written");
@@ -508,7 +523,10 @@ Dwarf *vg_symbolizer_dwarf(struct vg_symbolizer *s, const struct vg_image *img,
 
 	pthread_mutex_lock(&s->lock);
 	st = sym_state_of(s, img);
-	if (st && sym_ensure_debug(s, st, err) == 0 && st->dbg)
+	/* A persistent index answered lookups without opening the DWARF:
+	 * this caller needs the handle itself. */
+	if (st && sym_ensure_debug(s, st, err) == 0 && st->dbg &&
+	    vg_debuginfo_open_dwarf(st->dbg) == 0)
 		d = st->dbg->dwarf;
 	pthread_mutex_unlock(&s->lock);
 	return d;
