@@ -27,7 +27,9 @@
 #include "elf/debuginfo.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -510,6 +512,40 @@ out:
 	return found;
 }
 
+/* libdebuginfod, loaded when a search first asks a server: linking it
+ * brings libcurl, GnuTLS, Kerberos and LDAP (30 libraries) into every
+ * start of every command, 8,600 symbol relocations, most of vigil's
+ * startup, for a feature used only with DEBUGINFOD_URLS set. */
+static struct {
+	pthread_once_t once;
+	const char *why;        /* NULL: loaded */
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *);
+	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	void (*set_verbose_fd)(debuginfod_client *, int);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+} dfd = { .once = PTHREAD_ONCE_INIT };
+
+static void load_debuginfod(void)
+{
+	static char why[256];
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		snprintf(why, sizeof(why), "cannot load libdebuginfod.so.1 (%s)", dlerror());
+		dfd.why = why;
+		return;
+	}
+	*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
+	*(void **)&dfd.end = dlsym(h, "debuginfod_end");
+	*(void **)&dfd.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	*(void **)&dfd.set_verbose_fd = dlsym(h, "debuginfod_set_verbose_fd");
+	*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	if (!dfd.begin || !dfd.end || !dfd.set_progressfn || !dfd.set_verbose_fd ||
+	    !dfd.find_debuginfo)
+		dfd.why = "libdebuginfod.so.1 lacks a function vigil calls";
+}
+
 static bool try_debuginfod(struct finder *f)
 {
 	const struct vg_image *img = f->img;
@@ -526,18 +562,22 @@ static bool try_debuginfod(struct finder *f)
 			   : VG_DEBUGINFOD_ASKED;
 	if (f->d->debuginfod != VG_DEBUGINFOD_ASKED)
 		return false;
-	c = debuginfod_begin();
+	pthread_once(&dfd.once, load_debuginfod);
+	if (dfd.why) {
+		note(f, "debuginfod: %s", dfd.why);
+		return false;
+	}
+	c = dfd.begin();
 	if (!c) {
 		note(f, "debuginfod: cannot start the client");
 		return false;
 	}
 	/* DEBUGINFOD_PROGRESS and DEBUGINFOD_VERBOSE would make the library
 	 * write to stderr; libvigil never prints. */
-	debuginfod_set_progressfn(c, NULL);
-	debuginfod_set_verbose_fd(c, -1);
-	fd = debuginfod_find_debuginfo(c, img->build_id, (int)img->build_id_len,
-				       &path);
-	debuginfod_end(c);
+	dfd.set_progressfn(c, NULL);
+	dfd.set_verbose_fd(c, -1);
+	fd = dfd.find_debuginfo(c, img->build_id, (int)img->build_id_len, &path);
+	dfd.end(c);
 	if (fd < 0) {
 		note(f, "debuginfod %s: build-id %s: %s", urls,
 		     vg_image_build_id_hex(img, hex, sizeof(hex)),
