@@ -466,6 +466,9 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 	}
 out:
 	cJSON_Delete(r.results);
+	/* Freeing may write persistent indexes (sym/symcache.h): the answers
+	 * reach their reader first. */
+	fflush(stdout);
 	vg_symbolizer_free(r.s);
 	free(pos);
 	return rc;

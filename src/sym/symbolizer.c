@@ -236,6 +236,8 @@ static void state_free(struct image_state *st)
 	}
 	free(st->index_why);
 	free(st->index_path);
+	free(st->pending_key);
+	free(st->pending_path);
 	second_handle_free(st->pf);
 	vg_debuginfo_free(st->dbg);
 	free(st->why_no_dwarf);
@@ -393,28 +395,52 @@ static bool use_cached_index(struct vg_symbolizer *s, struct image_state *st,
 	return true;
 }
 
-/* Index every CU now (both cores when the file can be opened twice) and
- * keep the result for later runs.  A failure costs only the next run's
- * time: it is remembered for `sym --index`, said when verbose. */
-static void write_cached_index(struct vg_symbolizer *s, struct image_state *st,
-			       const char *key, const char *path)
+/* An image whose DWARF was just indexed lazily: its persistent index is
+ * written when the symbolizer is freed (write_pending_index), after the
+ * answers.  Meanwhile the other core indexes the rest of its CUs (the
+ * prefetch thread), which the index needs all of. */
+static void want_cached_index(struct image_state *st, const char *key,
+			      const char *path)
 {
-	struct vg_error err = { 0 };
-
+	st->pending_key = strdup(key);
+	st->pending_path = strdup(path);
+	if (!st->pending_key || !st->pending_path) {
+		free(st->pending_key);
+		free(st->pending_path);
+		st->pending_key = st->pending_path = NULL;
+		return;
+	}
 	if (!st->pf_tried && vg_dwindex_cus(st->ix, NULL) > 1) {
 		st->pf_tried = true;
 		start_prefetch(st);
 	}
+}
+
+/* Index every CU not indexed yet and keep the result for later runs.  A
+ * failure costs only the next run's time: it is remembered for `sym
+ * --index`, said when verbose. */
+static void write_pending_index(struct vg_symbolizer *s, struct image_state *st)
+{
+	struct vg_error err = { 0 };
+	char *key = st->pending_key, *path = st->pending_path;
+
+	if (!key || !st->ix)
+		return;
+	st->pending_key = st->pending_path = NULL;
 	st->index_rc = vg_symcache_store(&s->cache, st->ix, key, path, &st->index_size, &err);
-	if (st->index_rc == 0)
-		st->index_path = strdup(path);
+	if (st->index_rc == 0) {
+		st->index_path = path;
+		path = NULL;
+	}
 	if (st->index_rc < 0) {
 		free(st->index_why);
 		st->index_why = strdup(err.msg);
 		if (s->cache.verbose)
 			fprintf(stderr, "vigil: symbol index of %s not written: %s\n",
-				st->img->path[0] ? st->img->path : "(image)", err.msg);
+				st->img && st->img->path[0] ? st->img->path : "(image)", err.msg);
 	}
+	free(key);
+	free(path);
 }
 
 int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
@@ -467,7 +493,7 @@ int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 			     "inline frames are missing",
 			     vg_dwindex_missing_dwo(st->ix), st->img->path[0] ? st->img->path : "(image)");
 		if (keyed)
-			write_cached_index(s, st, key, path);
+			want_cached_index(st, key, path);
 	} else {
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
 	}
@@ -490,6 +516,8 @@ int vg_symbolizer_build_index(struct vg_symbolizer *s, const char **path,
 	pthread_mutex_lock(&s->lock);
 	st = &s->states[0];
 	rc = sym_ensure_debug(s, st, err);
+	if (rc == 0)
+		write_pending_index(s, st);
 	if (rc < 0) {
 		/* the error says why */
 	} else if (st->cached) {
@@ -658,6 +686,12 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 {
 	if (!s)
 		return NULL;
+	/* Persistent indexes wanted by this run's lookups, now that they
+	 * are answered (the other core has indexed CUs meanwhile). */
+	for (size_t i = 0; i < s->n_states; i++)
+		write_pending_index(s, &s->states[i]);
+	for (size_t i = 0; i < s->n_retired; i++)
+		write_pending_index(s, &s->retired[i]);
 	/* The image set owns the images; states own the rest. */
 	for (size_t i = 0; i < s->n_states; i++) {
 		s->states[i].img = NULL;
@@ -742,6 +776,8 @@ static void take_debug(struct image_state *st, struct image_state *donor)
 	st->index_size = donor->index_size;
 	st->index_why = donor->index_why;
 	st->index_path = donor->index_path;
+	st->pending_key = donor->pending_key;
+	st->pending_path = donor->pending_path;
 	st->why_no_dwarf = donor->why_no_dwarf;
 	st->corrupt_warned = donor->corrupt_warned;
 	st->pf = donor->pf;
@@ -752,6 +788,7 @@ static void take_debug(struct image_state *st, struct image_state *donor)
 	donor->cached = NULL;
 	donor->index_why = NULL;
 	donor->index_path = NULL;
+	donor->pending_key = donor->pending_path = NULL;
 	donor->why_no_dwarf = NULL;
 	donor->pf = NULL;
 }

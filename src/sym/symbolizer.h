@@ -6,9 +6,10 @@
  * (watch, profile and probe look up from the one thread that drains).  A lookup holds the mutex for ~1 us
  * once its CU is indexed; the first lookup in an image also finds its debug
  * info (a debuginfod download when DEBUGINFOD_URLS is set) and maps its
- * persistent index (sym/symcache.h), or, the first time, indexes all its
- * CUs and writes that index, under the mutex, so a latency-bound caller
- * should warm the images it cares about first.  A refresh adds warnings to the target
+ * persistent index (sym/symcache.h), or, the first time, indexes a CU
+ * (and starts indexing the others on another thread, for the persistent
+ * index written by vg_symbolizer_free), under the mutex, so a
+ * latency-bound caller should warm the images it cares about first.  A refresh adds warnings to the target
  * (vg_target_warn), which is not locked: read the target's warnings, and
  * vg_symbolizer_warnings(), when no lookup runs.  Answers borrow strings owned by the
  * symbolizer; an image dropped by a refresh (unmapped, or replaced at the
@@ -111,6 +112,8 @@ int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
 /* Offline: one ELF file, addresses are its own static addresses (bias 0). */
 int vg_symbolizer_open_file(const char *path, unsigned flags,
 			    struct vg_symbolizer **out, struct vg_error *err);
+/* Writes the persistent indexes this run's lookups wanted (which may take
+ * a second for a large binary: flush answers first), then frees. */
 struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s);
 
 /* Always fills *res (source NONE and why when nothing is known).

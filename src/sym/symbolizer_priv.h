@@ -30,6 +30,9 @@ struct image_state {
 	/* The persistent index (symcache.h) when a valid one was found:
 	 * lookups read it instead of ix, which is then NULL. */
 	struct vg_symcache_entry *cached;
+	/* The persistent index to write (key and path) when the symbolizer
+	 * is freed: not at the first lookup, whose answer would wait. */
+	char *pending_key, *pending_path;
 	/* What writing the persistent index did: index_path (index_size
 	 * bytes) when written, else index_rc -errno and index_why. */
 	int index_rc;
