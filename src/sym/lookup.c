@@ -285,10 +285,13 @@ static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 	struct vg_dw_result dw;
 
 	if (st->cached) {
-		/* The persistent index: never corrupt (such DWARF is not
-		 * kept), nothing left to build. */
-		vg_symindex_lookup(st->cached->index, res->static_address, &dw);
-		goto found;
+		/* The persistent index: never corrupt DWARF (such DWARF is
+		 * not kept), nothing left to build.  A part of the file that
+		 * fails its checks (first looked at now) makes the DWARF
+		 * answer instead, and the file is rewritten. */
+		if (vg_symindex_lookup(st->cached->index, res->static_address, &dw) != -EBADMSG)
+			goto found;
+		sym_drop_cached_index(s, st);
 	}
 	if (!st->ix)
 		return 0;

@@ -443,6 +443,23 @@ static void write_pending_index(struct vg_symbolizer *s, struct image_state *st)
 	free(path);
 }
 
+void sym_drop_cached_index(struct vg_symbolizer *s, struct image_state *st)
+{
+	struct vg_symcache_entry *e = st->cached;
+
+	if (!e)
+		return;
+	st->cached = NULL;
+	if (s->cache.verbose)
+		fprintf(stderr, "vigil: symbol index %s: a table failed its checksum or checks: "
+			"rebuilding it\n", e->path);
+	if (vg_debuginfo_open_dwarf(st->dbg) == 0 &&
+	    vg_dwindex_new(st->dbg->dwarf, &st->ix, NULL) == 0)
+		want_cached_index(st, e->key, e->path);
+	vg_symcache_entry_free(e);
+	free(e);
+}
+
 int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		     struct vg_error *err)
 {

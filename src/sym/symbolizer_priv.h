@@ -137,6 +137,11 @@ struct image_state *sym_state_of(struct vg_symbolizer *s,
 int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		     struct vg_error *err);
 
+/* st's persistent index failed a check at a lookup: forget it, index the
+ * DWARF instead (st->ix; NULL if that fails too) and rewrite the file when
+ * the symbolizer is freed. */
+void sym_drop_cached_index(struct vg_symbolizer *s, struct image_state *st);
+
 /* Starts indexing the rest of st's DWARF on another thread when a batch
  * of lookups needs it (VG_SYM_PREFETCH). */
 void sym_maybe_prefetch(struct vg_symbolizer *s, struct image_state *st);

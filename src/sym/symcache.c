@@ -141,7 +141,7 @@ int vg_symcache_load(const struct vg_symcache *c, const char *key,
 		close(fd);
 		return -EINVAL;
 	}
-	rc = vg_symindex_open_mem(e->map, e->size, key, &e->index, &err);
+	rc = vg_symindex_open_mem(e->map, e->size, key, 0, &e->index, &err);
 	if (rc < 0) {
 		if (c->verbose)
 			fprintf(stderr, "vigil: symbol index %s: %s: rebuilding it\n", path, err.msg);
@@ -153,6 +153,7 @@ int vg_symcache_load(const struct vg_symcache *c, const char *key,
 	futimens(fd, NULL);
 	close(fd);
 	snprintf(e->path, sizeof(e->path), "%s", path);
+	snprintf(e->key, sizeof(e->key), "%s", key);
 	return 0;
 }
 

@@ -10,8 +10,9 @@
  * Size: at most VIGIL_CACHE_MAX bytes in all (default 1 GiB; suffixes K,
  * M, G).  Using a file touches its mtime; writing one first removes the
  * least recently used (*.vsx by mtime, oldest first) until the new one
- * fits.  A file that fails its checks is rebuilt and replaced, never
- * believed; VIGIL_VERBOSE=1 says so on stderr, once per file. */
+ * fits.  A file that fails its checks, when loaded or at the first lookup
+ * in a CU (symindex.h), is rebuilt and replaced, never believed;
+ * VIGIL_VERBOSE=1 says so on stderr, once per file. */
 #ifndef VG_SYM_SYMCACHE_H
 #define VG_SYM_SYMCACHE_H
 
@@ -40,6 +41,7 @@ struct vg_symcache_entry {
 	void *map;
 	size_t size;
 	char path[4200];
+	char key[VG_SYMINDEX_KEY_MAX + 1];
 };
 
 /* The key and file path of debug file di; false when it cannot be keyed

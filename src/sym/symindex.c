@@ -14,23 +14,28 @@
 
 #define SX_MAGIC "VIGILSX"     /* 8 bytes with its NUL */
 #define NONE32 UINT32_MAX
-
+/* Strings are checksummed in chunks of this many bytes. */
+#define STR_CHUNK 65536u
 
 enum { SEC_RANGES, SEC_CUS, SEC_SCOPES, SEC_SEGS, SEC_ROW_ADDR, SEC_ROWS,
-       SEC_BLOCKS, SEC_STRINGS, N_SEC };
+       SEC_BLOCKS, SEC_STRINGS, SEC_STR_CRC, N_SEC };
 
 struct sx_header {
 	char magic[8];
 	uint32_t version;
 	uint32_t header_size;
 	uint64_t file_size;
-	uint32_t crc;           /* CRC-32C of the file with this field zero */
+	/* CRC-32C of this header (with this field zero) and of the ranges,
+	 * cus and str_crc sections: what every lookup reads.  A CU's own
+	 * tables are covered by its sx_cu.crc, the strings by str_crc per
+	 * STR_CHUNK, checked at first use. */
+	uint32_t crc;
 	uint32_t key_len;
 	char key[VG_SYMINDEX_KEY_MAX + 1];
 	struct { uint64_t off, size; } sec[N_SEC];
 };
 
-/* tests/fuzz/fuzz_symindex.c reads the key and fixes the CRC here. */
+/* tests/fuzz/fuzz_symindex.c reads the key here. */
 _Static_assert(offsetof(struct sx_header, crc) == 24, "header layout");
 _Static_assert(offsetof(struct sx_header, key_len) == 28, "header layout");
 _Static_assert(offsetof(struct sx_header, key) == 32, "header layout");
@@ -38,6 +43,7 @@ _Static_assert(offsetof(struct sx_header, key) == 32, "header layout");
 struct sx_range { uint64_t lo, hi; uint32_t cu, pad; };
 struct sx_cu {
 	uint32_t scope0, n_scopes, seg0, n_segs, row0, n_rows, block0, n_blocks;
+	uint32_t crc, pad;      /* CRC-32C of the CU's slices, in that order */
 };
 struct sx_scope {
 	uint64_t entry;
@@ -50,7 +56,7 @@ struct sx_row { uint32_t file, line, colend; };
 static const size_t rec_size[N_SEC] = {
 	sizeof(struct sx_range), sizeof(struct sx_cu), sizeof(struct sx_scope),
 	sizeof(struct sx_seg), sizeof(uint64_t), sizeof(struct sx_row),
-	sizeof(uint64_t), 1,
+	sizeof(uint64_t), 1, sizeof(uint32_t),
 };
 
 struct vg_symindex {
@@ -64,8 +70,15 @@ struct vg_symindex {
 	const uint64_t *row_addr;
 	const struct sx_row *rows;
 	const uint64_t *blocks;
+	size_t n_scopes, n_segs, n_rows, n_blocks;
 	const char *strings;
 	size_t n_strings;
+	const uint32_t *str_crc;
+	bool no_crc;            /* VG_SYMINDEX_NO_CRC */
+	/* Checked at first use: per CU 0 not yet, 1 good, 2 bad; per
+	 * string chunk likewise. */
+	uint8_t *cu_state, *chunk_state;
+	size_t n_chunks;
 };
 
 /* ------------------------------------------------------------------ */
@@ -293,6 +306,22 @@ static int put_cu(struct cu *c, struct buf *sec, struct interner *in,
 	return 0;
 }
 
+/* The CRC-32C the header holds: the header with its crc field zero, then
+ * the ranges, cus and str_crc sections.  h: the header, bounds checked. */
+static uint32_t header_crc(const uint8_t *p, const struct sx_header *h)
+{
+	static const int covered[] = { SEC_RANGES, SEC_CUS, SEC_STR_CRC };
+	uint32_t crc, zero = 0;
+
+	crc = vg_crc32c(0, p, offsetof(struct sx_header, crc));
+	crc = vg_crc32c(crc, &zero, sizeof(zero));
+	crc = vg_crc32c(crc, p + offsetof(struct sx_header, crc) + sizeof(zero),
+			sizeof(*h) - offsetof(struct sx_header, crc) - sizeof(zero));
+	for (size_t i = 0; i < sizeof(covered) / sizeof(covered[0]); i++)
+		crc = vg_crc32c(crc, p + h->sec[covered[i]].off, h->sec[covered[i]].size);
+	return crc;
+}
+
 int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
 			  uint8_t **out, size_t *out_len)
 {
@@ -327,6 +356,16 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
 		rc = put_cu(dwindex_cu(ix, i), sec, &in, &x);
 		if (rc < 0)
 			goto fail;
+		x.crc = vg_crc32c(0, sec[SEC_SCOPES].p + (size_t)x.scope0 * sizeof(struct sx_scope),
+				  (size_t)x.n_scopes * sizeof(struct sx_scope));
+		x.crc = vg_crc32c(x.crc, sec[SEC_SEGS].p + (size_t)x.seg0 * sizeof(struct sx_seg),
+				  (size_t)x.n_segs * sizeof(struct sx_seg));
+		x.crc = vg_crc32c(x.crc, sec[SEC_ROW_ADDR].p + (size_t)x.row0 * sizeof(uint64_t),
+				  (size_t)x.n_rows * sizeof(uint64_t));
+		x.crc = vg_crc32c(x.crc, sec[SEC_ROWS].p + (size_t)x.row0 * sizeof(struct sx_row),
+				  (size_t)x.n_rows * sizeof(struct sx_row));
+		x.crc = vg_crc32c(x.crc, sec[SEC_BLOCKS].p + (size_t)x.block0 * sizeof(uint64_t),
+				  (size_t)x.n_blocks * sizeof(uint64_t));
 		if (buf_put(&sec[SEC_CUS], &x, sizeof(x)))
 			goto oom;
 	}
@@ -338,6 +377,13 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
 		}
 	sec[SEC_STRINGS] = in.strings;
 	in.strings = (struct buf){ 0 };
+	for (size_t off = 0; off < sec[SEC_STRINGS].len; off += STR_CHUNK) {
+		size_t n = sec[SEC_STRINGS].len - off < STR_CHUNK ? sec[SEC_STRINGS].len - off : STR_CHUNK;
+		uint32_t c = vg_crc32c(0, sec[SEC_STRINGS].p + off, n);
+
+		if (buf_put(&sec[SEC_STR_CRC], &c, sizeof(c)))
+			goto oom;
+	}
 	total = pad8(sizeof(h));
 	for (int s = 0; s < N_SEC; s++) {
 		h.sec[s].off = total;
@@ -354,7 +400,7 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
 	for (int s = 0; s < N_SEC; s++)
 		if (sec[s].len)
 			memcpy(file + h.sec[s].off, sec[s].p, sec[s].len);
-	h.crc = vg_crc32c(0, file, total);
+	h.crc = header_crc(file, &h);
 	memcpy(file + offsetof(struct sx_header, crc), &h.crc, sizeof(h.crc));
 	*out = file;
 	*out_len = total;
@@ -420,13 +466,12 @@ static int check_cu(const struct vg_symindex *x, const struct sx_cu *c,
 }
 
 int vg_symindex_open_mem(const void *data, size_t len, const char *key,
-			 struct vg_symindex **out, struct vg_error *err)
+			 unsigned flags, struct vg_symindex **out, struct vg_error *err)
 {
 	const uint8_t *p = data;
 	struct sx_header h;
 	struct vg_symindex *x;
 	size_t n[N_SEC];
-	uint32_t crc, zero = 0;
 
 	*out = NULL;
 	if (len < sizeof(h))
@@ -440,40 +485,45 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	if (h.file_size != len)
 		return vg_error_set(err, -EINVAL, "truncated or extended (%zu bytes, its header says %llu)",
 				    len, (unsigned long long)h.file_size);
-	crc = vg_crc32c(0, p, offsetof(struct sx_header, crc));
-	crc = vg_crc32c(crc, &zero, sizeof(zero));
-	crc = vg_crc32c(crc, p + offsetof(struct sx_header, crc) + sizeof(zero),
-			len - offsetof(struct sx_header, crc) - sizeof(zero));
-	if (crc != h.crc)
-		return vg_error_set(err, -EINVAL, "checksum mismatch (corrupt)");
-	if (h.key_len > VG_SYMINDEX_KEY_MAX || h.key_len != strlen(key) ||
-	    memcmp(h.key, key, h.key_len) != 0)
-		return vg_error_set(err, -EINVAL, "built for another file (key differs)");
 	for (int s = 0; s < N_SEC; s++) {
 		if (h.sec[s].off % 8 || h.sec[s].off < sizeof(h) || h.sec[s].off > len ||
 		    h.sec[s].size > len - h.sec[s].off || h.sec[s].size % rec_size[s])
 			return vg_error_set(err, -EINVAL, "section %d out of bounds", s);
 		n[s] = h.sec[s].size / rec_size[s];
 	}
+	if (!(flags & VG_SYMINDEX_NO_CRC) && header_crc(p, &h) != h.crc)
+		return vg_error_set(err, -EINVAL, "checksum mismatch (corrupt)");
+	if (h.key_len > VG_SYMINDEX_KEY_MAX || h.key_len != strlen(key) ||
+	    memcmp(h.key, key, h.key_len) != 0)
+		return vg_error_set(err, -EINVAL, "built for another file (key differs)");
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return vg_error_set(err, -ENOMEM, "out of memory");
+	x->no_crc = (flags & VG_SYMINDEX_NO_CRC) != 0;
 	x->ranges = (const void *)(p + h.sec[SEC_RANGES].off);
 	x->n_ranges = n[SEC_RANGES];
 	x->cus = (const void *)(p + h.sec[SEC_CUS].off);
 	x->n_cus = n[SEC_CUS];
 	x->scopes = (const void *)(p + h.sec[SEC_SCOPES].off);
+	x->n_scopes = n[SEC_SCOPES];
 	x->segs = (const void *)(p + h.sec[SEC_SEGS].off);
+	x->n_segs = n[SEC_SEGS];
 	x->row_addr = (const void *)(p + h.sec[SEC_ROW_ADDR].off);
 	x->rows = (const void *)(p + h.sec[SEC_ROWS].off);
+	x->n_rows = n[SEC_ROWS];
 	x->blocks = (const void *)(p + h.sec[SEC_BLOCKS].off);
+	x->n_blocks = n[SEC_BLOCKS];
 	x->strings = (const char *)(p + h.sec[SEC_STRINGS].off);
 	x->n_strings = n[SEC_STRINGS];
-	if (n[SEC_ROW_ADDR] != n[SEC_ROWS] ||
+	x->str_crc = (const void *)(p + h.sec[SEC_STR_CRC].off);
+	x->n_chunks = (x->n_strings + STR_CHUNK - 1) / STR_CHUNK;
+	if (n[SEC_ROW_ADDR] != n[SEC_ROWS] || n[SEC_STR_CRC] != x->n_chunks ||
 	    (x->n_strings && x->strings[x->n_strings - 1] != '\0'))
 		goto bad;
 	x->max_hi = malloc((x->n_ranges ? x->n_ranges : 1) * sizeof(uint64_t));
-	if (!x->max_hi) {
+	x->cu_state = calloc(x->n_cus ? x->n_cus : 1, 1);
+	x->chunk_state = calloc(x->n_chunks ? x->n_chunks : 1, 1);
+	if (!x->max_hi || !x->cu_state || !x->chunk_state) {
 		vg_symindex_free(x);
 		return vg_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -485,10 +535,8 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 			goto bad;
 		x->max_hi[i] = r->hi > prev ? r->hi : prev;
 	}
-	for (size_t i = 0; i < x->n_cus; i++)
-		if (check_cu(x, &x->cus[i], n[SEC_SCOPES], n[SEC_SEGS], n[SEC_ROWS],
-			     n[SEC_BLOCKS]) < 0)
-			goto bad;
+	/* Each CU's tables are checked (checksum, references, order) at
+	 * its first lookup: a first answer does not read the whole file. */
 	*out = x;
 	return 0;
 bad:
@@ -496,10 +544,53 @@ bad:
 	return vg_error_set(err, -EINVAL, "inconsistent tables (a reference out of bounds or out of order)");
 }
 
+/* A CU's tables, checked once: its checksum, then every reference and
+ * the order the searches need. */
+static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
+{
+	size_t i = (size_t)(c - x->cus);
+	uint32_t crc;
+
+	if (x->cu_state[i])
+		return x->cu_state[i] == 1;
+	x->cu_state[i] = 2;
+	if (!slice_ok(c->scope0, c->n_scopes, x->n_scopes) ||
+	    !slice_ok(c->seg0, c->n_segs, x->n_segs) ||
+	    !slice_ok(c->row0, c->n_rows, x->n_rows) ||
+	    !slice_ok(c->block0, c->n_blocks, x->n_blocks))
+		return false;
+	if (!x->no_crc) {
+		crc = vg_crc32c(0, x->scopes + c->scope0, (size_t)c->n_scopes * sizeof(struct sx_scope));
+		crc = vg_crc32c(crc, x->segs + c->seg0, (size_t)c->n_segs * sizeof(struct sx_seg));
+		crc = vg_crc32c(crc, x->row_addr + c->row0, (size_t)c->n_rows * sizeof(uint64_t));
+		crc = vg_crc32c(crc, x->rows + c->row0, (size_t)c->n_rows * sizeof(struct sx_row));
+		crc = vg_crc32c(crc, x->blocks + c->block0, (size_t)c->n_blocks * sizeof(uint64_t));
+		if (crc != c->crc)
+			return false;
+	}
+	if (check_cu(x, c, x->n_scopes, x->n_segs, x->n_rows, x->n_blocks) < 0)
+		return false;
+	x->cu_state[i] = 1;
+	return true;
+}
+
+/* The string chunk k, checked once. */
+static bool chunk_good(struct vg_symindex *x, size_t k)
+{
+	size_t off = k * STR_CHUNK;
+	size_t n = x->n_strings - off < STR_CHUNK ? x->n_strings - off : STR_CHUNK;
+
+	if (!x->chunk_state[k])
+		x->chunk_state[k] = x->no_crc || vg_crc32c(0, x->strings + off, n) == x->str_crc[k] ? 1 : 2;
+	return x->chunk_state[k] == 1;
+}
+
 struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
 {
 	if (x) {
 		free(x->max_hi);
+		free(x->cu_state);
+		free(x->chunk_state);
 		free(x);
 	}
 	return NULL;
@@ -508,9 +599,26 @@ struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
 /* ------------------------------------------------------------------ */
 /* lookup (dwindex.c's, over the file's tables)                         */
 
-static const char *str(const struct vg_symindex *x, uint32_t off)
+/* The string at off, once every chunk it spans passed its checksum;
+ * *bad set otherwise.  The section ends in NUL (checked at open), so the
+ * walk ends. */
+static const char *str(struct vg_symindex *x, uint32_t off, bool *bad)
 {
-	return off == NONE32 ? NULL : x->strings + off;
+	size_t pos = off;
+
+	if (off == NONE32)
+		return NULL;
+	for (size_t k = off / STR_CHUNK;; k++) {
+		size_t end = (k + 1) * STR_CHUNK < x->n_strings ? (k + 1) * STR_CHUNK : x->n_strings;
+
+		if (!chunk_good(x, k)) {
+			*bad = true;
+			return NULL;
+		}
+		if (memchr(x->strings + pos, '\0', end - pos))
+			return x->strings + off;
+		pos = end;
+	}
 }
 
 static const struct sx_cu *find_cu(const struct vg_symindex *x, uint64_t addr)
@@ -580,11 +688,12 @@ static uint32_t find_scope(const struct vg_symindex *x, const struct sx_cu *c,
 	return lo ? segs[lo - 1].scope : NONE32;
 }
 
-int vg_symindex_lookup(const struct vg_symindex *x, uint64_t addr,
+int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 		       struct vg_dw_result *res)
 {
 	const struct sx_cu *c = find_cu(x, addr);
 	const struct sx_row *row;
+	bool bad = false;
 	uint32_t s;
 
 	res->n_frames = 0;
@@ -594,9 +703,11 @@ int vg_symindex_lookup(const struct vg_symindex *x, uint64_t addr,
 	res->has_line = false;
 	if (!c)
 		return -ENOENT;
+	if (!cu_good(x, c))
+		return -EBADMSG;
 	row = find_row(x, c, addr);
 	if (row) {
-		res->file = str(x, row->file);
+		res->file = str(x, row->file, &bad);
 		res->line = row->line;
 		res->column = row->colend & 0x7fffffffu;
 		res->has_line = true;
@@ -611,7 +722,7 @@ int vg_symindex_lookup(const struct vg_symindex *x, uint64_t addr,
 			break;
 		}
 		f = &res->frames[res->n_frames];
-		f->name = str(x, sc->name);
+		f->name = str(x, sc->name, &bad);
 		f->name_is_linkage = sc->linkage;
 		f->inlined = sc->inlined;
 		f->entry = sc->entry;
@@ -626,11 +737,11 @@ int vg_symindex_lookup(const struct vg_symindex *x, uint64_t addr,
 		if (res->n_frames < VG_DW_MAX_FRAMES) {
 			struct vg_dw_frame *up = &res->frames[res->n_frames];
 
-			up->file = str(x, sc->call_file);
+			up->file = str(x, sc->call_file, &bad);
 			up->line = sc->call_line;
 			up->column = sc->call_column;
 		}
 		s = sc->parent;
 	}
-	return 0;
+	return bad ? -EBADMSG : 0;
 }

@@ -6,7 +6,9 @@
 # 3rd byte of its .text (lines, padding, inline frames): cold with
 # --no-cache (nothing may be written), then after `sym --index` (which
 # must say where it wrote and how much, 0600 in a 0700 directory), then
-# with the index truncated, with a bit flipped, and replaced by the index
+# with the index truncated, with a byte flipped in the CU table, in the
+# line rows and in the strings (the last two are checked lazily, at the
+# first lookup that reads them), and replaced by the index
 # of another file (libvgsym_a.so: a foreign build-id).  Every answer must
 # be byte-identical to the cold one; every bad file must be reported
 # (VIGIL_VERBOSE=1) and rewritten byte-identical to the good one.  A run
@@ -77,9 +79,29 @@ bad_case() {  # NAME EXPECTED-REASON
 }
 truncate -s $((bytes / 2)) "$idx"
 bad_case truncated "truncated"
-printf '\x5a' | dd of="$idx" bs=1 seek=$((bytes * 2 / 3)) conv=notrunc status=none
-cmp -s "$idx" "$T/good.vsx" && harness_error "the bit flip changed nothing"
-bad_case bitflip "checksum"
+# A flipped byte in the middle of a section (offset, size at 288 + 16 * i
+# of the header, symindex.c): 1 the CU table (checked at load), 5 the
+# line rows and 7 the strings (checked at the first lookup that reads
+# them: every CU and string is read by these addresses).
+# In the rows (12-byte records: file, line, column), the line of the
+# middle row: nothing but a checksum can tell that one is wrong.
+flip() {  # SECTION [RECORD-SIZE FIELD-OFFSET]
+	local at
+	at=$("$PYTHON" -c "
+import struct, sys
+off, size = struct.unpack_from('<QQ', open(sys.argv[1], 'rb').read(), 288 + 16 * $1)
+rec, field = int(sys.argv[2]), int(sys.argv[3])
+print(off + (size // rec // 2) * rec + field)" "$idx" "${2:-1}" "${3:-0}")
+	printf '\x5a' | dd of="$idx" bs=1 seek="$at" conv=notrunc status=none
+	cmp -s "$idx" "$T/good.vsx" && harness_error "the flip in section $1 changed nothing"
+	return 0
+}
+flip 1
+bad_case flip_cus "checksum"
+flip 5 12 4
+bad_case flip_rows "checksum"
+flip 7
+bad_case flip_strings "checksum"
 vg other sym --index "$other"
 assert_rc 0
 other_idx=$(sed -n 's/^.*: wrote \(.*\) ([0-9]* bytes)$/\1/p' "$T/other.out")
@@ -106,4 +128,4 @@ rm "$idx"
 VIGIL_CACHE_MAX=100 "$VIGIL" sym --index "$bin" >"$T/toobig.out" 2>&1 && fail "an index over the bound was written"
 grep -q "exceeds VIGIL_CACHE_MAX" "$T/toobig.out" || { cat "$T/toobig.out" >&2; fail "no reason for the refused index"; }
 [[ ! -e $idx ]] || fail "an index over the bound exists"
-echo "ok: ${#addrs[@]} addresses identical cold, warm, truncated, flipped, foreign, empty; LRU bound"
+echo "ok: ${#addrs[@]} addresses identical cold, warm, truncated, flipped (cus, rows, strings), foreign, empty; LRU bound"
