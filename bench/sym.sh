@@ -17,7 +17,10 @@
 #   eu-addr2line -f -i -e FILE          (cold only, on EU_ADDRS of them: it
 #                                        walks DIE scopes per address, ~100/s)
 #   llvm-symbolizer-14 --inlining --obj=FILE
-#   vigil sym --bin FILE --style llvm   (llvm-symbolizer's output format)
+#   vigil sym --bin FILE --style llvm   (llvm-symbolizer's output format), with
+#                                       --no-cache, and again with the persistent
+#                                       index that `vigil sym --index` wrote first
+#                                       (into a temporary VIGIL_CACHE_DIR)
 # Throughput two ways, medians of RUNS: cold = ADDRS / wall time of one run
 # over ADDRS addresses (startup and index build included); steady =
 # 2*ADDRS / median over runs of (wall(3*ADDRS) - wall(ADDRS)), the two run
@@ -30,7 +33,11 @@
 # of every frame exact), up to 5 other differences shown.  The measuring is
 # bench/sym_bench.py; this script checks the tools and builds the generated
 # program.  Goals (issue 3): >= 5x the fastest other tool and >= 500,000
-# addresses/s, identical answers, no more peak memory.
+# addresses/s, identical answers, no more peak memory.  With the index
+# (issue 20): >= 20x the fastest other tool's cold throughput, >= 2,000,000
+# addresses/s, first answer <= 5 ms and 10x sooner than addr2line's; and
+# the first answer of `vigil sym PID ADDR` on a running sleep(1), one libc
+# address, with and without the index.
 # Runtime: ~80 s (+ a few minutes the first time, compiling FUNCS functions).
 set -euo pipefail
 

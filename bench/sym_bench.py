@@ -23,6 +23,16 @@ starts with one address on stdin, time to the first output line.  "fixed"
 is what the cold run spent beyond N addresses at the steady rate: startup
 and index build.
 
+vigil runs twice: with --no-cache (VIGIL_NO_CACHE=1), reading the DWARF
+every run as the other tools do, and with its persistent index present
+(written first by `vigil sym --index FILE` into a private VIGIL_CACHE_DIR,
+which is timed): the other tools keep nothing between runs, so the index
+run's throughput and first answer are compared with their cold ones, and
+its answers must be byte-identical to the run without the index.  Last,
+with libc: the first answer of `vigil sym PID ADDR` on a running sleep(1)
+(one libc address on the command line, time to the first output line),
+without and with the index.
+
 vigil runs with --style llvm, and its N answer blocks are compared with
 llvm-symbolizer's: byte-identical blocks, and blocks identical modulo
 function-name aliases as tests/e2e/sym_oracle.py judges them (its
@@ -88,31 +98,34 @@ def write_addrs(path, addrs):
         f.writelines(f"{a:#x}\n" for a in addrs)
 
 
-def timed(tmp, argv, infile, outfile):
+def timed(tmp, argv, infile, outfile, env=None):
     """(wall s, peak RSS KiB) of argv < infile > outfile; fails on non-zero exit."""
     rss = os.path.join(tmp, "rss")
     with open(infile) as i, open(outfile, "w") as o:
         t0 = time.perf_counter()
         p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss] + argv, stdin=i, stdout=o,
-                           stderr=subprocess.PIPE, text=True)
+                           stderr=subprocess.PIPE, text=True, env=env)
         wall = time.perf_counter() - t0
     if p.returncode != 0:
         fail(f"{' '.join(argv)} exits {p.returncode}: {p.stderr.strip()[-500:]}")
     return wall, int(open(rss).read().split()[-1])
 
 
-def first_answer(argv, addr):
-    """Seconds from start, one address on stdin, to the first output line."""
+def first_answer(argv, addr, env=None):
+    """Seconds from start, one address on stdin (or none: addr None, the
+    address is in argv), to the first output line."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    p.stdin.write(f"{addr:#x}\n".encode())
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         env=env)
+    if addr is not None:
+        p.stdin.write(f"{addr:#x}\n".encode())
     p.stdin.close()
     line = p.stdout.readline()
     t = time.perf_counter() - t0
     p.stdout.read()
     p.wait()
     if not line:
-        fail(f"{' '.join(argv)}: no answer for {addr:#x}")
+        fail(f"{' '.join(argv)}: no answer for {addr if addr is None else hex(addr)}")
     return t
 
 
@@ -160,8 +173,8 @@ def one_line(block):
 
 
 class Tool:
-    def __init__(self, label, argv, full):
-        self.label, self.argv, self.full = label, argv, full
+    def __init__(self, label, argv, full, env=None):
+        self.label, self.argv, self.full, self.env = label, argv, full, env
         self.cold, self.long, self.rss = [], [], []
         self.out = None
 
@@ -192,28 +205,45 @@ def bench_binary(args, tag, path):
     print(f"  {len(img.starts):,} function symbol starts covering {covered / 1e6:.1f} MB;"
           f" cold set {n:,} addresses, long set {LONG * n:,} (the cold set first), seed {SEED}")
 
+    # vigil twice: without its persistent index (--no-cache: every run
+    # reads the DWARF, as the other tools do), and with the index that
+    # `sym --index` wrote ahead in a private cache directory.
+    no_cache = dict(os.environ, VIGIL_NO_CACHE="1")
+    cache_dir = os.path.join(tmp, f"cache-{tag}")
+    with_index = dict(os.environ, VIGIL_CACHE_DIR=cache_dir)
+    with_index.pop("VIGIL_NO_CACHE", None)
+    vargv = [args.vigil, "sym", "--bin", path, "--style", "llvm"]
     tools = [
         Tool("addr2line -f -i", ["addr2line", "-f", "-i", "-e", path], True),
         Tool("eu-addr2line -f -i", ["eu-addr2line", "-f", "-i", "-e", path], False),
         Tool(f"{LLVM} --inlining", [LLVM, "--inlining", f"--obj={path}"], True),
-        Tool("vigil sym --bin --style llvm", [args.vigil, "sym", "--bin", path, "--style", "llvm"], True),
+        Tool("vigil sym --bin --style llvm", vargv, True, no_cache),
+        Tool("vigil, index present", vargv, True, with_index),
     ]
+    t0 = time.perf_counter()
+    p = subprocess.run([args.vigil, "sym", "--index", path], env=with_index, capture_output=True, text=True)
+    index_s = time.perf_counter() - t0
+    if p.returncode != 0:
+        fail(f"vigil sym --index {path} exits {p.returncode}: {p.stderr.strip()[-500:]}")
+    index_size = int(p.stdout.rsplit("(", 1)[1].split()[0])
+    print(f"  index: vigil sym --index wrote {index_size / 1e6:.1f} MB in {index_s:.2f} s"
+          f" (every CU indexed on both cores, then written)")
     full = [t for t in tools if t.full]
     for k, t in enumerate(tools):
         t.out = os.path.join(tmp, f"{tag}.{k}.out")
     for _ in range(args.runs):
         for t in full:
-            w, r = timed(tmp, t.argv, cold_f, t.out)
+            w, r = timed(tmp, t.argv, cold_f, t.out, t.env)
             t.cold.append(w)
             t.rss.append(r)
-            w, _ = timed(tmp, t.argv, long_f, t.out + ".long")
+            w, _ = timed(tmp, t.argv, long_f, t.out + ".long", t.env)
             t.long.append(w)
     eu = tools[1]
     w, r = timed(tmp, eu.argv, eu_f, eu.out)
     eu.cold.append(w)
     eu.rss.append(r)
     for t in tools:
-        t.lat = statistics.median(first_answer(t.argv, addrs[0]) for _ in range(LATENCY_RUNS))
+        t.lat = statistics.median(first_answer(t.argv, addrs[0], t.env) for _ in range(LATENCY_RUNS))
 
     w = max(len(t.label) for t in tools)
     print(f"  {'tool':<{w}}  {'cold s':>7}  {'cold addr/s':>11}  {'steady addr/s':>13}  {'fixed s':>7}"
@@ -230,8 +260,8 @@ def bench_binary(args, tag, path):
     print(f"  fixed s: cold s minus {n:,} addresses at the steady rate (startup, reading the"
           f" debug info, building indexes)")
 
-    vg, ll = tools[3], tools[2]
-    others = [t for t in full if t is not vg]
+    vg, ll, vw = tools[3], tools[2], tools[4]
+    others = [t for t in full if t is not vg and t is not vw]
     fast_cold = max(others, key=lambda t: n / t.cold_wall())
     cold_ratio = fast_cold.cold_wall() / vg.cold_wall()
     print(f"  cold:   vigil/fastest ({fast_cold.label}) = {cold_ratio:.2f}x the throughput")
@@ -246,6 +276,19 @@ def bench_binary(args, tag, path):
     leanest = min(others, key=lambda t: max(t.rss))
     print(f"  memory: vigil/leanest ({leanest.label}) = {max(vg.rss) / max(leanest.rss):.2f}x the peak RSS;"
           f" first answer: vigil/fastest = {vg.lat / min(t.lat for t in others):.2f}x the time")
+
+    # With the index: the others keep nothing between runs, so their
+    # every run is cold; vigil's second run onwards is this one.
+    warm_ratio = fast_cold.cold_wall() / vw.cold_wall()
+    fastest_lat = min(t.lat for t in others)
+    a2l = tools[0]
+    print(f"  index present: {n / vw.cold_wall():,.0f} addresses/s on {n:,} addresses ="
+          f" {warm_ratio:.2f}x the fastest other ({fast_cold.label}); first answer"
+          f" {vw.lat * 1e3:.1f} ms = {fastest_lat / vw.lat:.1f}x sooner than the fastest other,"
+          f" {a2l.lat / vw.lat:.1f}x sooner than addr2line")
+    if open(vw.out).read() != open(vg.out).read():
+        fail(f"{tag}: answers with the index differ from answers without it")
+    print("  answers with the index: byte-identical to those without it")
 
     vb, lb = blocks(vg.out), blocks(ll.out)
     if len(vb) != n:
@@ -273,8 +316,47 @@ def bench_binary(args, tag, path):
             print(f"    {addrs[i]:#x} in {img.describe(addrs[i])}\n      vigil: {one_line(vb[i])}"
                   f"\n      llvm:  {one_line(lb[i])}")
     return {"tag": tag, "cold": n / vg.cold_wall(), "steady": vs, "cold_ratio": cold_ratio,
+            "warm": n / vw.cold_wall(), "warm_ratio": warm_ratio, "warm_lat": vw.lat,
+            "a2l_lat": a2l.lat, "cache_dir": cache_dir,
             "steady_ratio": steady_ratio, "rss": max(vg.rss) / 1024, "leanest": leanest,
             "differ": len(differ), "unnamed": len(unnamed), "n": n}
+
+
+def live_first_answer(args, libc_result):
+    """`vigil sym PID ADDR` on a process using libc (sleep): time to the
+    first output line, without the index and with libc's (written by the
+    libc --bin run above), median of LATENCY_RUNS each."""
+    libc = "/lib/x86_64-linux-gnu/libc.so.6"
+    img = sym_oracle.Image("libc", libc)
+    addr = sample(function_ranges(img), 1)[0][0]
+    p = subprocess.Popen(["sleep", "600"])
+    try:
+        base = None
+        for _ in range(200):
+            with open(f"/proc/{p.pid}/maps") as m:
+                for line in m:
+                    f = line.split()
+                    if len(f) >= 6 and f[5].endswith("/libc.so.6") and int(f[2], 16) == 0:
+                        base = int(f[0].split("-")[0], 16)
+                        break
+            if base is not None:
+                break
+            time.sleep(0.01)
+        if base is None:
+            fail("sleep maps no libc.so.6")
+        argv = [args.vigil, "sym", str(p.pid), hex(base + addr)]
+        cold = dict(os.environ, VIGIL_NO_CACHE="1")
+        warm = dict(os.environ, VIGIL_CACHE_DIR=libc_result["cache_dir"])
+        warm.pop("VIGIL_NO_CACHE", None)
+        res = {k: statistics.median(first_answer(argv, None, e) for _ in range(LATENCY_RUNS))
+               for k, e in (("cold", cold), ("warm", warm))}
+    finally:
+        p.kill()
+        p.wait()
+    print(f"\nvigil sym PID ADDR, one libc address of a running sleep(1) (libc6-dbg), first output line:"
+          f" without the index {res['cold'] * 1e3:.1f} ms, with it {res['warm'] * 1e3:.1f} ms"
+          f" (addr2line -e libc.so.6, one address: {libc_result['a2l_lat'] * 1e3:.1f} ms)")
+    return res
 
 
 def main():
@@ -287,6 +369,8 @@ def main():
     ap.add_argument("binaries", nargs="+", metavar="TAG:FILE")
     args = ap.parse_args()
     results = [bench_binary(args, *b.split(":", 1)) for b in args.binaries]
+    libc = [r for r in results if r["tag"] == "libc"]
+    live = live_first_answer(args, libc[0]) if libc else None
 
     def met(ok):
         return "met" if ok else "MISSED"
@@ -305,8 +389,18 @@ def main():
               f" steady {met(steady >= 500000)} ({steady:,.0f}/s)")
         print(f"goal {tag}: identical answers (modulo aliases): {met(r['differ'] == 0)}"
               f" ({r['differ']:,} of {r['n']:,} blocks differ, {r['unnamed']:,} of them where {LLVM} has no name)")
+        print(f"goal {tag}, index present: >= 20x the fastest other tool {met(r['warm_ratio'] >= 20)}"
+              f" ({r['warm_ratio']:.2f}x), >= 2,000,000 addresses/s {met(r['warm'] >= 2e6)}"
+              f" ({r['warm']:,.0f}/s), first answer <= 5 ms {met(r['warm_lat'] <= 0.005)}"
+              f" ({r['warm_lat'] * 1e3:.1f} ms) and 10x sooner than addr2line"
+              f" {met(r['a2l_lat'] >= 10 * r['warm_lat'])} ({r['a2l_lat'] / r['warm_lat']:.1f}x)")
         print(f"goal {tag}: peak memory <= the leanest other ({lean.label}, {max(lean.rss) / 1024:.1f} MiB):"
               f" {met(r['rss'] <= max(lean.rss) / 1024)} ({r['rss']:.1f} MiB)")
+
+
+    if live:
+        print(f"goal libc: vigil sym PID ADDR first answer with the index <= 5 ms: {met(live['warm'] <= 0.005)}"
+              f" ({live['warm'] * 1e3:.1f} ms)")
 
 
 if __name__ == "__main__":

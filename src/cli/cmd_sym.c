@@ -20,6 +20,7 @@
 const char cmd_sym_usage[] =
 	"usage: vigil sym PID [ADDR...] [--json] [--no-demangle] [--style vigil|llvm]\n"
 	"       vigil sym --bin FILE [ADDR...] [options]\n"
+	"       vigil sym --index FILE...\n"
 	"\n"
 	"Turn addresses into image, symbol, inline frames and file:line:column.\n"
 	"With PID, addresses are the running process's (libraries loaded later are\n"
@@ -50,20 +51,34 @@ const char cmd_sym_usage[] =
 	"  --json           one JSON document: results[] in input order\n"
 	"  --no-demangle    print C++ and Rust names as they are in the symbol table\n"
 	"  --no-debuginfod  do not ask debuginfod servers even if DEBUGINFOD_URLS is set\n"
+	"  --index          build the persistent index of each FILE now (see below) and\n"
+	"                   print where it is and its size; nothing is symbolized\n"
+	"  --no-cache       (every command) neither read nor write persistent indexes\n"
 	"  --style STYLE    vigil (default): one line per address, one per frame;\n"
 	"                   llvm: exactly llvm-symbolizer --inlining's output (function\n"
 	"                   line, file:line:column line, per frame; a blank line after\n"
 	"                   each address)\n"
 	"  -h, --help       this help\n"
 	"\n"
+	"A run that looks up an address in an image with DWARF keeps an index of all of\n"
+	"it in the cache directory (written after its answers), one file per debug file\n"
+	"(by build-id); every later run of every command maps it instead of reading the\n"
+	"DWARF again.  A damaged or foreign index file is rebuilt, never believed.\n"
+	"  VIGIL_CACHE_DIR   the directory (default $XDG_CACHE_HOME/vigil, ~/.cache/vigil)\n"
+	"  VIGIL_CACHE_MAX   its bound in bytes, K/M/G suffixes (default 1G): the least\n"
+	"                    recently used indexes are removed when one is written\n"
+	"  VIGIL_NO_CACHE=1  as --no-cache;  VIGIL_VERBOSE=1  say when an index is rebuilt\n"
+	"\n"
 	"examples:\n"
 	"  vigil sym 4242 0x55d0c3a011c9 0x7f1e2a39e567\n"
 	"  vigil sym 4242 handle_request+0x40 --json\n"
 	"  perf script -F ip | vigil sym 4242\n"
-	"  vigil sym --bin ./server 0x11c9 --style llvm\n";
+	"  vigil sym --bin ./server 0x11c9 --style llvm\n"
+	"  vigil sym --index /usr/lib/debug/.build-id/*/*.debug ./server\n";
 
 struct sym_opts {
 	const char *bin_path;
+	bool index;              /* --index FILE... */
 	unsigned flags;
 	enum vg_report_sym_style style;
 };
@@ -81,12 +96,13 @@ struct sym_run {
 static int parse_args(struct vg_cli *cli, int argc, char **argv,
 		      struct sym_opts *o, char ***pos, int *npos)
 {
-	enum { OPT_BIN = 256, OPT_JSON, OPT_NO_DEMANGLE, OPT_STYLE, OPT_NO_DEBUGINFOD };
+	enum { OPT_BIN = 256, OPT_JSON, OPT_NO_DEMANGLE, OPT_STYLE, OPT_NO_DEBUGINFOD, OPT_INDEX };
 	static const struct option opts[] = {
 		{ "bin", required_argument, NULL, OPT_BIN },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "index", no_argument, NULL, OPT_INDEX },
 		{ "style", required_argument, NULL, OPT_STYLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -116,6 +132,9 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv,
 		case OPT_NO_DEBUGINFOD:
 			o->flags |= VG_SYM_NO_DEBUGINFOD;
 			break;
+		case OPT_INDEX:
+			o->index = true;
+			break;
 		case OPT_STYLE:
 			if (strcmp(optarg, "vigil") == 0)
 				o->style = VG_REPORT_SYM_VIGIL;
@@ -133,6 +152,13 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv,
 	}
 	for (; optind < argc; optind++)
 		p[(*npos)++] = argv[optind];
+	if (o->index) {
+		if (o->bin_path || *npos < 1)
+			return cli_usage_error(cli, "expected FILE...; usage: vigil sym --index FILE...");
+		if (cli->json)
+			return cli_usage_error(cli, "--index prints one line per file; it cannot be combined with --json");
+		return 0;
+	}
 	if (!o->bin_path && *npos < 1)
 		return cli_usage_error(cli, "expected PID (or --bin FILE); usage: vigil sym PID [ADDR...]");
 	if (cli->json && o->style == VG_REPORT_SYM_LLVM)
@@ -334,6 +360,41 @@ static void print_warnings(struct sym_run *r)
 		cli_print_target_notes(r->cli->target);
 }
 
+/* --index FILE...: each file's persistent index, built now or found
+ * valid.  Every file is tried; the exit code is the first failure's. */
+static int build_indexes(struct vg_cli *cli, const struct sym_opts *o,
+			 char **files, int n)
+{
+	int first = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct vg_symbolizer *s = NULL;
+		struct vg_error err = { 0 };
+		const char *path;
+		size_t size;
+		bool written;
+		int rc = vg_symbolizer_open_file(files[i], o->flags, &s, &err);
+
+		if (rc == 0)
+			rc = vg_symbolizer_build_index(s, &path, &size, &written, &err);
+		if (rc == 0)
+			printf("%s: %s %s (%zu bytes)\n", files[i],
+			       written ? "wrote" : "up to date:", path, size);
+		else {
+			struct vg_error named = { 0 };
+
+			vg_error_set(&named, err.code, "%s: %s", files[i], err.msg);
+			if (err.exit)
+				vg_error_set_exit(&named, err.exit);
+			rc = cli_fail(cli, &named);
+			if (!first)
+				first = rc;
+		}
+		vg_symbolizer_free(s);
+	}
+	return first;
+}
+
 int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 {
 	struct sym_run r = { .cli = cli };
@@ -346,6 +407,11 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 	if (rc) {
 		free(pos);
 		return rc < 0 ? 0 : rc;
+	}
+	if (r.o.index) {
+		rc = build_indexes(cli, &r.o, pos, npos);
+		free(pos);
+		return rc;
 	}
 	/* Standard input is a batch: every CU of a big binary will likely
 	 * be needed, so the index is built on two threads. */
@@ -400,6 +466,9 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 	}
 out:
 	cJSON_Delete(r.results);
+	/* Freeing may write persistent indexes (sym/symcache.h): the answers
+	 * reach their reader first. */
+	fflush(stdout);
 	vg_symbolizer_free(r.s);
 	free(pos);
 	return rc;

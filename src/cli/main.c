@@ -56,6 +56,8 @@ static void print_main_help(FILE *out)
 		"  --name NAME      the one process named NAME (or NAME as the first argument)\n"
 		"  -- CMD ARGS      profile, probe, watch: start CMD and observe it from its first\n"
 		"                   instruction; vigil exits with its status\n"
+		"  --no-cache       (on every command) neither read nor write the persistent\n"
+		"                   symbol indexes ('vigil help sym' says where they live)\n"
 		"\n%s"
 		"\n"
 		"exit codes:\n"
@@ -103,6 +105,17 @@ int main(int argc, char **argv)
 	 * this dispatcher included; "vigil --json maps PID" works like
 	 * "vigil maps PID --json".  Help stays text. */
 	cli_prescan_json(&cli, argc, argv);
+	/* --no-cache anywhere before "--", for every command: the
+	 * symbolizer reads VIGIL_NO_CACHE (sym/symcache.h). */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0;) {
+		if (strcmp(argv[i], "--no-cache") == 0) {
+			setenv("VIGIL_NO_CACHE", "1", 1);
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+			argc--;
+		} else {
+			i++;
+		}
+	}
 	while (argc > 1 && strcmp(argv[1], "--json") == 0) {
 		argv++;
 		argc--;

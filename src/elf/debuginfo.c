@@ -27,7 +27,9 @@
 #include "elf/debuginfo.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -53,6 +55,7 @@ struct finder {
 	const char *target_root;  /* NULL: host paths only */
 	const char *debug_dir;
 	bool no_debuginfod;
+	bool defer_dwarf;
 	struct vg_debuginfo *d;
 	/* A debug file that opened and matched but has no DWARF: kept for its
 	 * .symtab unless a later file with DWARF has one too. */
@@ -278,15 +281,18 @@ static bool take(struct finder *f, struct vg_image *dbg, const char *path,
 	Dwarf *dw = NULL;
 
 	if (has_debug_info(vg_image_elf(dbg))) {
-		dw = dwarf_begin_elf(vg_image_elf(dbg), DWARF_C_READ, NULL);
-		if (!dw)
-			note(f, "%s: DWARF not readable: %s", path,
-			     dwarf_errmsg(-1));
+		if (!f->defer_dwarf) {
+			dw = dwarf_begin_elf(vg_image_elf(dbg), DWARF_C_READ, NULL);
+			if (!dw)
+				note(f, "%s: DWARF not readable: %s", path,
+				     dwarf_errmsg(-1));
+		}
 	} else {
 		note(f, "%s: has no .debug_info", path);
 	}
-	if (dw) {
+	if (dw || (f->defer_dwarf && has_debug_info(vg_image_elf(dbg)))) {
 		d->dwarf = dw;
+		d->dwarf_deferred = !dw;
 		d->dwarf_image = dbg;
 		d->owns_dwarf_image = true;
 		d->source = src;
@@ -365,6 +371,13 @@ static bool try_embedded(struct finder *f)
 
 	if (!has_debug_info(elf))
 		return false;
+	if (f->defer_dwarf) {
+		d->dwarf_deferred = true;
+		d->dwarf_image = f->img;
+		d->owns_dwarf_image = false;
+		d->source = VG_DEBUG_EMBEDDED;
+		return true;
+	}
 	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (!dw) {
 		note(f, "%s: embedded DWARF not readable: %s",
@@ -499,6 +512,40 @@ out:
 	return found;
 }
 
+/* libdebuginfod, loaded when a search first asks a server: linking it
+ * brings libcurl, GnuTLS, Kerberos and LDAP (30 libraries) into every
+ * start of every command, 8,600 symbol relocations, most of vigil's
+ * startup, for a feature used only with DEBUGINFOD_URLS set. */
+static struct {
+	pthread_once_t once;
+	const char *why;        /* NULL: loaded */
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *);
+	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	void (*set_verbose_fd)(debuginfod_client *, int);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+} dfd = { .once = PTHREAD_ONCE_INIT };
+
+static void load_debuginfod(void)
+{
+	static char why[256];
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		snprintf(why, sizeof(why), "cannot load libdebuginfod.so.1 (%s)", dlerror());
+		dfd.why = why;
+		return;
+	}
+	*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
+	*(void **)&dfd.end = dlsym(h, "debuginfod_end");
+	*(void **)&dfd.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	*(void **)&dfd.set_verbose_fd = dlsym(h, "debuginfod_set_verbose_fd");
+	*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	if (!dfd.begin || !dfd.end || !dfd.set_progressfn || !dfd.set_verbose_fd ||
+	    !dfd.find_debuginfo)
+		dfd.why = "libdebuginfod.so.1 lacks a function vigil calls";
+}
+
 static bool try_debuginfod(struct finder *f)
 {
 	const struct vg_image *img = f->img;
@@ -515,18 +562,22 @@ static bool try_debuginfod(struct finder *f)
 			   : VG_DEBUGINFOD_ASKED;
 	if (f->d->debuginfod != VG_DEBUGINFOD_ASKED)
 		return false;
-	c = debuginfod_begin();
+	pthread_once(&dfd.once, load_debuginfod);
+	if (dfd.why) {
+		note(f, "debuginfod: %s", dfd.why);
+		return false;
+	}
+	c = dfd.begin();
 	if (!c) {
 		note(f, "debuginfod: cannot start the client");
 		return false;
 	}
 	/* DEBUGINFOD_PROGRESS and DEBUGINFOD_VERBOSE would make the library
 	 * write to stderr; libvigil never prints. */
-	debuginfod_set_progressfn(c, NULL);
-	debuginfod_set_verbose_fd(c, -1);
-	fd = debuginfod_find_debuginfo(c, img->build_id, (int)img->build_id_len,
-				       &path);
-	debuginfod_end(c);
+	dfd.set_progressfn(c, NULL);
+	dfd.set_verbose_fd(c, -1);
+	fd = dfd.find_debuginfo(c, img->build_id, (int)img->build_id_len, &path);
+	dfd.end(c);
 	if (fd < 0) {
 		note(f, "debuginfod %s: build-id %s: %s", urls,
 		     vg_image_build_id_hex(img, hex, sizeof(hex)),
@@ -704,6 +755,7 @@ int vg_debuginfo_find(struct vg_image *img,
 		opts->target_root : NULL;
 	f.debug_dir = opts->debug_dir ? opts->debug_dir : DEFAULT_DEBUG_DIR;
 	f.no_debuginfod = opts->no_debuginfod;
+	f.defer_dwarf = opts->defer_dwarf;
 	f.d = calloc(1, sizeof(*f.d));
 	if (!f.d)
 		goto oom;
@@ -730,6 +782,17 @@ oom:
 	return vg_error_set(err, -ENOMEM,
 			    "out of memory looking for the debug info of '%s'",
 			    label_of(img));
+}
+
+int vg_debuginfo_open_dwarf(struct vg_debuginfo *d)
+{
+	if (d->dwarf)
+		return 0;
+	if (!d->dwarf_deferred || !d->dwarf_image)
+		return -ENOENT;
+	d->dwarf_deferred = false;
+	d->dwarf = dwarf_begin_elf(vg_image_elf(d->dwarf_image), DWARF_C_READ, NULL);
+	return d->dwarf ? 0 : -EINVAL;
 }
 
 const struct vg_image *vg_debuginfo_symbols(const struct vg_image *img,

@@ -53,6 +53,14 @@ struct vg_debuginfo_opts {
 	const char *debug_dir;
 	/* Skip debuginfod even when DEBUGINFOD_URLS is set. */
 	bool no_debuginfod;
+	/* Take the first matching file with .debug_info without opening it
+	 * with libdw (dwarf NULL, dwarf_deferred true): a caller holding a
+	 * persistent index of that file (sym/symcache.h) needs no Dwarf, and
+	 * dwarf_begin_elf decompresses every compressed debug section
+	 * (libc6-dbg's: most of a warm run's time).  vg_debuginfo_open_dwarf
+	 * opens it when needed; if libdw refuses it, search again without
+	 * this flag, which goes on to the next candidate. */
+	bool defer_dwarf;
 };
 
 struct vg_debuginfo {
@@ -60,7 +68,9 @@ struct vg_debuginfo {
 	/* The file holding the DWARF: img itself (borrowed) for
 	 * VG_DEBUG_EMBEDDED, else an owned image.  NULL: no DWARF. */
 	struct vg_image *dwarf_image;
-	Dwarf *dwarf;                  /* NULL: no DWARF */
+	Dwarf *dwarf;                  /* NULL: no DWARF (or deferred) */
+	/* defer_dwarf: dwarf_image has .debug_info, not opened yet. */
+	bool dwarf_deferred;
 	/* Best symbol table: the debug file's .symtab when the image has
 	 * none, the MiniDebugInfo ELF, or img itself (borrowed). */
 	struct vg_image *symbol_image;
@@ -97,6 +107,11 @@ int vg_debuginfo_find(struct vg_image *img,
 		      const struct vg_debuginfo_opts *opts,
 		      struct vg_debuginfo **out, struct vg_error *err);
 struct vg_debuginfo *vg_debuginfo_free(struct vg_debuginfo *d);
+
+/* Open the DWARF a defer_dwarf search found.  0 (d->dwarf set; also when
+ * it was open already), -ENOENT when there is none, -EINVAL when libdw
+ * refuses it (then search again without defer_dwarf). */
+int vg_debuginfo_open_dwarf(struct vg_debuginfo *d);
 
 /* The symbol table of img's separate debug file (or MiniDebugInfo), for
  * name lookups that img's own tables cannot answer (__strcmp_avx2 is only

@@ -347,16 +347,14 @@ int image_load_symbols(struct vg_image_priv *p)
 
 	r = -ENOMEM;
 	if (__builtin_mul_overflow(p->n_syms, sizeof(*p->max_end), &bytes) ||
-	    !(p->max_end = malloc(bytes)) ||
-	    !(p->by_name = malloc(bytes)))
+	    !(p->max_end = malloc(bytes)))
 		goto fail;
 	for (size_t i = 0; i < p->n_syms; i++) {
 		uint64_t e = p->syms[i].size ? p->syms[i].vaddr + p->syms[i].size : 0;
 
 		p->max_end[i] = i && p->max_end[i - 1] > e ? p->max_end[i - 1] : e;
-		p->by_name[i] = i;
 	}
-	qsort_r(p->by_name, p->n_syms, sizeof(*p->by_name), cmp_name, p->syms);
+	/* by_name is sorted at the first lookup by name (load_by_name). */
 	return 0;
 fail:
 	free(p->syms);
@@ -376,6 +374,22 @@ static void fill_sym(const struct sym *s, struct vg_symbol *out)
 	out->name = s->name;
 	out->from_dynsym = s->dyn;
 	out->ifunc = s->ifunc;
+}
+
+/* The name order of the symbols, sorted at the first lookup by name: an
+ * answer by address (every symbolizer lookup) never needs it, and sorting
+ * libc6-dbg's 10,000 names was a fifth of a warm one-address answer. */
+static int load_by_name(struct vg_image_priv *p)
+{
+	if (p->by_name)
+		return 0;
+	p->by_name = malloc((p->n_syms ? p->n_syms : 1) * sizeof(*p->by_name));
+	if (!p->by_name)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_syms; i++)
+		p->by_name[i] = i;
+	qsort_r(p->by_name, p->n_syms, sizeof(*p->by_name), cmp_name, p->syms);
+	return 0;
 }
 
 /* Index into by_name of the first name >= name. */
@@ -403,7 +417,7 @@ static int find_by_name(const struct vg_image *img, const char *name, bool clone
 	struct vg_image_priv *p = img->priv;
 	size_t lo, n = strlen(name);
 
-	if (image_load_symbols(p) < 0)
+	if (image_load_symbols(p) < 0 || load_by_name(p) < 0)
 		return -ENOENT;
 	lo = name_lower_bound(p, name);
 	for (; lo < p->n_syms; lo++) {

@@ -24,11 +24,6 @@
 #include "sym/dwindex_priv.h"
 #include "util/vec.h"
 
-struct cu_range {
-	uint64_t lo, hi;
-	uint32_t cu;
-};
-
 /* What one indexing thread owns: its libdw handle (libdw is not
  * thread-safe per handle), its name cache, what it found corrupt. */
 struct builder_ctx {
@@ -222,7 +217,7 @@ static const char *absolute_name(struct cu *c, const char *name)
 	return s;
 }
 
-static const char *file_name(struct cu *c, uint32_t idx)
+const char *dwindex_file_name(struct cu *c, uint32_t idx)
 {
 	const char *name;
 
@@ -267,7 +262,7 @@ static const char *row_file(struct cu *c, Dwarf_Line *l)
 	size_t idx;
 
 	if (dwarf_line_file(l, &files, &idx) == 0 && files == c->dw_files)
-		return file_name(c, (uint32_t)(idx < UINT32_MAX ? idx : UINT32_MAX));
+		return dwindex_file_name(c, (uint32_t)(idx < UINT32_MAX ? idx : UINT32_MAX));
 	return absolute_name(c, dwarf_linesrc(l, NULL, NULL));
 }
 
@@ -555,13 +550,39 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 		if (res->n_frames < VG_DW_MAX_FRAMES) {
 			struct vg_dw_frame *up = &res->frames[res->n_frames];
 
-			up->file = file_name(c, sc->call_file);
+			up->file = dwindex_file_name(c, sc->call_file);
 			up->line = sc->call_line;
 			up->column = sc->call_column;
 		}
 		s = sc->parent;
 	}
 	return 0;
+}
+
+int dwindex_build_all(struct vg_dwindex *ix)
+{
+	int rc = 0;
+
+	/* From the end: a prefetch thread goes from the start, so the two
+	 * meet in the middle rather than wait for each other. */
+	for (size_t i = ix->n_cus; i-- > 0;) {
+		struct cu *c = &ix->cus[i];
+
+		if (ensure_indexed(ix, c) < 0 || c->failed)
+			rc = -ENOMEM;
+	}
+	return rc;
+}
+
+struct cu *dwindex_cu(struct vg_dwindex *ix, size_t i)
+{
+	return i < ix->n_cus ? &ix->cus[i] : NULL;
+}
+
+const struct cu_range *dwindex_ranges(const struct vg_dwindex *ix, size_t *n)
+{
+	*n = ix->n_ranges;
+	return ix->ranges;
 }
 
 size_t vg_dwindex_cus(const struct vg_dwindex *ix, size_t *built_by_lookups)

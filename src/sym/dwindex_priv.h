@@ -93,6 +93,24 @@ struct names {
 	size_t n, cap;
 };
 
+/* One address range of a CU (the CU DIE's low/high pc or ranges). */
+struct cu_range {
+	uint64_t lo, hi;
+	uint32_t cu;
+};
+
+/* For the persistent index (symindex.c), which copies the tables out. */
+/* Index every CU not yet indexed (lookups and a prefetch thread may
+ * share the work).  0, or -ENOMEM when some CU could not be indexed. */
+int dwindex_build_all(struct vg_dwindex *ix);
+/* The i-th CU with code (i < vg_dwindex_cus), else NULL. */
+struct cu *dwindex_cu(struct vg_dwindex *ix, size_t i);
+/* Every CU range, sorted by lo. */
+const struct cu_range *dwindex_ranges(const struct vg_dwindex *ix, size_t *n);
+/* The absolute name of c's file-table entry idx (composed on first use),
+ * or NULL. */
+const char *dwindex_file_name(struct cu *c, uint32_t idx);
+
 /* Fills c's scopes and segments from cudie: the scope tree of subprograms
  * and inlined subroutines, painted into disjoint segments (dwscope.c).
  * names caches abstract-origin names for one libdw handle; *corrupt is

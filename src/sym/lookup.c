@@ -284,6 +284,15 @@ static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 {
 	struct vg_dw_result dw;
 
+	if (st->cached) {
+		/* The persistent index: never corrupt DWARF (such DWARF is
+		 * not kept), nothing left to build.  A part of the file that
+		 * fails its checks (first looked at now) makes the DWARF
+		 * answer instead, and the file is rewritten. */
+		if (vg_symindex_lookup(st->cached->index, res->static_address, &dw) != -EBADMSG)
+			goto found;
+		sym_drop_cached_index(s, st);
+	}
 	if (!st->ix)
 		return 0;
 	/* -ENOENT (no CU covers it) still fills dw: no frames, no line;
@@ -299,6 +308,7 @@ static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 		     st->img->path[0] ? st->img->path : "(image)",
 		     st->dbg->path ? st->dbg->path : "embedded");
 	}
+found:
 	if (dw.n_frames == 0 && !dw.has_line)
 		return 0;
 	for (size_t i = 0; i < dw.n_frames; i++) {

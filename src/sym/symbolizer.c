@@ -230,6 +230,14 @@ static void second_handle_free(struct second_handle *h)
 static void state_free(struct image_state *st)
 {
 	vg_dwindex_free(st->ix);  /* joins the prefetch thread first */
+	if (st->cached) {
+		vg_symcache_entry_free(st->cached);
+		free(st->cached);
+	}
+	free(st->index_why);
+	free(st->index_path);
+	free(st->pending_key);
+	free(st->pending_path);
 	second_handle_free(st->pf);
 	vg_debuginfo_free(st->dbg);
 	free(st->why_no_dwarf);
@@ -371,25 +379,127 @@ void sym_maybe_prefetch(struct vg_symbolizer *s, struct image_state *st)
 		start_prefetch(st);
 }
 
+/* The persistent index of st's debug file, if a valid one is there. */
+static bool use_cached_index(struct vg_symbolizer *s, struct image_state *st,
+			     const char *key, const char *path)
+{
+	struct vg_symcache_entry *e = malloc(sizeof(*e));
+
+	if (!e)
+		return false;
+	if (vg_symcache_load(&s->cache, key, path, e) < 0) {
+		free(e);
+		return false;
+	}
+	st->cached = e;
+	return true;
+}
+
+/* An image whose DWARF was just indexed lazily: its persistent index is
+ * written when the symbolizer is freed (write_pending_index), after the
+ * answers.  Meanwhile the other core indexes the rest of its CUs (the
+ * prefetch thread), which the index needs all of. */
+static void want_cached_index(struct image_state *st, const char *key,
+			      const char *path)
+{
+	st->pending_key = strdup(key);
+	st->pending_path = strdup(path);
+	if (!st->pending_key || !st->pending_path) {
+		free(st->pending_key);
+		free(st->pending_path);
+		st->pending_key = st->pending_path = NULL;
+		return;
+	}
+	if (!st->pf_tried && vg_dwindex_cus(st->ix, NULL) > 1) {
+		st->pf_tried = true;
+		start_prefetch(st);
+	}
+}
+
+/* Index every CU not indexed yet and keep the result for later runs.  A
+ * failure costs only the next run's time: it is remembered for `sym
+ * --index`, said when verbose. */
+static void write_pending_index(struct vg_symbolizer *s, struct image_state *st)
+{
+	struct vg_error err = { 0 };
+	char *key = st->pending_key, *path = st->pending_path;
+
+	if (!key || !st->ix)
+		return;
+	st->pending_key = st->pending_path = NULL;
+	st->index_rc = vg_symcache_store(&s->cache, st->ix, key, path, &st->index_size, &err);
+	if (st->index_rc == 0) {
+		st->index_path = path;
+		path = NULL;
+	}
+	if (st->index_rc < 0) {
+		free(st->index_why);
+		st->index_why = strdup(err.msg);
+		if (s->cache.verbose)
+			fprintf(stderr, "vigil: symbol index of %s not written: %s\n",
+				st->img && st->img->path[0] ? st->img->path : "(image)", err.msg);
+	}
+	free(key);
+	free(path);
+}
+
+void sym_drop_cached_index(struct vg_symbolizer *s, struct image_state *st)
+{
+	struct vg_symcache_entry *e = st->cached;
+
+	if (!e)
+		return;
+	st->cached = NULL;
+	if (s->cache.verbose)
+		fprintf(stderr, "vigil: symbol index %s: a table failed its checksum or checks: "
+			"rebuilding it\n", e->path);
+	if (vg_debuginfo_open_dwarf(st->dbg) == 0 &&
+	    vg_dwindex_new(st->dbg->dwarf, &st->ix, NULL) == 0)
+		want_cached_index(st, e->key, e->path);
+	vg_symcache_entry_free(e);
+	free(e);
+}
+
 int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		     struct vg_error *err)
 {
 	struct vg_debuginfo_opts opts = {
 		.target_root = s->target ? s->target_root : NULL,
 		.no_debuginfod = (s->flags & VG_SYM_NO_DEBUGINFOD) != 0,
+		/* With a persistent index, libdw need not open the file. */
+		.defer_dwarf = s->cache.enabled,
 	};
+	char key[VG_SYMINDEX_KEY_MAX + 1], path[sizeof(st->cached->path)];
+	bool keyed = false;
 	int rc;
 
 	if (st->looked)
 		return 0;
 	st->looked = true;
 	rc = vg_debuginfo_find(st->img, &opts, &st->dbg, err);
+	if (rc == 0 && st->dbg && st->dbg->dwarf_deferred) {
+		keyed = vg_symcache_locate(&s->cache, st->dbg->dwarf_image, key,
+					   sizeof(key), path, sizeof(path));
+		if (keyed && use_cached_index(s, st, key, path))
+			return 0;
+		if (vg_debuginfo_open_dwarf(st->dbg) < 0) {
+			/* libdw refuses it: the ordinary search goes on to
+			 * the next candidate and says why in `tried`. */
+			st->dbg = vg_debuginfo_free(st->dbg);
+			opts.defer_dwarf = false;
+			keyed = false;
+			rc = vg_debuginfo_find(st->img, &opts, &st->dbg, err);
+		}
+	}
 	if (rc < 0) {
 		/* Later lookups answer without DWARF: they must say why. */
 		st->why_no_dwarf = strdup("debug info lookup failed: out of memory");
 		return rc;
 	}
 	if (st->dbg && st->dbg->dwarf) {
+		if (!keyed && opts.defer_dwarf)
+			keyed = vg_symcache_locate(&s->cache, st->dbg->dwarf_image, key,
+						   sizeof(key), path, sizeof(path));
 		rc = vg_dwindex_new(st->dbg->dwarf, &st->ix, err);
 		if (rc < 0)
 			return rc;
@@ -399,11 +509,50 @@ int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 			     "elfutils 0.191 and later); their lines come from the skeleton, their functions and "
 			     "inline frames are missing",
 			     vg_dwindex_missing_dwo(st->ix), st->img->path[0] ? st->img->path : "(image)");
-
+		if (keyed)
+			want_cached_index(st, key, path);
 	} else {
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
 	}
 	return 0;
+}
+
+int vg_symbolizer_build_index(struct vg_symbolizer *s, const char **path,
+			      size_t *size, bool *written, struct vg_error *err)
+{
+	struct image_state *st;
+	int rc = 0;
+
+	*path = NULL;
+	*size = 0;
+	*written = false;
+	if (s->target || s->n_states != 1)
+		return vg_error_set(err, -EINVAL, "an index is built for one file (--bin)");
+	if (!s->cache.enabled)
+		return vg_error_set(err, -EINVAL, "the symbol index cache is off (--no-cache or VIGIL_NO_CACHE)");
+	pthread_mutex_lock(&s->lock);
+	st = &s->states[0];
+	rc = sym_ensure_debug(s, st, err);
+	if (rc == 0)
+		write_pending_index(s, st);
+	if (rc < 0) {
+		/* the error says why */
+	} else if (st->cached) {
+		*path = st->cached->path;
+		*size = st->cached->size;
+	} else if (st->index_path) {
+		*path = st->index_path;
+		*size = st->index_size;
+		*written = true;
+	} else if (!st->dbg || (!st->dbg->dwarf && !st->dbg->dwarf_deferred)) {
+		rc = vg_error_set(err, -ENOENT, "%s", st->why_no_dwarf ? st->why_no_dwarf : "no DWARF to index");
+	} else if (st->index_rc < 0) {
+		rc = vg_error_set(err, st->index_rc, "%s", st->index_why ? st->index_why : "not written");
+	} else {
+		rc = vg_error_set(err, -EINVAL, "its debug file cannot be keyed (read from memory)");
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }
 
 struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s)
@@ -419,7 +568,10 @@ Dwarf *vg_symbolizer_dwarf(struct vg_symbolizer *s, const struct vg_image *img,
 
 	pthread_mutex_lock(&s->lock);
 	st = sym_state_of(s, img);
-	if (st && sym_ensure_debug(s, st, err) == 0 && st->dbg)
+	/* A persistent index answered lookups without opening the DWARF:
+	 * this caller needs the handle itself. */
+	if (st && sym_ensure_debug(s, st, err) == 0 && st->dbg &&
+	    vg_debuginfo_open_dwarf(st->dbg) == 0)
 		d = st->dbg->dwarf;
 	pthread_mutex_unlock(&s->lock);
 	return d;
@@ -437,6 +589,7 @@ static struct vg_symbolizer *symbolizer_new(unsigned flags)
 	pthread_mutex_init(&s->lock, NULL);
 	s->flags = flags;
 	s->pm.fd = -1;
+	vg_symcache_config(&s->cache);
 	return s;
 }
 
@@ -550,6 +703,12 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 {
 	if (!s)
 		return NULL;
+	/* Persistent indexes wanted by this run's lookups, now that they
+	 * are answered (the other core has indexed CUs meanwhile). */
+	for (size_t i = 0; i < s->n_states; i++)
+		write_pending_index(s, &s->states[i]);
+	for (size_t i = 0; i < s->n_retired; i++)
+		write_pending_index(s, &s->retired[i]);
 	/* The image set owns the images; states own the rest. */
 	for (size_t i = 0; i < s->n_states; i++) {
 		s->states[i].img = NULL;
@@ -629,6 +788,13 @@ static void take_debug(struct image_state *st, struct image_state *donor)
 	st->looked = true;
 	st->dbg = donor->dbg;
 	st->ix = donor->ix;
+	st->cached = donor->cached;
+	st->index_rc = donor->index_rc;
+	st->index_size = donor->index_size;
+	st->index_why = donor->index_why;
+	st->index_path = donor->index_path;
+	st->pending_key = donor->pending_key;
+	st->pending_path = donor->pending_path;
 	st->why_no_dwarf = donor->why_no_dwarf;
 	st->corrupt_warned = donor->corrupt_warned;
 	st->pf = donor->pf;
@@ -636,6 +802,10 @@ static void take_debug(struct image_state *st, struct image_state *donor)
 	donor->looked = false;
 	donor->dbg = NULL;
 	donor->ix = NULL;
+	donor->cached = NULL;
+	donor->index_why = NULL;
+	donor->index_path = NULL;
+	donor->pending_key = donor->pending_path = NULL;
 	donor->why_no_dwarf = NULL;
 	donor->pf = NULL;
 }

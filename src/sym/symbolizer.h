@@ -5,9 +5,11 @@
  * the maps refresh it may trigger, so two threads may both call it
  * (watch, profile and probe look up from the one thread that drains).  A lookup holds the mutex for ~1 us
  * once its CU is indexed; the first lookup in an image also finds its debug
- * info (a debuginfod download when DEBUGINFOD_URLS is set) and indexes a
- * CU under the mutex, so a latency-bound caller should warm the images it
- * cares about first.  A refresh adds warnings to the target
+ * info (a debuginfod download when DEBUGINFOD_URLS is set) and maps its
+ * persistent index (sym/symcache.h), or, the first time, indexes a CU
+ * (and starts indexing the others on another thread, for the persistent
+ * index written by vg_symbolizer_free), under the mutex, so a
+ * latency-bound caller should warm the images it cares about first.  A refresh adds warnings to the target
  * (vg_target_warn), which is not locked: read the target's warnings, and
  * vg_symbolizer_warnings(), when no lookup runs.  Answers borrow strings owned by the
  * symbolizer; an image dropped by a refresh (unmapped, or replaced at the
@@ -110,6 +112,8 @@ int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
 /* Offline: one ELF file, addresses are its own static addresses (bias 0). */
 int vg_symbolizer_open_file(const char *path, unsigned flags,
 			    struct vg_symbolizer **out, struct vg_error *err);
+/* Writes the persistent indexes this run's lookups wanted (which may take
+ * a second for a large binary: flush answers first), then frees. */
 struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s);
 
 /* Always fills *res (source NONE and why when nothing is known).
@@ -135,6 +139,15 @@ struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s);
  * but the handle is not thread-safe: use it where no lookup runs. */
 Dwarf *vg_symbolizer_dwarf(struct vg_symbolizer *s, const struct vg_image *img,
 			   struct vg_error *err);
+
+/* For an offline symbolizer (vg_symbolizer_open_file): make sure the
+ * persistent index of the file's DWARF is in the cache (symcache.h):
+ * found valid, or built and written now (*written).  0 with *path
+ * (borrowed) and *size; -ENOENT when the file has no DWARF; -EINVAL when
+ * the cache is off or the DWARF is not worth keeping; else -errno, with
+ * err saying why. */
+int vg_symbolizer_build_index(struct vg_symbolizer *s, const char **path,
+			      size_t *size, bool *written, struct vg_error *err);
 
 /* Warnings gathered once per symbolizer (an image whose on-disk file
  * differs from the mapped one, kallsyms unreadable, corrupt DWARF):

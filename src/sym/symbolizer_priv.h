@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "sym/kallsyms.h"
+#include "sym/symcache.h"
 #include "sym/symbolizer.h"
 #include "target/maps.h"
 #include "target/mem.h"
@@ -26,6 +27,18 @@ struct image_state {
 	bool looked;               /* debug info searched */
 	struct vg_debuginfo *dbg;
 	struct vg_dwindex *ix;
+	/* The persistent index (symcache.h) when a valid one was found:
+	 * lookups read it instead of ix, which is then NULL. */
+	struct vg_symcache_entry *cached;
+	/* The persistent index to write (key and path) when the symbolizer
+	 * is freed: not at the first lookup, whose answer would wait. */
+	char *pending_key, *pending_path;
+	/* What writing the persistent index did: index_path (index_size
+	 * bytes) when written, else index_rc -errno and index_why. */
+	int index_rc;
+	size_t index_size;
+	char *index_path;
+	char *index_why;
 	char *why_no_dwarf;        /* one sentence, when dbg has no DWARF */
 	uint64_t checked_ns;       /* last time the mapping was confirmed */
 	bool corrupt_warned;
@@ -86,6 +99,8 @@ struct vg_symbolizer {
 	bool ksyms_loaded;
 	bool ksyms_warned;
 
+	struct vg_symcache cache;  /* from the environment at open */
+
 	struct name_cache names;
 	struct unnamed_cache unnamed;
 	char *warnings[MAX_WARNINGS + 1];
@@ -121,6 +136,11 @@ struct image_state *sym_state_of(struct vg_symbolizer *s,
 /* Finds and indexes st's debug info once.  0 or -errno. */
 int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		     struct vg_error *err);
+
+/* st's persistent index failed a check at a lookup: forget it, index the
+ * DWARF instead (st->ix; NULL if that fails too) and rewrite the file when
+ * the symbolizer is freed. */
+void sym_drop_cached_index(struct vg_symbolizer *s, struct image_state *st);
 
 /* Starts indexing the rest of st's DWARF on another thread when a batch
  * of lookups needs it (VG_SYM_PREFETCH). */

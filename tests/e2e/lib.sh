@@ -21,6 +21,9 @@ PYTHON=$(python3 -c 'import sys; print(sys.executable)') || {
 T=$(mktemp -d "${TMPDIR:-/tmp}/vigil-e2e.XXXXXX")
 T=$(realpath "$T")
 export T
+# The persistent symbol index (symcache.h) goes to this test's own
+# directory: never the user's cache, and no test sees another's.
+export VIGIL_CACHE_DIR="$T/vigil-cache"
 VG_PIDS=()
 
 vg_cleanup() {

@@ -12,6 +12,9 @@ secs=${FUZZ_SECONDS:-20}
 cc=${CC_FUZZ:-clang}
 
 cd "$root"
+# Harnesses that open ELF files through the symbolizer must not fill the
+# user's persistent symbol index cache (sym/symcache.h).
+export VIGIL_NO_CACHE=1
 mkdir -p "$out"
 # shellcheck disable=SC2046
 libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdebuginfod libprotobuf-c libbpf) -liberty -lZydis -lpthread -lm"

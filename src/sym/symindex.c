@@ -1,0 +1,747 @@
+/* symindex.c - the persistent DWARF index: serialise dwindex's tables into
+ * one flat file, check such a file before believing it, look up in it.
+ * The layout is in symindex.h; the lookup mirrors dwindex.c's (same
+ * searches, same chain walk), so that answers are byte-identical. */
+#include "sym/symindex.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym/dwindex_priv.h"
+#include "util/crc32c.h"
+#include "util/vec.h"
+
+#define SX_MAGIC "VIGILSX"     /* 8 bytes with its NUL */
+#define NONE32 UINT32_MAX
+/* Strings are checksummed in chunks of this many bytes. */
+#define STR_CHUNK 65536u
+
+enum { SEC_RANGES, SEC_CUS, SEC_SCOPES, SEC_SEGS, SEC_ROW_ADDR, SEC_ROWS,
+       SEC_BLOCKS, SEC_STRINGS, SEC_STR_CRC, N_SEC };
+
+struct sx_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;
+	uint64_t file_size;
+	/* CRC-32C of this header (with this field zero) and of the ranges,
+	 * cus and str_crc sections: what every lookup reads.  A CU's own
+	 * tables are covered by its sx_cu.crc, the strings by str_crc per
+	 * STR_CHUNK, checked at first use. */
+	uint32_t crc;
+	uint32_t key_len;
+	char key[VG_SYMINDEX_KEY_MAX + 1];
+	struct { uint64_t off, size; } sec[N_SEC];
+};
+
+/* tests/fuzz/fuzz_symindex.c reads the key here. */
+_Static_assert(offsetof(struct sx_header, crc) == 24, "header layout");
+_Static_assert(offsetof(struct sx_header, key_len) == 28, "header layout");
+_Static_assert(offsetof(struct sx_header, key) == 32, "header layout");
+
+struct sx_range { uint64_t lo, hi; uint32_t cu, pad; };
+struct sx_cu {
+	uint32_t scope0, n_scopes, seg0, n_segs, row0, n_rows, block0, n_blocks;
+	uint32_t crc, pad;      /* CRC-32C of the CU's slices, in that order */
+};
+struct sx_scope {
+	uint64_t entry;
+	uint32_t name, parent, call_file, call_line, call_column;
+	uint8_t linkage, inlined, pad[2];
+};
+struct sx_seg { uint64_t lo; uint32_t scope, pad; };
+struct sx_row { uint32_t file, line, colend; };
+
+static const size_t rec_size[N_SEC] = {
+	sizeof(struct sx_range), sizeof(struct sx_cu), sizeof(struct sx_scope),
+	sizeof(struct sx_seg), sizeof(uint64_t), sizeof(struct sx_row),
+	sizeof(uint64_t), 1, sizeof(uint32_t),
+};
+
+struct vg_symindex {
+	const struct sx_range *ranges;
+	size_t n_ranges;
+	uint64_t *max_hi;       /* max hi of ranges[0..i]: overlapping CUs */
+	const struct sx_cu *cus;
+	size_t n_cus;
+	const struct sx_scope *scopes;
+	const struct sx_seg *segs;
+	const uint64_t *row_addr;
+	const struct sx_row *rows;
+	const uint64_t *blocks;
+	size_t n_scopes, n_segs, n_rows, n_blocks;
+	const char *strings;
+	size_t n_strings;
+	const uint32_t *str_crc;
+	bool no_crc;            /* VG_SYMINDEX_NO_CRC */
+	/* Checked at first use: per CU 0 not yet, 1 good, 2 bad; per
+	 * string chunk likewise. */
+	uint8_t *cu_state, *chunk_state;
+	size_t n_chunks;
+};
+
+/* ------------------------------------------------------------------ */
+/* writing                                                              */
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static int buf_put(struct buf *b, const void *p, size_t n)
+{
+	if (VG_GROW(b->p, b->cap, b->len + n))
+		return -ENOMEM;
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+/* Strings stored once: by content (an FNV-1a hash), with a table by
+ * pointer in front, since most references repeat one pointer (a CU's
+ * file names, an abstract origin's name). */
+struct interner {
+	struct buf strings;
+	const char **ptr_keys;
+	uint32_t *ptr_vals;
+	size_t ptr_n, ptr_cap;
+	uint32_t *str_offs;     /* NONE32: empty */
+	uint64_t *str_hash;
+	size_t str_n, str_cap;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t fnv(const char *s, size_t *len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const char *p = s;
+
+	for (; *p; p++)
+		h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+	*len = (size_t)(p - s);
+	return h;
+}
+
+static int rehash(struct interner *in, bool by_ptr)
+{
+	if (by_ptr) {
+		size_t cap = in->ptr_cap ? in->ptr_cap * 2 : 4096;
+		const char **k = calloc(cap, sizeof(*k));
+		uint32_t *v = malloc(cap * sizeof(*v));
+
+		if (!k || !v) {
+			free(k);
+			free(v);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < in->ptr_cap; i++) {
+			size_t h;
+
+			if (!in->ptr_keys[i])
+				continue;
+			for (h = mix((uintptr_t)in->ptr_keys[i]) & (cap - 1); k[h];
+			     h = (h + 1) & (cap - 1))
+				;
+			k[h] = in->ptr_keys[i];
+			v[h] = in->ptr_vals[i];
+		}
+		free(in->ptr_keys);
+		free(in->ptr_vals);
+		in->ptr_keys = k;
+		in->ptr_vals = v;
+		in->ptr_cap = cap;
+	} else {
+		size_t cap = in->str_cap ? in->str_cap * 2 : 4096;
+		uint32_t *o = malloc(cap * sizeof(*o));
+		uint64_t *hs = malloc(cap * sizeof(*hs));
+
+		if (!o || !hs) {
+			free(o);
+			free(hs);
+			return -ENOMEM;
+		}
+		memset(o, 0xff, cap * sizeof(*o));
+		for (size_t i = 0; i < in->str_cap; i++) {
+			size_t h;
+
+			if (in->str_offs[i] == NONE32)
+				continue;
+			for (h = in->str_hash[i] & (cap - 1); o[h] != NONE32; h = (h + 1) & (cap - 1))
+				;
+			o[h] = in->str_offs[i];
+			hs[h] = in->str_hash[i];
+		}
+		free(in->str_offs);
+		free(in->str_hash);
+		in->str_offs = o;
+		in->str_hash = hs;
+		in->str_cap = cap;
+	}
+	return 0;
+}
+
+/* The offset of s in the string section (added if new); NONE32 for NULL.
+ * -ENOMEM/-EOVERFLOW as a negative int64. */
+static int64_t intern(struct interner *in, const char *s)
+{
+	size_t h, len;
+	uint64_t hv;
+	uint32_t off;
+
+	if (!s)
+		return NONE32;
+	if ((in->ptr_n + 1) * 2 > in->ptr_cap && rehash(in, true))
+		return -ENOMEM;
+	for (h = mix((uintptr_t)s) & (in->ptr_cap - 1); in->ptr_keys[h];
+	     h = (h + 1) & (in->ptr_cap - 1))
+		if (in->ptr_keys[h] == s)
+			return in->ptr_vals[h];
+	size_t ph = h;
+
+	if ((in->str_n + 1) * 2 > in->str_cap && rehash(in, false))
+		return -ENOMEM;
+	hv = fnv(s, &len);
+	for (h = hv & (in->str_cap - 1); in->str_offs[h] != NONE32; h = (h + 1) & (in->str_cap - 1))
+		if (in->str_hash[h] == hv &&
+		    strcmp((const char *)in->strings.p + in->str_offs[h], s) == 0)
+			break;
+	if (in->str_offs[h] == NONE32) {
+		if (in->strings.len + len + 1 >= NONE32)
+			return -EOVERFLOW;
+		in->str_offs[h] = (uint32_t)in->strings.len;
+		in->str_hash[h] = hv;
+		in->str_n++;
+		if (buf_put(&in->strings, s, len + 1))
+			return -ENOMEM;
+	}
+	off = in->str_offs[h];
+	in->ptr_keys[ph] = s;
+	in->ptr_vals[ph] = off;
+	in->ptr_n++;
+	return off;
+}
+
+static void interner_free(struct interner *in)
+{
+	free(in->strings.p);
+	free(in->ptr_keys);
+	free(in->ptr_vals);
+	free(in->str_offs);
+	free(in->str_hash);
+}
+
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* One CU's tables into the sections; *sx its entry. */
+static int put_cu(struct cu *c, struct buf *sec, struct interner *in,
+		  struct sx_cu *sx)
+{
+	int64_t o;
+
+	*sx = (struct sx_cu){
+		.scope0 = (uint32_t)(sec[SEC_SCOPES].len / sizeof(struct sx_scope)),
+		.n_scopes = (uint32_t)c->n_scopes,
+		.seg0 = (uint32_t)(sec[SEC_SEGS].len / sizeof(struct sx_seg)),
+		.n_segs = (uint32_t)c->n_segs,
+		.row0 = (uint32_t)(sec[SEC_ROWS].len / sizeof(struct sx_row)),
+		.n_rows = (uint32_t)c->n_rows,
+		.block0 = (uint32_t)(sec[SEC_BLOCKS].len / sizeof(uint64_t)),
+		.n_blocks = (uint32_t)c->n_blocks,
+	};
+	for (size_t i = 0; i < c->n_scopes; i++) {
+		const struct scope *s = &c->scopes[i];
+		struct sx_scope x = {
+			.entry = s->entry, .parent = s->parent,
+			.call_line = s->call_line, .call_column = s->call_column,
+			.linkage = s->linkage, .inlined = s->inlined,
+		};
+
+		if ((o = intern(in, s->name)) < 0)
+			return (int)o;
+		x.name = (uint32_t)o;
+		/* dwindex composes call-site names lazily; here, all of them. */
+		x.call_file = NONE32;
+		if (s->inlined) {
+			if ((o = intern(in, dwindex_file_name(c, s->call_file))) < 0)
+				return (int)o;
+			x.call_file = (uint32_t)o;
+		}
+		if (buf_put(&sec[SEC_SCOPES], &x, sizeof(x)))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->n_segs; i++) {
+		struct sx_seg x = { .lo = c->segs[i].lo, .scope = c->segs[i].scope };
+
+		if (buf_put(&sec[SEC_SEGS], &x, sizeof(x)))
+			return -ENOMEM;
+	}
+	if (c->n_rows && buf_put(&sec[SEC_ROW_ADDR], c->row_addr, c->n_rows * sizeof(uint64_t)))
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_rows; i++) {
+		const struct row *r = &c->rows[i];
+		struct sx_row x = {
+			.line = r->line,
+			.colend = r->column | ((uint32_t)r->end_sequence << 31),
+		};
+
+		if ((o = intern(in, r->file)) < 0)
+			return (int)o;
+		x.file = (uint32_t)o;
+		if (buf_put(&sec[SEC_ROWS], &x, sizeof(x)))
+			return -ENOMEM;
+	}
+	if (c->n_blocks && buf_put(&sec[SEC_BLOCKS], c->row_block, c->n_blocks * sizeof(uint64_t)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The CRC-32C the header holds: the header with its crc field zero, then
+ * the ranges, cus and str_crc sections.  h: the header, bounds checked. */
+static uint32_t header_crc(const uint8_t *p, const struct sx_header *h)
+{
+	static const int covered[] = { SEC_RANGES, SEC_CUS, SEC_STR_CRC };
+	uint32_t crc, zero = 0;
+
+	crc = vg_crc32c(0, p, offsetof(struct sx_header, crc));
+	crc = vg_crc32c(crc, &zero, sizeof(zero));
+	crc = vg_crc32c(crc, p + offsetof(struct sx_header, crc) + sizeof(zero),
+			sizeof(*h) - offsetof(struct sx_header, crc) - sizeof(zero));
+	for (size_t i = 0; i < sizeof(covered) / sizeof(covered[0]); i++)
+		crc = vg_crc32c(crc, p + h->sec[covered[i]].off, h->sec[covered[i]].size);
+	return crc;
+}
+
+int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
+			  uint8_t **out, size_t *out_len)
+{
+	struct buf sec[N_SEC] = { 0 };
+	struct interner in = { 0 };
+	struct sx_header h = { .magic = SX_MAGIC, .version = VG_SYMINDEX_VERSION,
+			       .header_size = sizeof(struct sx_header) };
+	const struct cu_range *ranges;
+	size_t n_ranges, n_cus = vg_dwindex_cus(ix, NULL), total;
+	uint8_t *file = NULL;
+	int rc;
+
+	*out = NULL;
+	*out_len = 0;
+	if (strlen(key) > VG_SYMINDEX_KEY_MAX)
+		return -EINVAL;
+	rc = dwindex_build_all(ix);
+	if (rc < 0)
+		return rc;
+	if (vg_dwindex_corrupt(ix) || vg_dwindex_missing_dwo(ix))
+		return -EINVAL;
+	ranges = dwindex_ranges(ix, &n_ranges);
+	for (size_t i = 0; i < n_ranges; i++) {
+		struct sx_range x = { ranges[i].lo, ranges[i].hi, ranges[i].cu, 0 };
+
+		if (buf_put(&sec[SEC_RANGES], &x, sizeof(x)))
+			goto oom;
+	}
+	for (size_t i = 0; i < n_cus; i++) {
+		struct sx_cu x;
+
+		rc = put_cu(dwindex_cu(ix, i), sec, &in, &x);
+		if (rc < 0)
+			goto fail;
+		x.crc = vg_crc32c(0, sec[SEC_SCOPES].p + (size_t)x.scope0 * sizeof(struct sx_scope),
+				  (size_t)x.n_scopes * sizeof(struct sx_scope));
+		x.crc = vg_crc32c(x.crc, sec[SEC_SEGS].p + (size_t)x.seg0 * sizeof(struct sx_seg),
+				  (size_t)x.n_segs * sizeof(struct sx_seg));
+		x.crc = vg_crc32c(x.crc, sec[SEC_ROW_ADDR].p + (size_t)x.row0 * sizeof(uint64_t),
+				  (size_t)x.n_rows * sizeof(uint64_t));
+		x.crc = vg_crc32c(x.crc, sec[SEC_ROWS].p + (size_t)x.row0 * sizeof(struct sx_row),
+				  (size_t)x.n_rows * sizeof(struct sx_row));
+		x.crc = vg_crc32c(x.crc, sec[SEC_BLOCKS].p + (size_t)x.block0 * sizeof(uint64_t),
+				  (size_t)x.n_blocks * sizeof(uint64_t));
+		if (buf_put(&sec[SEC_CUS], &x, sizeof(x)))
+			goto oom;
+	}
+	/* Every count is a uint32_t in the file. */
+	for (int s = 0; s < N_SEC; s++)
+		if (sec[s].len / rec_size[s] >= NONE32) {
+			rc = -EINVAL;
+			goto fail;
+		}
+	sec[SEC_STRINGS] = in.strings;
+	in.strings = (struct buf){ 0 };
+	for (size_t off = 0; off < sec[SEC_STRINGS].len; off += STR_CHUNK) {
+		size_t n = sec[SEC_STRINGS].len - off < STR_CHUNK ? sec[SEC_STRINGS].len - off : STR_CHUNK;
+		uint32_t c = vg_crc32c(0, sec[SEC_STRINGS].p + off, n);
+
+		if (buf_put(&sec[SEC_STR_CRC], &c, sizeof(c)))
+			goto oom;
+	}
+	total = pad8(sizeof(h));
+	for (int s = 0; s < N_SEC; s++) {
+		h.sec[s].off = total;
+		h.sec[s].size = sec[s].len;
+		total += pad8(sec[s].len);
+	}
+	h.file_size = total;
+	h.key_len = (uint32_t)strlen(key);
+	memcpy(h.key, key, h.key_len);
+	file = calloc(1, total);
+	if (!file)
+		goto oom;
+	memcpy(file, &h, sizeof(h));
+	for (int s = 0; s < N_SEC; s++)
+		if (sec[s].len)
+			memcpy(file + h.sec[s].off, sec[s].p, sec[s].len);
+	h.crc = header_crc(file, &h);
+	memcpy(file + offsetof(struct sx_header, crc), &h.crc, sizeof(h.crc));
+	*out = file;
+	*out_len = total;
+	rc = 0;
+	goto done;
+oom:
+	rc = -ENOMEM;
+fail:
+	free(file);
+done:
+	for (int s = 0; s < N_SEC; s++)
+		free(sec[s].p);
+	interner_free(&in);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* checking                                                             */
+
+static bool str_ok(const struct vg_symindex *x, uint32_t off)
+{
+	return off == NONE32 || off < x->n_strings;
+}
+
+/* first + n within total, without overflow. */
+static bool slice_ok(uint32_t first, uint32_t n, size_t total)
+{
+	return (uint64_t)first + n <= total;
+}
+
+static int check_cu(const struct vg_symindex *x, const struct sx_cu *c,
+		    size_t n_scopes, size_t n_segs, size_t n_rows, size_t n_blocks)
+{
+	if (!slice_ok(c->scope0, c->n_scopes, n_scopes) ||
+	    !slice_ok(c->seg0, c->n_segs, n_segs) ||
+	    !slice_ok(c->row0, c->n_rows, n_rows) ||
+	    !slice_ok(c->block0, c->n_blocks, n_blocks) ||
+	    c->n_blocks != (c->n_rows + ROW_BLOCK - 1) / ROW_BLOCK)
+		return -1;
+	for (uint32_t i = 0; i < c->n_scopes; i++) {
+		const struct sx_scope *s = &x->scopes[c->scope0 + i];
+
+		if (!str_ok(x, s->name) || !str_ok(x, s->call_file) ||
+		    (s->parent != NONE32 && s->parent >= c->n_scopes))
+			return -1;
+	}
+	for (uint32_t i = 0; i < c->n_segs; i++) {
+		const struct sx_seg *s = &x->segs[c->seg0 + i];
+
+		if ((s->scope != NONE32 && s->scope >= c->n_scopes) ||
+		    (i && s->lo < s[-1].lo))
+			return -1;
+	}
+	for (uint32_t i = 0; i < c->n_rows; i++) {
+		const uint64_t *a = &x->row_addr[c->row0 + i];
+
+		if (!str_ok(x, x->rows[c->row0 + i].file) || (i && a[0] < a[-1]))
+			return -1;
+		if (i % ROW_BLOCK == 0 && x->blocks[c->block0 + i / ROW_BLOCK] != a[0])
+			return -1;
+	}
+	return 0;
+}
+
+int vg_symindex_open_mem(const void *data, size_t len, const char *key,
+			 unsigned flags, struct vg_symindex **out, struct vg_error *err)
+{
+	const uint8_t *p = data;
+	struct sx_header h;
+	struct vg_symindex *x;
+	size_t n[N_SEC];
+
+	*out = NULL;
+	if (len < sizeof(h))
+		return vg_error_set(err, -EINVAL, "truncated (%zu bytes, shorter than its header)", len);
+	memcpy(&h, p, sizeof(h));
+	if (memcmp(h.magic, SX_MAGIC, sizeof(h.magic)) != 0)
+		return vg_error_set(err, -EINVAL, "not a vigil symbol index (bad magic)");
+	if (h.version != VG_SYMINDEX_VERSION || h.header_size != sizeof(h))
+		return vg_error_set(err, -EINVAL, "format version %u, this vigil reads %u",
+				    h.version, VG_SYMINDEX_VERSION);
+	if (h.file_size != len)
+		return vg_error_set(err, -EINVAL, "truncated or extended (%zu bytes, its header says %llu)",
+				    len, (unsigned long long)h.file_size);
+	for (int s = 0; s < N_SEC; s++) {
+		if (h.sec[s].off % 8 || h.sec[s].off < sizeof(h) || h.sec[s].off > len ||
+		    h.sec[s].size > len - h.sec[s].off || h.sec[s].size % rec_size[s])
+			return vg_error_set(err, -EINVAL, "section %d out of bounds", s);
+		n[s] = h.sec[s].size / rec_size[s];
+	}
+	if (!(flags & VG_SYMINDEX_NO_CRC) && header_crc(p, &h) != h.crc)
+		return vg_error_set(err, -EINVAL, "checksum mismatch (corrupt)");
+	if (h.key_len > VG_SYMINDEX_KEY_MAX || h.key_len != strlen(key) ||
+	    memcmp(h.key, key, h.key_len) != 0)
+		return vg_error_set(err, -EINVAL, "built for another file (key differs)");
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	x->no_crc = (flags & VG_SYMINDEX_NO_CRC) != 0;
+	x->ranges = (const void *)(p + h.sec[SEC_RANGES].off);
+	x->n_ranges = n[SEC_RANGES];
+	x->cus = (const void *)(p + h.sec[SEC_CUS].off);
+	x->n_cus = n[SEC_CUS];
+	x->scopes = (const void *)(p + h.sec[SEC_SCOPES].off);
+	x->n_scopes = n[SEC_SCOPES];
+	x->segs = (const void *)(p + h.sec[SEC_SEGS].off);
+	x->n_segs = n[SEC_SEGS];
+	x->row_addr = (const void *)(p + h.sec[SEC_ROW_ADDR].off);
+	x->rows = (const void *)(p + h.sec[SEC_ROWS].off);
+	x->n_rows = n[SEC_ROWS];
+	x->blocks = (const void *)(p + h.sec[SEC_BLOCKS].off);
+	x->n_blocks = n[SEC_BLOCKS];
+	x->strings = (const char *)(p + h.sec[SEC_STRINGS].off);
+	x->n_strings = n[SEC_STRINGS];
+	x->str_crc = (const void *)(p + h.sec[SEC_STR_CRC].off);
+	x->n_chunks = (x->n_strings + STR_CHUNK - 1) / STR_CHUNK;
+	if (n[SEC_ROW_ADDR] != n[SEC_ROWS] || n[SEC_STR_CRC] != x->n_chunks ||
+	    (x->n_strings && x->strings[x->n_strings - 1] != '\0'))
+		goto bad;
+	x->max_hi = malloc((x->n_ranges ? x->n_ranges : 1) * sizeof(uint64_t));
+	x->cu_state = calloc(x->n_cus ? x->n_cus : 1, 1);
+	x->chunk_state = calloc(x->n_chunks ? x->n_chunks : 1, 1);
+	if (!x->max_hi || !x->cu_state || !x->chunk_state) {
+		vg_symindex_free(x);
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < x->n_ranges; i++) {
+		const struct sx_range *r = &x->ranges[i];
+		uint64_t prev = i ? x->max_hi[i - 1] : 0;
+
+		if (r->cu >= x->n_cus || r->hi <= r->lo || (i && r->lo < r[-1].lo))
+			goto bad;
+		x->max_hi[i] = r->hi > prev ? r->hi : prev;
+	}
+	/* Each CU's tables are checked (checksum, references, order) at
+	 * its first lookup: a first answer does not read the whole file. */
+	*out = x;
+	return 0;
+bad:
+	vg_symindex_free(x);
+	return vg_error_set(err, -EINVAL, "inconsistent tables (a reference out of bounds or out of order)");
+}
+
+/* A CU's tables, checked once: its checksum, then every reference and
+ * the order the searches need. */
+static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
+{
+	size_t i = (size_t)(c - x->cus);
+	uint32_t crc;
+
+	if (x->cu_state[i])
+		return x->cu_state[i] == 1;
+	x->cu_state[i] = 2;
+	if (!slice_ok(c->scope0, c->n_scopes, x->n_scopes) ||
+	    !slice_ok(c->seg0, c->n_segs, x->n_segs) ||
+	    !slice_ok(c->row0, c->n_rows, x->n_rows) ||
+	    !slice_ok(c->block0, c->n_blocks, x->n_blocks))
+		return false;
+	if (!x->no_crc) {
+		crc = vg_crc32c(0, x->scopes + c->scope0, (size_t)c->n_scopes * sizeof(struct sx_scope));
+		crc = vg_crc32c(crc, x->segs + c->seg0, (size_t)c->n_segs * sizeof(struct sx_seg));
+		crc = vg_crc32c(crc, x->row_addr + c->row0, (size_t)c->n_rows * sizeof(uint64_t));
+		crc = vg_crc32c(crc, x->rows + c->row0, (size_t)c->n_rows * sizeof(struct sx_row));
+		crc = vg_crc32c(crc, x->blocks + c->block0, (size_t)c->n_blocks * sizeof(uint64_t));
+		if (crc != c->crc)
+			return false;
+	}
+	if (check_cu(x, c, x->n_scopes, x->n_segs, x->n_rows, x->n_blocks) < 0)
+		return false;
+	x->cu_state[i] = 1;
+	return true;
+}
+
+/* The string chunk k, checked once. */
+static bool chunk_good(struct vg_symindex *x, size_t k)
+{
+	size_t off = k * STR_CHUNK;
+	size_t n = x->n_strings - off < STR_CHUNK ? x->n_strings - off : STR_CHUNK;
+
+	if (!x->chunk_state[k])
+		x->chunk_state[k] = x->no_crc || vg_crc32c(0, x->strings + off, n) == x->str_crc[k] ? 1 : 2;
+	return x->chunk_state[k] == 1;
+}
+
+struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
+{
+	if (x) {
+		free(x->max_hi);
+		free(x->cu_state);
+		free(x->chunk_state);
+		free(x);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* lookup (dwindex.c's, over the file's tables)                         */
+
+/* The string at off, once every chunk it spans passed its checksum;
+ * *bad set otherwise.  The section ends in NUL (checked at open), so the
+ * walk ends. */
+static const char *str(struct vg_symindex *x, uint32_t off, bool *bad)
+{
+	size_t pos = off;
+
+	if (off == NONE32)
+		return NULL;
+	for (size_t k = off / STR_CHUNK;; k++) {
+		size_t end = (k + 1) * STR_CHUNK < x->n_strings ? (k + 1) * STR_CHUNK : x->n_strings;
+
+		if (!chunk_good(x, k)) {
+			*bad = true;
+			return NULL;
+		}
+		if (memchr(x->strings + pos, '\0', end - pos))
+			return x->strings + off;
+		pos = end;
+	}
+}
+
+static const struct sx_cu *find_cu(const struct vg_symindex *x, uint64_t addr)
+{
+	size_t lo = 0, hi = x->n_ranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->ranges[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && x->max_hi[i] > addr;)
+		if (addr < x->ranges[i].hi)
+			return &x->cus[x->ranges[i].cu];
+	return NULL;
+}
+
+static const struct sx_row *find_row(const struct vg_symindex *x,
+				     const struct sx_cu *c, uint64_t addr)
+{
+	const uint64_t *blocks = x->blocks + c->block0;
+	const uint64_t *row_addr = x->row_addr + c->row0;
+	size_t lo = 0, hi = c->n_blocks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (blocks[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	hi = lo * ROW_BLOCK < c->n_rows ? lo * ROW_BLOCK : c->n_rows;
+	lo = (lo - 1) * ROW_BLOCK;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (row_addr[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || (x->rows[c->row0 + lo - 1].colend >> 31))
+		return NULL;
+	return &x->rows[c->row0 + lo - 1];
+}
+
+static uint32_t find_scope(const struct vg_symindex *x, const struct sx_cu *c,
+			   uint64_t addr)
+{
+	const struct sx_seg *segs = x->segs + c->seg0;
+	size_t lo = 0, hi = c->n_segs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (segs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? segs[lo - 1].scope : NONE32;
+}
+
+int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
+		       struct vg_dw_result *res)
+{
+	const struct sx_cu *c = find_cu(x, addr);
+	const struct sx_row *row;
+	bool bad = false;
+	uint32_t s;
+
+	res->n_frames = 0;
+	res->truncated = false;
+	res->file = NULL;
+	res->line = res->column = 0;
+	res->has_line = false;
+	if (!c)
+		return -ENOENT;
+	if (!cu_good(x, c))
+		return -EBADMSG;
+	row = find_row(x, c, addr);
+	if (row) {
+		res->file = str(x, row->file, &bad);
+		res->line = row->line;
+		res->column = row->colend & 0x7fffffffu;
+		res->has_line = true;
+	}
+	s = find_scope(x, c, addr);
+	for (uint32_t hops = 0; s != NONE32 && hops < c->n_scopes; hops++) {
+		const struct sx_scope *sc = &x->scopes[c->scope0 + s];
+		struct vg_dw_frame *f;
+
+		if (res->n_frames == VG_DW_MAX_FRAMES) {
+			res->truncated = true;
+			break;
+		}
+		f = &res->frames[res->n_frames];
+		f->name = str(x, sc->name, &bad);
+		f->name_is_linkage = sc->linkage;
+		f->inlined = sc->inlined;
+		f->entry = sc->entry;
+		if (res->n_frames == 0) {
+			f->file = res->file;
+			f->line = res->line;
+			f->column = res->column;
+		}
+		res->n_frames++;
+		if (!sc->inlined)
+			break;
+		if (res->n_frames < VG_DW_MAX_FRAMES) {
+			struct vg_dw_frame *up = &res->frames[res->n_frames];
+
+			up->file = str(x, sc->call_file, &bad);
+			up->line = sc->call_line;
+			up->column = sc->call_column;
+		}
+		s = sc->parent;
+	}
+	return bad ? -EBADMSG : 0;
+}

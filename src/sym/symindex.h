@@ -1,0 +1,80 @@
+/* symindex.h - the DWARF index of one debug file as one flat, mmap-able
+ * file: what dwindex builds per CU (address ranges -> CU, segments ->
+ * innermost scope, scopes with their call sites, line rows), every string
+ * stored once.  Written by the first run that needs it (symcache.c decides
+ * where); read by every later run without touching the DWARF.
+ *
+ * The file is untrusted input (another version of vigil, a disk error, a
+ * hand edit): the magic, version, the key it was built for, CRC-32Cs
+ * covering every byte that is read, every section's bounds, every
+ * reference between tables and the order the binary searches rely on are
+ * checked before a lookup uses them (a CU's tables and the strings when
+ * first needed, so that a first answer does not read the whole file).  Answers from it are byte-identical to
+ * vg_dwindex_lookup's on the index it was written from.
+ *
+ * Layout (all little-endian, x86-64 only, sections 8-byte aligned):
+ *   header    struct sx_header (symindex.c): magic "VIGILSX\0", version,
+ *             header size, file size, CRC-32C (of the header with this
+ *             field zero, the ranges, cus and str_crc), the key, then
+ *             (offset, size) of each section;
+ *   ranges    {lo, hi, cu}          sorted by lo: address -> CU;
+ *   cus       per CU: first and count in scopes, segs, rows, blocks, and
+ *             the CRC-32C of those slices;
+ *   scopes    {entry, name, parent, call file/line/column, linkage,
+ *             inlined}; parent is an index within the CU's scopes;
+ *   segs      {lo, scope}           sorted per CU;
+ *   row_addr  u64 per row           sorted per CU;
+ *   rows      {file, line, column | end_sequence << 31};
+ *   blocks    row_addr of every 16th row of each CU (the first search);
+ *   strings   NUL-terminated; names and files are offsets into it
+ *             (UINT32_MAX: none);
+ *   str_crc   CRC-32C of each 64 KiB of strings. */
+#ifndef VG_SYM_SYMINDEX_H
+#define VG_SYM_SYMINDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sym/dwindex.h"
+#include "util/error.h"
+
+#define VG_SYMINDEX_VERSION 2
+#define VG_SYMINDEX_KEY_MAX 255
+
+struct vg_symindex;
+
+/* Serialise ix (every CU indexed first, dwindex_build_all) for key into a
+ * malloc'd buffer.  0, -ENOMEM, or -EINVAL when the index is not worth
+ * keeping: libdw refused part of the DWARF, or split units were not found
+ * (a later run may find them), or the tables overflow 32-bit references. */
+int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
+			  uint8_t **buf, size_t *len);
+
+enum vg_symindex_flags {
+	/* For the fuzz harness only: every check but the checksums, so that
+	 * mutations reach the checks behind them. */
+	VG_SYMINDEX_NO_CRC = 1u << 0,
+};
+
+/* Check data (len bytes, 8-byte aligned) as an index built for key and
+ * return a reader over it (data is borrowed: keep it mapped while the
+ * reader lives).  What every lookup reads is checked here (header, its
+ * checksum over the ranges and the CU table, section bounds, the ranges'
+ * order); each CU's tables and each 64 KiB of strings when a lookup first
+ * needs them (vg_symindex_lookup).  0, or -EINVAL with a sentence in err
+ * saying what is wrong (truncated, checksum, foreign key, an offset out
+ * of bounds), or -ENOMEM. */
+int vg_symindex_open_mem(const void *data, size_t len, const char *key,
+			 unsigned flags, struct vg_symindex **out,
+			 struct vg_error *err);
+struct vg_symindex *vg_symindex_free(struct vg_symindex *x);
+
+/* As vg_dwindex_lookup: 0 with *res filled (strings point into data), or
+ * -ENOENT when no CU covers addr, or -EBADMSG when the tables or strings
+ * it needed fail their checks (*res is then not an answer: the file is
+ * bad, rebuild it).  Not thread-safe (it records what it checked). */
+int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
+		       struct vg_dw_result *res);
+
+#endif

@@ -1,0 +1,131 @@
+#!/bin/bash
+# sym_index: the persistent symbol index (sym/symcache.h) answers exactly
+# as the DWARF does, and a bad index file is rebuilt, never believed.
+#
+# tgt_inline (inline chains, several CUs) is symbolized --bin at every
+# 3rd byte of its .text (lines, padding, inline frames): cold with
+# --no-cache (nothing may be written), then after `sym --index` (which
+# must say where it wrote and how much, 0600 in a 0700 directory), then
+# with the index truncated, with a byte flipped in the CU table, in the
+# line rows and in the strings (the last two are checked lazily, at the
+# first lookup that reads them), and replaced by the index
+# of another file (libvgsym_a.so: a foreign build-id).  Every answer must
+# be byte-identical to the cold one; every bad file must be reported
+# (VIGIL_VERBOSE=1) and rewritten byte-identical to the good one.  A run
+# with a good index must use it: same inode (not rewritten), mtime touched
+# (the eviction clock).  Last, the bound: with VIGIL_CACHE_MAX too small
+# for all three indexes, writing one removes the least recently used.
+source "$(dirname "$0")/lib.sh"
+
+bin=$TARGETS/tgt_inline
+other=$TARGETS/libvgsym_a.so
+cache=$VIGIL_CACHE_DIR
+[[ $cache == "$T"/* ]] || fail "lib.sh must point VIGIL_CACHE_DIR into the test's directory"
+
+read -r lo size < <(readelf -SW "$bin" | awk '$2 == ".text" { print $4, $6 }')
+[[ -n ${lo:-} ]] || harness_error "no .text in $bin"
+mapfile -t addrs < <("$PYTHON" -c "
+lo, size = int('$lo', 16), int('$size', 16)
+for a in range(lo, lo + size, 3): print('0x%x' % a)")
+(( ${#addrs[@]} > 100 )) || harness_error "only ${#addrs[@]} addresses"
+
+symbolize() {  # NAME [ENV=VAL...]
+	local name=$1
+	shift
+	env "$@" "$VIGIL" sym --bin "$bin" "${addrs[@]}" >"$T/$name.out" 2>"$T/$name.err" || {
+		cat "$T/$name.err" >&2
+		fail "$name: vigil sym exited $?"
+	}
+	cmp -s "$T/cold.out" "$T/$name.out" || {
+		diff "$T/cold.out" "$T/$name.out" | head -20 >&2
+		fail "$name: answers differ from the cold ones"
+	}
+}
+
+# Cold: no index read or written.
+"$VIGIL" --no-cache sym --bin "$bin" "${addrs[@]}" >"$T/cold.out" 2>"$T/cold.err" ||
+	fail "cold run exited $?"
+grep -q ' at .*:[0-9]' "$T/cold.out" || grep -q '#1' "$T/cold.out" || fail "cold answers have no frames"
+[[ ! -e $cache ]] || fail "--no-cache wrote $(ls -R "$cache")"
+VIGIL_NO_CACHE=1 "$VIGIL" sym --bin "$bin" 0x0 >/dev/null 2>&1 || true
+[[ ! -e $cache ]] || fail "VIGIL_NO_CACHE=1 wrote into $cache"
+
+# Built ahead.
+vg build sym --index "$bin"
+assert_rc 0
+read -r idx bytes < <(sed -n 's/^.*: wrote \(.*\) (\([0-9]*\) bytes)$/\1 \2/p' "$T/build.out")
+[[ -n ${idx:-} && -f $idx ]] || { show_last; fail "--index did not say what it wrote"; }
+[[ $(stat -c %s "$idx") == "$bytes" ]] || fail "--index said $bytes bytes, $idx has $(stat -c %s "$idx")"
+[[ $(stat -c %a "$idx") == 600 ]] || fail "$idx is mode $(stat -c %a "$idx"), not 600"
+[[ $(stat -c %a "$cache") == 700 ]] || fail "$cache is mode $(stat -c %a "$cache"), not 700"
+cp "$idx" "$T/good.vsx"
+vg again sym --index "$bin"
+assert_rc 0
+grep -q "up to date: $idx ($bytes bytes)" "$T/again.out" || { show_last; fail "a second --index rebuilt"; }
+
+# Warm: the index is used (not rewritten: same inode; touched).
+inode=$(stat -c %i "$idx")
+touch -d '2001-01-01' "$idx"
+symbolize warm
+[[ $(stat -c %i "$idx") == "$inode" ]] || fail "a good index was rewritten"
+(( $(stat -c %Y "$idx") > $(date -d 2001-01-02 +%s) )) || fail "using the index did not touch its mtime"
+
+# Bad files: told (verbose), answers unchanged, rebuilt.
+bad_case() {  # NAME EXPECTED-REASON
+	symbolize "$1" VIGIL_VERBOSE=1
+	grep -q "symbol index $idx: .*$2.*rebuilding it" "$T/$1.err" ||
+		{ cat "$T/$1.err" >&2; fail "$1: not reported as '$2'"; }
+	cmp -s "$idx" "$T/good.vsx" || fail "$1: the index was not rebuilt identical"
+}
+truncate -s $((bytes / 2)) "$idx"
+bad_case truncated "truncated"
+# A flipped byte in the middle of a section (offset, size at 288 + 16 * i
+# of the header, symindex.c): 1 the CU table (checked at load), 5 the
+# line rows and 7 the strings (checked at the first lookup that reads
+# them: every CU and string is read by these addresses).
+# In the rows (12-byte records: file, line, column), the line of the
+# middle row: nothing but a checksum can tell that one is wrong.
+flip() {  # SECTION [RECORD-SIZE FIELD-OFFSET]
+	local at
+	at=$("$PYTHON" -c "
+import struct, sys
+off, size = struct.unpack_from('<QQ', open(sys.argv[1], 'rb').read(), 288 + 16 * $1)
+rec, field = int(sys.argv[2]), int(sys.argv[3])
+print(off + (size // rec // 2) * rec + field)" "$idx" "${2:-1}" "${3:-0}")
+	printf '\x5a' | dd of="$idx" bs=1 seek="$at" conv=notrunc status=none
+	cmp -s "$idx" "$T/good.vsx" && harness_error "the flip in section $1 changed nothing"
+	return 0
+}
+flip 1
+bad_case flip_cus "checksum"
+flip 5 12 4
+bad_case flip_rows "checksum"
+flip 7
+bad_case flip_strings "checksum"
+vg other sym --index "$other"
+assert_rc 0
+other_idx=$(sed -n 's/^.*: wrote \(.*\) ([0-9]* bytes)$/\1/p' "$T/other.out")
+cp "$other_idx" "$idx"
+bad_case foreign "built for another file"
+: >"$idx"
+bad_case empty "empty, or not a regular file"
+
+# The bound: three indexes, room for two: the least recently used goes.
+small=$TARGETS/libvgsym_b.so
+vg small sym --index "$small"
+assert_rc 0
+small_idx=$(sed -n 's/^.*: wrote \(.*\) ([0-9]* bytes)$/\1/p' "$T/small.out")
+touch -d '2001-01-01' "$other_idx"   # oldest
+touch -d '2002-01-01' "$small_idx"
+rm "$idx"
+max=$(( bytes + $(stat -c %s "$small_idx") + 100 ))
+VIGIL_CACHE_MAX=$max "$VIGIL" sym --index "$bin" >"$T/bound.out" 2>&1 || fail "--index under a bound failed"
+[[ -f $idx && -f $small_idx ]] || fail "the bound removed a recent index: $(ls "$cache")"
+[[ ! -e $other_idx ]] || fail "the least recently used index was kept over VIGIL_CACHE_MAX=$max"
+VIGIL_CACHE_MAX=100 "$VIGIL" sym --index "$bin" >"$T/toobig.out" 2>&1 && true
+grep -q "up to date" "$T/toobig.out" || fail "an index found valid must not be judged by the bound"
+rm "$idx"
+VIGIL_CACHE_MAX=100 "$VIGIL" sym --index "$bin" >"$T/toobig.out" 2>&1 && fail "an index over the bound was written"
+grep -q "exceeds VIGIL_CACHE_MAX" "$T/toobig.out" || { cat "$T/toobig.out" >&2; fail "no reason for the refused index"; }
+[[ ! -e $idx ]] || fail "an index over the bound exists"
+echo "ok: ${#addrs[@]} addresses identical cold, warm, truncated, flipped (cus, rows, strings), foreign, empty; LRU bound"

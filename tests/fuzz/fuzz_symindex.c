@@ -1,0 +1,89 @@
+/* fuzz_symindex.c - libFuzzer harness for the persistent symbol index
+ * loader (sym/symindex.h): a cache file is untrusted input.
+ *
+ * The input is a whole index file.  It is checked twice: as it is (most
+ * mutations then fail a checksum, which must be said, not crashed on),
+ * and with VG_SYMINDEX_NO_CRC, so that the bounds, reference and order
+ * checks behind the checksums are reached too.  The key asked for is the
+ * one the file claims (bytes 28..31 its length, the key from byte 32: the
+ * header of symindex.c), else the key check would stop every input.  A file that is accepted is then looked up at every range's
+ * ends and at addresses taken from the input: each answer must keep
+ * vg_dw_result's promises (frames within bounds, strings terminated).
+ * Seeds (tests/fuzz/corpus/symindex/) are indexes of small real binaries
+ * written by `vigil sym --index`.  Built by tests/fuzz/run.sh. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym/symindex.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define KEY_LEN_AT 28
+#define KEY_AT 32
+
+static void check_answer(const struct vg_dw_result *r)
+{
+	volatile size_t sink = 0;
+
+	if (r->n_frames > VG_DW_MAX_FRAMES)
+		abort();
+	for (size_t i = 0; i < r->n_frames; i++) {
+		if (r->frames[i].name)
+			sink += strlen(r->frames[i].name);
+		if (r->frames[i].file)
+			sink += strlen(r->frames[i].file);
+	}
+	if (r->file)
+		sink += strlen(r->file);
+	(void)sink;
+}
+
+static void try_open(const uint8_t *buf, size_t size, const char *key, unsigned flags)
+{
+	struct vg_symindex *x = NULL;
+	struct vg_error err = { 0 };
+	struct vg_dw_result r;
+
+	if (vg_symindex_open_mem(buf, size, key, flags, &x, &err) < 0) {
+		if (!err.msg[0])
+			abort();  /* a refusal always says why */
+		return;
+	}
+	/* Addresses from the input, then around every 8-byte word that may
+	 * be a range bound. */
+	for (size_t i = 0; i + 8 <= size && i < 4096; i += 8) {
+		uint64_t a;
+
+		memcpy(&a, buf + i, 8);
+		for (int d = -1; d <= 1; d++) {
+			vg_symindex_lookup(x, a + (uint64_t)d, &r);
+			check_answer(&r);
+		}
+	}
+	vg_symindex_free(x);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char key[VG_SYMINDEX_KEY_MAX + 1] = "";
+	uint8_t *buf;
+	uint32_t klen = 0;
+
+	if (size >= KEY_AT + VG_SYMINDEX_KEY_MAX) {
+		memcpy(&klen, data + KEY_LEN_AT, 4);
+		if (klen > VG_SYMINDEX_KEY_MAX)
+			klen = VG_SYMINDEX_KEY_MAX;
+		memcpy(key, data + KEY_AT, klen);
+		key[klen] = '\0';
+	}
+	/* 8-byte aligned, as a mapping is. */
+	buf = malloc(size ? size : 1);
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+	try_open(buf, size, key, 0);
+	try_open(buf, size, key, VG_SYMINDEX_NO_CRC);
+	free(buf);
+	return 0;
+}
