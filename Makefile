@@ -1,5 +1,8 @@
 # Thin front door: the real build is Meson (meson.build).  Every target
-# installs missing Debian packages first (scripts/install-deps.sh, idempotent).
+# first installs the Debian packages it needs that are missing, and only
+# those (scripts/install-deps.sh: the build set for make and make demo, the
+# test set too for make test, the bench set too for make bench); with
+# nothing missing it needs no root.
 #
 #   make          build ./build/vigil
 #   make test     ASan+UBSan build with -Werror: unit + end-to-end tests; then
@@ -10,18 +13,27 @@
 #   make demo     build, start the bundled demo server and look at it with vigil
 #   make bench    benchmarks against cat, dd, addr2line, perf, gdb, scanmem
 #                 (see bench/README.md)
+#   make install  install the binary, the man page and the bash and zsh
+#                 completions under PREFIX (default /usr/local), staged
+#                 under DESTDIR when given
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_SECONDS ?= 15
 
-.PHONY: all deps test demo bench clean
+.PHONY: all deps deps-test deps-bench test demo bench install clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 deps:
-	@./scripts/install-deps.sh
+	@./scripts/install-deps.sh build
+
+deps-test:
+	@./scripts/install-deps.sh build test
+
+deps-bench:
+	@./scripts/install-deps.sh build test bench
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --buildtype=debugoptimized
@@ -29,7 +41,7 @@ $(BUILD)/build.ninja:
 $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) --buildtype=debug -Db_sanitize=address,undefined -Dwerror=true
 
-test: deps $(ASAN_BUILD)/build.ninja $(BUILD)/build.ninja
+test: deps-test $(ASAN_BUILD)/build.ninja $(BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
 	ninja -C $(BUILD)
 	./scripts/run-tests.sh $(ASAN_BUILD) $(FUZZ_SECONDS) $(BUILD)
@@ -37,7 +49,7 @@ test: deps $(ASAN_BUILD)/build.ninja $(BUILD)/build.ninja
 demo: all
 	./scripts/demo.sh $(BUILD)
 
-bench: all
+bench: deps-bench all
 	VIGIL=$(BUILD)/vigil ./bench/maps.sh
 	VIGIL=$(BUILD)/vigil ./bench/read.sh
 	VIGIL=$(BUILD)/vigil ./bench/sym.sh
