@@ -20,6 +20,8 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_SECONDS ?= 15
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 
 .PHONY: all deps deps-test deps-bench test demo bench install clean
 
@@ -56,6 +58,16 @@ bench: deps-bench all
 	VIGIL=$(BUILD)/vigil ./bench/watch.sh
 	VIGIL=$(BUILD)/vigil ./bench/scan.sh
 	VIGIL=$(BUILD)/vigil ./bench/profile.sh
+
+# The same files as `meson install` (meson.build), laid out by PREFIX at
+# install time as a Makefile user expects, not at configure time as meson's
+# prefix would be.
+install: all
+	install -D -m 0755 $(BUILD)/vigil $(DESTDIR)$(PREFIX)/bin/vigil
+	install -D -m 0644 docs/vigil.1 $(DESTDIR)$(PREFIX)/share/man/man1/vigil.1
+	install -D -m 0644 completions/vigil.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/vigil
+	install -D -m 0644 completions/_vigil $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vigil
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

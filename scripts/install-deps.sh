@@ -5,7 +5,7 @@
 #   build   compile vigil and its eBPF programs, run `make demo`
 #   test    what the tests run besides vigil: python3, the reference tools
 #           vigil is compared with (eu-addr2line, llvm-symbolizer, perf,
-#           debuginfod, dwz), the libFuzzer runtime
+#           debuginfod, dwz), the libFuzzer runtime, zsh (its completion)
 #   bench   the tools the benchmarks race (gdb, bpftrace, scanmem, ltrace,
 #           GNU time) and the heavy real consumers of vigil's outputs:
 #           Chromium renders the flame graph, Go's pprof reads the profile
@@ -23,7 +23,7 @@ libelf-dev libdw-dev libdebuginfod-dev libzydis-dev libcjson-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libiberty-dev
 binutils xz-utils libc6-dbg"
 test="python3 python3-jsonschema libclang-rt-14-dev llvm-14 elfutils
-debuginfod dwz linux-perf libxml2-utils util-linux mount coreutils"
+debuginfod dwz linux-perf libxml2-utils util-linux mount coreutils zsh"
 bench="gdb bpftrace scanmem ltrace time golang-go chromium"
 
 [ $# -gt 0 ] || set -- build
