@@ -19,7 +19,11 @@
  * debuginfod is asked only when DEBUGINFOD_URLS is non-empty: the library
  * would otherwise do nothing useful, and with its progress function and
  * verbose output cleared it never prints.  This module reads that one
- * variable; everything else comes from opts.
+ * variable; everything else comes from opts.  libdebuginfod is loaded then
+ * (dlopen), as libdw itself does, not linked: it brings libcurl and its TLS,
+ * Kerberos and LDAP libraries, some thirty, into every vigil run for a
+ * feature most runs never use, and a machine without libdebuginfod1 still
+ * runs vigil.  Its header still types the calls.
  *
  * Not done: DW_AT_GNU_dwo (split DWARF) files and .gnu_debugaltlink (dwz)
  * files are left to libdw, which opens the alternate file itself, relative to
@@ -27,11 +31,13 @@
 #include "elf/debuginfo.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
 #include <lzma.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -499,6 +505,40 @@ out:
 	return found;
 }
 
+/* libdebuginfod's entry points, loaded on the first debuginfod question. */
+static struct {
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_end) *end;
+	__typeof__(debuginfod_set_progressfn) *set_progressfn;
+	__typeof__(debuginfod_set_verbose_fd) *set_verbose_fd;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+	char why[160];   /* why not, when begin is NULL */
+} dfd;
+static pthread_once_t dfd_once = PTHREAD_ONCE_INIT;
+
+static void load_debuginfod(void)
+{
+	/* The soname libdw dlopens too; never closed (libcurl does not
+	 * unload cleanly, and the process ends soon). */
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	const char *err;
+
+	if (!h) {
+		err = dlerror();
+		snprintf(dfd.why, sizeof(dfd.why), "cannot load libdebuginfod.so.1 (Debian libdebuginfod1): %s",
+			 err ? err : "dlopen failed");
+		return;
+	}
+	*(void **)&dfd.end = dlsym(h, "debuginfod_end");
+	*(void **)&dfd.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	*(void **)&dfd.set_verbose_fd = dlsym(h, "debuginfod_set_verbose_fd");
+	*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	if (dfd.end && dfd.set_progressfn && dfd.set_verbose_fd && dfd.find_debuginfo)
+		*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
+	if (!dfd.begin)
+		snprintf(dfd.why, sizeof(dfd.why), "libdebuginfod.so.1 lacks a function vigil calls");
+}
+
 static bool try_debuginfod(struct finder *f)
 {
 	const struct vg_image *img = f->img;
@@ -515,18 +555,22 @@ static bool try_debuginfod(struct finder *f)
 			   : VG_DEBUGINFOD_ASKED;
 	if (f->d->debuginfod != VG_DEBUGINFOD_ASKED)
 		return false;
-	c = debuginfod_begin();
+	pthread_once(&dfd_once, load_debuginfod);
+	if (!dfd.begin) {
+		note(f, "debuginfod: %s", dfd.why);
+		return false;
+	}
+	c = dfd.begin();
 	if (!c) {
 		note(f, "debuginfod: cannot start the client");
 		return false;
 	}
 	/* DEBUGINFOD_PROGRESS and DEBUGINFOD_VERBOSE would make the library
 	 * write to stderr; libvigil never prints. */
-	debuginfod_set_progressfn(c, NULL);
-	debuginfod_set_verbose_fd(c, -1);
-	fd = debuginfod_find_debuginfo(c, img->build_id, (int)img->build_id_len,
-				       &path);
-	debuginfod_end(c);
+	dfd.set_progressfn(c, NULL);
+	dfd.set_verbose_fd(c, -1);
+	fd = dfd.find_debuginfo(c, img->build_id, (int)img->build_id_len, &path);
+	dfd.end(c);
 	if (fd < 0) {
 		note(f, "debuginfod %s: build-id %s: %s", urls,
 		     vg_image_build_id_hex(img, hex, sizeof(hex)),
