@@ -45,7 +45,11 @@ expect() {   # expect WHAT GOT WANT
 	[[ $2 == "$3" ]] || fail "bash completion of $1: got '$(echo $2)', want '$(echo $3)'"
 }
 expect "vigil pro" "$(complete_bash vigil pro)" "$(printf 'probe\nprofile')"
-expect "vigil ''" "$(complete_bash vigil '' | tr '\n' ' ')" "help maps probe profile read scan sym watch "
+# Every command (a new one appears by itself: the list comes from --help).
+all=$(complete_bash vigil '' | tr '\n' ' ')
+for c in help maps read sym watch scan profile probe; do
+	[[ " $all" == *" $c "* ]] || fail "bash completion of 'vigil ': no $c in '$all'"
+done
 expect "vigil help w" "$(complete_bash vigil help w)" watch
 expect "vigil watch PID --le" "$(complete_bash vigil watch "$tpid" --le)" --len
 expect "vigil --vers" "$(complete_bash vigil --vers)" --version
@@ -77,7 +81,7 @@ if command -v zsh >/dev/null 2>&1; then
 	zexpect() {
 		[[ $2 == "$3" ]] || fail "zsh completion of $1: got '$(echo $2)', want '$(echo $3)'"
 	}
-	zexpect "vigil ''" "$(complete_zsh '' vigil '' | tr '\n' ' ')" "help maps probe profile read scan sym watch "
+	zexpect "vigil ''" "$(complete_zsh '' vigil '' | tr '\n' ' ')" "$all"
 	complete_zsh -- vigil watch "$tpid" -- | grep -qx -- --len || fail "zsh completion of 'vigil watch PID --' lacks --len"
 	zexpect "vigil profile -o" "$(complete_zsh '' vigil profile -o '')" _files
 	complete_zsh vg vigil maps vg | grep -qx vgcompl7x || fail "zsh completion of 'vigil maps vg' lacks vgcompl7x"
