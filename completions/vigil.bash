@@ -1,28 +1,31 @@
 # bash completion for vigil                                   -*- shell-script -*-
 #
 # Commands, each command's options, and the target: PIDs and process names.
-# The options are read from `vigil help COMMAND` of the vigil being
-# completed (the first word: an installed vigil or ./build/vigil), so the
-# completion never lags behind the binary.  An option is taken to want a
-# value when its help line names one in capitals (--duration MS): FILE,
-# DIR and -o want a file name, PID and TID a process or thread id, other
-# values are left to the user.
+# The options are read from `vigil help COMMAND` and `vigil --help` (the
+# global ones: -p, --name) of the vigil being completed (the first word: an
+# installed vigil or ./build/vigil), so the completion never lags behind
+# the binary.  An option wants a value when its help line names one
+# (--duration TIME): FILE, DIR and -o want a file name, PID, TID and NAME a
+# process, other values are left to the user.
 
-# _vigil_help_opts VIGIL CMD: "OPTION VALUE" lines (VALUE "-" for none).
+# The option lines of a help text ("  -o, --output FILE   what it does"):
+# the part before the first two spaces names the options and their value.
+_vigil_opts_awk='
+    /^[ \t]+-/ {
+        sub(/^[ \t]+/, "")
+        field = $0
+        if (match(field, /  /)) field = substr(field, 1, RSTART - 1)
+        n = split(field, w, /[ ,]+/)
+        v = "-"
+        for (i = 1; i <= n; i++) if (w[i] !~ /^-/ && w[i] != "") v = w[i]
+        for (i = 1; i <= n; i++) if (w[i] ~ /^--?[A-Za-z]/) print w[i], v
+    }'
+
+# _vigil_help_opts VIGIL CMD: "OPTION VALUE" lines (VALUE "-" for none) of
+# the command's help and the global options.
 _vigil_help_opts()
 {
-    "$1" help "$2" 2>/dev/null | awk '
-        /^[ \t]+-/ {
-            n = split($0, w, /[ \t,]+/)
-            for (i = 1; i <= n; i++) {
-                if (w[i] !~ /^--?[A-Za-z][A-Za-z0-9-]*$/) {
-                    if (w[i] != "") break
-                    continue
-                }
-                v = (i < n && w[i + 1] ~ /^[A-Z][A-Z0-9_.+|]*$/) ? w[i + 1] : "-"
-                print w[i], v
-            }
-        }'
+    { "$1" help "$2"; "$1" --help; } 2>/dev/null | awk "$_vigil_opts_awk"
 }
 
 # _vigil_commands VIGIL: the command names from `vigil --help`.
@@ -96,7 +99,7 @@ _vigil()
             -o:* | --output:* | *:*FILE* | *:*DIR* | *:*PATH*)
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur")
                 compopt -o filenames 2>/dev/null ;;
-            *:PID* | *:TID*)
+            *:PID* | *:TID* | *:NAME*)
                 mapfile -t COMPREPLY < <(compgen -W "$(_vigil_targets)" -- "$cur") ;;
             esac
             return 0

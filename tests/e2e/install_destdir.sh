@@ -60,6 +60,11 @@ complete_bash vigil maps "${tpid:0:${#tpid}-1}" | grep -qx "$tpid" ||
 	fail "bash completion of 'vigil maps ${tpid:0:${#tpid}-1}' does not offer $tpid"
 expect "vigil read PID (an address)" "$(complete_bash vigil read "$tpid" '')" ""
 expect "vigil profile --duration" "$(complete_bash vigil profile --duration '')" ""
+# The global options (vigil --help) too, with a process after -p and --name.
+expect "vigil profile --pi" "$(complete_bash vigil profile --pi)" --pid
+expect "vigil profile --name vgcompl" "$(complete_bash vigil profile --name vgcompl)" vgcompl7x
+expect "vigil watch --access w (then the target)" \
+	"$(complete_bash vigil watch --access w vgcompl)" vgcompl7x
 
 # zsh: the same answers from _vigil, with zsh's completion builtins stubbed
 # (compadd prints what it is given; zsh filters by PREFIX itself).
