@@ -1,5 +1,8 @@
 # Thin front door: the real build is Meson (meson.build).  Every target
-# installs missing Debian packages first (scripts/install-deps.sh, idempotent).
+# first installs the Debian packages it needs that are missing, and only
+# those (scripts/install-deps.sh: the build set for make and make demo, the
+# test set too for make test, the bench set too for make bench); with
+# nothing missing it needs no root.
 #
 #   make          build ./build/vigil
 #   make test     ASan+UBSan build with -Werror: unit + end-to-end tests; then
@@ -10,18 +13,29 @@
 #   make demo     build, start the bundled demo server and look at it with vigil
 #   make bench    benchmarks against cat, dd, addr2line, perf, gdb, scanmem
 #                 (see bench/README.md)
+#   make install  install the binary, the man page and the bash and zsh
+#                 completions under PREFIX (default /usr/local), staged
+#                 under DESTDIR when given
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_SECONDS ?= 15
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 
-.PHONY: all deps test demo bench clean
+.PHONY: all deps deps-test deps-bench test demo bench install clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 deps:
-	@./scripts/install-deps.sh
+	@./scripts/install-deps.sh build
+
+deps-test:
+	@./scripts/install-deps.sh build test
+
+deps-bench:
+	@./scripts/install-deps.sh build test bench
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --buildtype=debugoptimized
@@ -29,7 +43,7 @@ $(BUILD)/build.ninja:
 $(ASAN_BUILD)/build.ninja:
 	meson setup $(ASAN_BUILD) --buildtype=debug -Db_sanitize=address,undefined -Dwerror=true
 
-test: deps $(ASAN_BUILD)/build.ninja $(BUILD)/build.ninja
+test: deps-test $(ASAN_BUILD)/build.ninja $(BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
 	ninja -C $(BUILD)
 	./scripts/run-tests.sh $(ASAN_BUILD) $(FUZZ_SECONDS) $(BUILD)
@@ -37,13 +51,23 @@ test: deps $(ASAN_BUILD)/build.ninja $(BUILD)/build.ninja
 demo: all
 	./scripts/demo.sh $(BUILD)
 
-bench: all
+bench: deps-bench all
 	VIGIL=$(BUILD)/vigil ./bench/maps.sh
 	VIGIL=$(BUILD)/vigil ./bench/read.sh
 	VIGIL=$(BUILD)/vigil ./bench/sym.sh
 	VIGIL=$(BUILD)/vigil ./bench/watch.sh
 	VIGIL=$(BUILD)/vigil ./bench/scan.sh
 	VIGIL=$(BUILD)/vigil ./bench/profile.sh
+
+# The same files as `meson install` (meson.build), laid out by PREFIX at
+# install time as a Makefile user expects, not at configure time as meson's
+# prefix would be.
+install: all
+	install -D -m 0755 $(BUILD)/vigil $(DESTDIR)$(PREFIX)/bin/vigil
+	install -D -m 0644 docs/vigil.1 $(DESTDIR)$(PREFIX)/share/man/man1/vigil.1
+	install -D -m 0644 completions/vigil.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/vigil
+	install -D -m 0644 completions/_vigil $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_vigil
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

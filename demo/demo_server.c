@@ -6,9 +6,10 @@
  * globals have known names, types and addresses.
  *
  * The bug, for `vigil watch`: g_config.port starts at 8080 and nothing is
- * meant to write it again, yet it soon reads 7936 (0x1f00: its low byte
- * zeroed).  The culprit is worker 3's config reload, every ~300 ms from
- * about 1.3 s after start on: an
+ * meant to write it again, yet after a config reload it reads 7936 (0x1f00:
+ * its low byte zeroed).  The culprit is worker 3's config reload, asked for
+ * with SIGHUP as servers do and repeated every ~300 ms from then on (the
+ * "file" is watched): an
  * off-by-one in set_server_name() writes the name's terminator one byte
  * past g_config.name, onto the first byte of port.  Nothing in the source
  * mentions `port` there, which is the point: only a watch on the memory
@@ -18,6 +19,10 @@
  * breakpoints never fire (VIGIL_WATCH_EMULATE_TRAPS, src/watch/watch.h).
  * The workers exist before "ready" is printed, so a watch started after it
  * covers them even in emulation (which sees only threads present at attach).
+ * The bug strikes only after the SIGHUP, not on a timer, so that the demo
+ * shows the port intact, then broken, whatever the machine's speed: the
+ * server logs "config reloaded" after the first reload, the state the
+ * demo waits for before it says that clients fail.
  *
  *   demo_server [--seconds N] [--quiet]
  *
@@ -63,11 +68,14 @@ unsigned long g_bytes_in;
 volatile uint32_t g_last_checksum;
 
 static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_reload_asked;   /* SIGHUP: re-read the config */
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    g_stop = 1;
+    if (sig == SIGHUP)
+        g_reload_asked = 1;
+    else
+        g_stop = 1;
 }
 
 /* Load bias of the main executable: the first object dl_iterate_phdr visits. */
@@ -154,16 +162,15 @@ static __attribute__((noipa)) void set_server_name(struct config *cfg, const cha
     __asm__ volatile(".globl demo_after_stray_store\ndemo_after_stray_store:" ::: "memory");
 }
 
-/* The config "file", re-read every ~300 ms by worker 3 (from ~1.3 s on). */
+/* The config "file", re-read by worker 3 on SIGHUP and every ~300 ms after. */
 static const char *const config_name = "demo-server.eu-west-1.internal.example";
 
 static void *worker(void *arg)
 {
     unsigned id = (unsigned)(uintptr_t)arg;
     unsigned seed = 2463534242u + id * 7919u;
-    struct timespec last_reload;
-    clock_gettime(CLOCK_MONOTONIC, &last_reload);
-    last_reload.tv_sec += 1;    /* the first reload ~1.3 s after start */
+    struct timespec last_reload = { 0, 0 };
+    int reloads = 0;
     while (!g_stop) {
         unsigned r = xorshift(&seed);
         /* "Serve" one request: a small payload arrives, the counter moves. */
@@ -173,12 +180,18 @@ static void *worker(void *arg)
         /* Occasionally an "operator" retunes the limit: 48..127. */
         if (r % 100 == 0)
             __atomic_store_n(&g_config.max_clients, 48 + (int)(r / 100 % 80), __ATOMIC_RELAXED);
-        if (id == 3) {
+        if (id == 3 && g_reload_asked) {
             struct timespec now;
             clock_gettime(CLOCK_MONOTONIC, &now);
-            if ((now.tv_sec - last_reload.tv_sec) * 1000 + (now.tv_nsec - last_reload.tv_nsec) / 1000000 >= 300) {
+            if (reloads == 0 ||
+                (now.tv_sec - last_reload.tv_sec) * 1000 + (now.tv_nsec - last_reload.tv_nsec) / 1000000 >= 300) {
                 set_server_name(&g_config, config_name);
                 last_reload = now;
+                /* After the store: whoever reads this log finds the port broken. */
+                if (reloads++ == 0) {
+                    printf("config reloaded\n");
+                    fflush(stdout);
+                }
             }
         }
         sleep_ms(15 + r % 10);
@@ -216,6 +229,7 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
 
     /* The workers start before "ready": every thread exists when a tool
      * attaches after it. */

@@ -4,7 +4,8 @@
 #   scripts/demo.sh [BUILD_DIR]      (default: build; `make demo` calls this)
 #
 # Starts demo/demo_server (4 worker threads bumping global counters, one of
-# them with a bug that corrupts g_config.port), then observes it with vigil
+# them with a bug that corrupts g_config.port on a config reload, which the
+# demo asks for with SIGHUP), then observes it with vigil
 # without stopping it: its memory map, a global struct, a counter that moves
 # between two reads, a read by link-time (static) address, the JSON form of
 # the map, addresses turned into functions and lines, where the port number
@@ -16,6 +17,11 @@
 # watch is rerun with the trap emulated by a uprobe right after the buggy
 # store (VIGIL_WATCH_EMULATE_TRAPS, src/watch/watch.h), labelled as such.
 # The server is killed on exit, whatever happens.
+#
+# Each step that tells a state waits for it first (the port intact, the
+# reload logged, the port broken), with a timeout and a clear failure, so the
+# story is the same on every run and machine.  DEMO_SVG=FILE writes the
+# flame graph there instead of demo/flamegraph.svg (the e2e test does).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -72,8 +78,24 @@ done
 grep -qx ready "$tmp/server.out" || { echo "demo: demo_server not ready after 5 s" >&2; exit 1; }
 
 static_of() { awk -v s="$1" '$1 == s { print $3 }' "$tmp/server.out"; }   # -> @0x....
-port_at_start=$("$vigil" read "$pid" g_config+32 --as i32 2>/dev/null | awk '$2 == "i32" { print $3 }' || true)
-# Step 7 narrows this first scan, taken while the port is still intact.
+port_now() { "$vigil" read "$pid" g_config+32 --as i32 2>/dev/null | awk '$2 == "i32" { print $3 }' || true; }
+# wait_until WHAT SECONDS COMMAND...: poll COMMAND until it succeeds; else
+# the demo stops, saying which state never came.
+wait_until() {
+    local what=$1 secs=$2 i
+    shift 2
+    for (( i = 0; i < secs * 20; i++ )); do
+        "$@" && return 0
+        kill -0 "$pid" 2>/dev/null || { echo "demo: demo_server died while waiting for $what" >&2; exit 1; }
+        sleep 0.05
+    done
+    echo "demo: $what did not happen within $secs s; the story below would be wrong, stopping" >&2
+    exit 1
+}
+port_at_start=$(port_now)
+# Step 7 narrows this first scan, taken while the port is intact: the bug
+# strikes only after the reload step 7 asks for.
+[[ $port_at_start == 8080 ]] || { echo "demo: g_config.port reads '$port_at_start' at start, not 8080" >&2; exit 1; }
 scan_first=(scan "$pid" 8080 --type i32 --aligned --save "$tmp/port.set")
 "$vigil" "${scan_first[@]}" >"$tmp/scan_first.out" 2>&1 || true
 cfg_static=$(static_of g_config)
@@ -140,7 +162,13 @@ note "just after the server started, this scan read every writable region (4-byt
 note "without stopping it) and saved the matches:"
 printf '%s$ vigil %s%s\n' "$bold" "${scan_first[*]}" "$off"
 cat "$tmp/scan_first.out"
-note "clients now fail to connect; narrow the saved matches to those that changed since:"
+note "then an operator reloads the server's config, as operators do:"
+printf '%s$ kill -HUP %s%s\n' "$bold" "$pid" "$off"
+kill -HUP "$pid"
+wait_until "the server's \"config reloaded\" log line" 5 grep -qx "config reloaded" "$tmp/server.out"
+wait_until "the port changing after the reload" 5 eval '[[ $(port_now) != 8080 ]]'
+note "the server logged \"config reloaded\"; since then clients fail to connect."
+note "narrow the saved matches to those that changed since the first scan:"
 run scan "$pid" --from "$tmp/port.set" --changed
 
 heading "8. Who writes g_config.port?  A watch on the memory"
@@ -208,7 +236,7 @@ heading "9. Where does the time go?  A profile"
 note "every thread sampled 999 times per second of CPU for 3 s, user stacks unwound by CFI"
 note "(through libc's qsort), each frame symbolized with its inline frames:"
 run profile "$pid" --duration 3000 --top 8
-svg=$root/demo/flamegraph.svg
+svg=${DEMO_SVG:-$root/demo/flamegraph.svg}
 note "the same as an interactive flame graph (hover, click to zoom, search):"
 run profile "$pid" --duration 3000 --format svg -o "$svg"
 [[ -s $svg ]] && note "open $svg in a browser"

@@ -1,28 +1,60 @@
 #!/bin/sh
-# Installs the Debian 12 packages vigil builds, tests and benchmarks with.
-# Idempotent: asks apt only for what dpkg says is missing, so a second run is instant.
+# install-deps.sh [SET...]: installs the Debian 12 packages of the named sets
+# (default: build), and only those dpkg says are missing.
+#
+#   build   compile vigil and its eBPF programs, run `make demo`
+#   test    what the tests run besides vigil: python3, the reference tools
+#           vigil is compared with (eu-addr2line, llvm-symbolizer, perf,
+#           debuginfod, dwz), the libFuzzer runtime, zsh (its completion)
+#   bench   the tools the benchmarks race (gdb, bpftrace, scanmem, ltrace,
+#           GNU time) and the heavy real consumers of vigil's outputs:
+#           Chromium renders the flame graph, Go's pprof reads the profile
+#           (tests that use them skip without them; .ci/run installs this
+#           set so CI runs them)
+#
+# Split so that `make demo` on a fresh machine fetches what it needs and not
+# a browser and a Go toolchain.  With nothing missing it says nothing and
+# needs no root, so `make` works as any user once the packages are there;
+# with something missing it names it, and without root it stops there.
 set -eu
 
-packages="build-essential pkg-config meson ninja-build clang libclang-rt-14-dev libbpf-dev bpftool
+build="build-essential pkg-config meson ninja-build clang bpftool libbpf-dev
 libelf-dev libdw-dev libdebuginfod-dev libzydis-dev libcjson-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libiberty-dev
-libc6-dbg llvm-14 debuginfod xz-utils dwz
-python3 python3-jsonschema util-linux mount coreutils binutils elfutils linux-perf time
-bpftrace gdb scanmem ltrace golang-go libxml2-utils chromium"
+binutils xz-utils libc6-dbg"
+test="python3 python3-jsonschema libclang-rt-14-dev llvm-14 elfutils
+debuginfod curl dwz linux-perf libxml2-utils util-linux mount coreutils zsh"
+bench="gdb bpftrace scanmem ltrace time golang-go chromium"
 
+[ $# -gt 0 ] || set -- build
+wanted=""
+for set in "$@"; do
+	case $set in
+	build) wanted="$wanted $build" ;;
+	test) wanted="$wanted $test" ;;
+	bench) wanted="$wanted $bench" ;;
+	*)
+		echo "install-deps: unknown set '$set' (build, test, bench)" >&2
+		exit 2
+		;;
+	esac
+done
+
+# One dpkg-query for all: the packages it lists as installed are present.
+# shellcheck disable=SC2086
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' $wanted 2>/dev/null |
+	awk '$NF == "installed" { printf " %s", $1 }')
 missing=""
-for p in $packages; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-		missing="$missing $p"
+for p in $wanted; do
+	case "$installed " in *" $p "*) ;; *) missing="$missing $p" ;; esac
 done
 [ -z "$missing" ] && exit 0
 
+echo "install-deps: missing for $*:$missing" >&2
 if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps: missing packages:$missing" >&2
-	echo "install-deps: run as root (or: sudo $0)" >&2
+	echo "install-deps: installing them needs root; run: sudo $0 $*" >&2
 	exit 1
 fi
-echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "elf/addrspec.h"
 #include "elf/image.h"
 #include "report/read.h"
@@ -28,6 +29,8 @@ const char cmd_read_usage[] =
 	"also reads PROT_NONE pages) or image_file (the mapped file, for a private file\n"
 	"mapping the process has not written).  A read that cannot complete shows what\n"
 	"it read and says where it stopped; bytes are never made up.\n"
+	"A long read to a file or a pipe shows its progress on stderr when that is a\n"
+	"terminal.\n"
 	"\n"
 	"LEN: decimal or 0xHEX, with an optional k, M or G suffix (binary units).\n"
 	"\n"
@@ -77,12 +80,14 @@ static unsigned parse_sources(const char *s)
 	return 0;
 }
 
-/* Read [addr, addr+len) chunk by chunk; sink gets each piece that was read.
- * Returns 0 when complete, else the read error (in o->err). */
+/* Read [addr, addr+len) chunk by chunk; sink gets each piece that was read,
+ * progress (may be NULL) counts it.  Returns 0 when complete, else the read
+ * error (in o->err). */
 static int stream_read(struct vg_mem *mem, struct vg_read_outcome *o, unsigned char *buf,
 		       size_t bufsize, void (*sink)(uint64_t, const unsigned char *, size_t, void *),
-		       void *ctx)
+		       void *ctx, struct vg_progress *progress)
 {
+	vg_progress_start(progress, o->length);
 	while (o->bytes_read < o->length) {
 		uint64_t want = o->length - o->bytes_read;
 		size_t n = want < bufsize ? (size_t)want : bufsize;
@@ -93,6 +98,7 @@ static int stream_read(struct vg_mem *mem, struct vg_read_outcome *o, unsigned c
 		if (res.bytes_read && sink)
 			sink(o->addr + o->bytes_read, buf, res.bytes_read, ctx);
 		o->bytes_read += res.bytes_read;
+		vg_progress_add(progress, res.bytes_read);
 		if (r < 0)
 			return r;
 		/* Stop at a full disk or a closed pipe rather than read on. */
@@ -267,6 +273,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 	const char *bin_match = NULL;
 	struct vg_addr a;
 	struct vg_read_view v;
+	struct vg_progress progress;
 	unsigned char *buf = NULL;
 	char *pos[3] = { NULL, NULL, NULL };
 	int npos, r, rr = 0;
@@ -327,7 +334,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 			r = cli_out_of_memory(cli, "for the read buffer");
 			goto out;
 		}
-		rr = stream_read(mem, &o, buf, (size_t)o.length, NULL, NULL);
+		rr = stream_read(mem, &o, buf, (size_t)o.length, NULL, NULL, NULL);
 	}
 	v = (struct vg_read_view){ .o = &o, .addr = &a, .region = region, .maps = maps,
 				   .as = ro.as, .bytes = buf, .bin_match = bin_match };
@@ -350,7 +357,10 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 			r = cli_out_of_memory(cli, "for the read buffer");
 			goto out;
 		}
-		rr = stream_read(mem, &o, buf, bufsize, sink_raw, NULL);
+		/* A large --raw read to a file or a pipe shows its progress. */
+		rr = stream_read(mem, &o, buf, bufsize, sink_raw, NULL,
+				 cli_progress(&progress, isatty(STDOUT_FILENO), "read"));
+		cli_progress_done(&progress);
 		/* On stderr: stdout has the bytes.  After an error, only its line. */
 		if (rr == 0) {
 			mapping_stable(cli, maps, &o);
@@ -370,7 +380,9 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 				r = cli_out_of_memory(cli, "for the read buffer");
 				goto out;
 			}
-			rr = stream_read(mem, &o, buf, bufsize, sink_dump, NULL);
+			rr = stream_read(mem, &o, buf, bufsize, sink_dump, NULL,
+					 cli_progress(&progress, isatty(STDOUT_FILENO), "read"));
+			cli_progress_done(&progress);
 		}
 		(void)vg_report_read_footer(stdout, &o);
 		if (rr == 0) {  /* after an error, only its line */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "elf/addrspec.h"
 #include "elf/image.h"
 #include "report/scan.h"
@@ -88,6 +89,8 @@ const char cmd_scan_usage[] =
 	"A scan set remembers the process it came from (PID and start time): one\n"
 	"from an earlier process that had the same PID is refused (exit 4).\n"
 	"Ctrl-C stops a long scan; what was found so far is listed, not saved.\n"
+	"On a terminal, a first scan, a snapshot and a pointer scan's memory read show\n"
+	"their progress on stderr.\n"
 	"\n"
 	"examples:\n"
 	"  vigil scan 4242 1500 --type i32 --save hp.set\n"
@@ -653,6 +656,7 @@ static int run_snapshot(struct vg_cli *cli, const struct scan_args *a, const str
 	struct vg_scan_select sel;
 	struct vg_scan_identity id;
 	struct vg_snapshot_stats st = { 0 };
+	struct vg_progress progress;
 	int r;
 
 	vg_scan_select_parse(a->regions, &sel);
@@ -661,7 +665,8 @@ static int run_snapshot(struct vg_cli *cli, const struct scan_args *a, const str
 	identity_of(cli->target, &id);
 	test_sync_point();
 	r = vg_snapshot_save(cli->target->mm_pid, maps, &sel, &id, a->snapshot, &stop_requested,
-			     &st, &err);
+			     cli_progress(&progress, cli->json, "snapshot"), &st, &err);
+	cli_progress_done(&progress);
 	if (r < 0) {
 		vg_target_explain(cli->target, r, &err);
 		return cli_fail(cli, &err);
@@ -695,6 +700,8 @@ static int run_pointers(struct vg_cli *cli, const struct scan_args *a, const str
 		.target_input = a->pointers_to, .opts = &o, .max_list = (size_t)a->max_list,
 	};
 	struct vg_addr addr;
+	struct vg_progress progress;
+	char what[96];
 	size_t n = 0;
 	int r;
 
@@ -719,6 +726,10 @@ static int run_pointers(struct vg_cli *cli, const struct scan_args *a, const str
 	if (isatty(STDERR_FILENO) && !cli->json)
 		fprintf(stderr, "# searching pointer chains to 0x%" PRIx64 " (depth %u, offsets <= %" PRIu64 ")...",
 			o.target, o.depth, o.max_offset);
+	/* Over that line, while the memory is read: how much (the search
+	 * after it has no total to show). */
+	snprintf(what, sizeof(what), "searching pointer chains to 0x%" PRIx64 ", memory read", o.target);
+	o.progress = cli_progress(&progress, cli->json, what);
 	test_sync_point();
 	r = vg_ptr_scan(cli->target->mm_pid, maps, imgs, &o, &chains, &n, &st, &err);
 	progress_done();

@@ -19,7 +19,11 @@
  * debuginfod is asked only when DEBUGINFOD_URLS is non-empty: the library
  * would otherwise do nothing useful, and with its progress function and
  * verbose output cleared it never prints.  This module reads that one
- * variable; everything else comes from opts.
+ * variable; everything else comes from opts.  libdebuginfod is loaded then
+ * (dlopen), as libdw itself does, not linked: it brings libcurl and its TLS,
+ * Kerberos and LDAP libraries, some thirty, into every vigil run for a
+ * feature most runs never use, and a machine without libdebuginfod1 still
+ * runs vigil.  Its header still types the calls.
  *
  * Not done: DW_AT_GNU_dwo (split DWARF) files and .gnu_debugaltlink (dwz)
  * files are left to libdw, which opens the alternate file itself, relative to
@@ -34,6 +38,7 @@
 #include <libelf.h>
 #include <limits.h>
 #include <lzma.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

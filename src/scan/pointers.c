@@ -87,6 +87,7 @@ struct collect {
 	bool region_short;          /* some bytes of the region unreadable */
 	struct vg_ptr_stats *st;
 	struct vg_error *err;
+	struct vg_progress *progress;
 };
 
 static double now(void)
@@ -186,6 +187,7 @@ static int read_span(struct collect *c, uint64_t addr, size_t len)
 		if (got > 0) {
 			got &= ~(ssize_t)7;
 			c->st->bytes_scanned += (uint64_t)got;
+			vg_progress_add(c->progress, (uint64_t)got);
 			r = scan_bytes(c, addr, (size_t)got);
 			if (r < 0)
 				return r;
@@ -372,6 +374,8 @@ static int collect(pid_t pid, const struct vg_maps *maps,
 
 	c->pid = pid;
 	c->stop = opts->stop;
+	c->progress = opts->progress;
+	vg_progress_start(c->progress, 0);   /* sparse regions: no total known */
 	c->st = st;
 	c->err = err;
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);

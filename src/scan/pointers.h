@@ -20,6 +20,7 @@
 #include "elf/image.h"
 #include "target/maps.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 #define VG_PTR_MAX_DEPTH 8
 
@@ -41,6 +42,7 @@ struct vg_ptr_opts {
 	uint64_t max_offset;            /* bytes, the widest search */
 	size_t max_chains;              /* stop collecting after this many */
 	const volatile sig_atomic_t *stop;
+	struct vg_progress *progress;   /* NULL: none; the bytes read */
 };
 
 struct vg_ptr_stats {

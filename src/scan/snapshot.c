@@ -206,6 +206,7 @@ struct saver {
 	 * < n_taken.  Chunk i lives in slots[i % nslots]. */
 	size_t n_read, n_taken;
 	bool quit;
+	struct vg_progress *progress;    /* NULL: none */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t *threads;
@@ -306,6 +307,7 @@ static size_t write_slot(struct saver *s, struct slot *sl,
 				sl->payload_crc);
 	st->bytes += readable;
 	st->bytes_skipped += sl->len - readable;
+	vg_progress_add(s->progress, sl->len);
 	return readable;
 }
 
@@ -483,14 +485,14 @@ static int capture(struct saver *s, const struct vg_maps *maps,
 int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 		     const struct vg_scan_select *select,
 		     const struct vg_scan_identity *id, const char *path,
-		     const volatile sig_atomic_t *stop,
+		     const volatile sig_atomic_t *stop, struct vg_progress *progress,
 		     struct vg_snapshot_stats *st, struct vg_error *err)
 {
 	struct saver s;
 	char comm[16] = { 0 };
 	double t0 = now_s();
 	uint32_t nsel = 0;
-	uint64_t size, *got;
+	uint64_t size, *got, total = 0;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
@@ -502,9 +504,10 @@ int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 	for (size_t i = 0; i < maps->n; i++) {
 		const struct vg_region *r = &maps->regions[i];
 
-		if (captured(select, r))
+		if (captured(select, r)) {
 			nsel++;
-		else if (vg_scan_region_selected(select, r))
+			total += r->end - r->start;
+		} else if (vg_scan_region_selected(select, r))
 			st->regions_skipped++;   /* too large: as the value scan */
 	}
 
@@ -534,6 +537,8 @@ int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 		vg_binw_u16(&s.w, (uint16_t)plen);
 		vg_binw_put(&s.w, r->path, plen);
 	}
+	s.progress = progress;
+	vg_progress_start(progress, total);
 	got = calloc(nsel ? nsel : 1, sizeof(*got));
 	rc = got ? capture(&s, maps, select, stop, got, st) : -ENOMEM;
 	saver_free(&s);

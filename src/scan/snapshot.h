@@ -16,6 +16,7 @@
 #include "scan/scanset.h"
 #include "target/maps.h"
 #include "util/error.h"
+#include "util/progress.h"
 
 struct vg_snapshot_stats {
 	uint64_t regions;
@@ -27,11 +28,12 @@ struct vg_snapshot_stats {
 	double seconds;
 };
 
-/* Capture the regions select picks.  Written atomically. */
+/* Capture the regions select picks.  Written atomically.  progress (may
+ * be NULL) counts the bytes of the selected regions as they are written. */
 int vg_snapshot_save(pid_t pid, const struct vg_maps *maps,
 		     const struct vg_scan_select *select,
 		     const struct vg_scan_identity *id, const char *path,
-		     const volatile sig_atomic_t *stop,
+		     const volatile sig_atomic_t *stop, struct vg_progress *progress,
 		     struct vg_snapshot_stats *st, struct vg_error *err);
 
 /* true if path starts with the snapshot magic. */

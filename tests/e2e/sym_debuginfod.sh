@@ -99,4 +99,23 @@ none | symtab | dynsym | eh_frame) ;;
 esac
 assert_eq "line without DEBUGINFOD_URLS" 0 "$(jget "$T/without.out" "$r['line']")"
 assert_eq "file without DEBUGINFOD_URLS" None "$(jget "$T/without.out" "str($r['file'])")"
-echo "ok: line $want_line of prog.c through debuginfod at $url, none without it"
+
+# vigil loads libdebuginfod only when asked (dlopen, as libdw does): without
+# the library, DEBUGINFOD_URLS set, vigil still answers, without the line,
+# and says why (the note on a debug-file search comes with an address no
+# symbol or CFI names: the start of .init).  The library is hidden by a bind mount of /dev/null in a
+# mount namespace of this run only.
+lib=$(readlink -f "$(ldconfig -p | awk '$1 == "libdebuginfod.so.1" { print $NF; exit }')")
+[[ -f $lib ]] || harness_error "no libdebuginfod.so.1 in the ld.so cache"
+ldd "$VIGIL" | grep -q libdebuginfod && fail "vigil links libdebuginfod: it must load it on demand"
+init=0x$(readelf -SW "$T/bin/prog" | awk '$2 == ".init" { print $4 }')
+[[ $init != 0x ]] || harness_error "the test program has no .init"
+rc=0
+DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$T/cache3 unshare -m sh -c \
+	'mount --bind /dev/null "$1" && shift && exec "$@"' _ "$lib" \
+	"$VIGIL" sym --bin "$T/bin/prog" "$addr" "$init" >"$T/nolib.out" 2>"$T/nolib.err" || rc=$?
+(( rc == 0 )) || { cat "$T/nolib.err" >&2; fail "without libdebuginfod: exit $rc, want 0"; }
+grep -q 'prog.c' "$T/nolib.out" && fail "without libdebuginfod: a line was found: $(cat "$T/nolib.out")"
+grep -q 'cannot load libdebuginfod.so.1' "$T/nolib.out" ||
+	fail "without libdebuginfod: no reason given: $(cat "$T/nolib.out")"
+echo "ok: line $want_line of prog.c through debuginfod at $url, none without it or without the library"

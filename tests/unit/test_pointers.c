@@ -134,7 +134,7 @@ static int scan(uint64_t target, unsigned depth, uint64_t max_offset,
 		size_t max_chains, struct vg_ptr_chain **chains, size_t *n,
 		struct vg_ptr_stats *st)
 {
-	struct vg_ptr_opts o = { target, depth, max_offset, max_chains, NULL };
+	struct vg_ptr_opts o = { target, depth, max_offset, max_chains, NULL, NULL };
 	struct vg_error err = { 0 };
 	int r = vg_ptr_scan(child, maps, imgs, &o, chains, n, st, &err);
 
@@ -264,7 +264,7 @@ static void test_scan_errors(void **state)
 	struct vg_ptr_chain *c = (void *)1;
 	struct vg_ptr_stats st;
 	struct vg_error err = { 0 };
-	struct vg_ptr_opts o = { heap.b + 40, 0, 64, 10, NULL };
+	struct vg_ptr_opts o = { heap.b + 40, 0, 64, 10, NULL, NULL };
 	volatile sig_atomic_t stop = 1;
 	size_t n = 7;
 

@@ -542,7 +542,7 @@ static void test_snapshot_compare(void **state)
 	strcpy(id.comm, "scanset-child");
 
 	file_in_dir(path, sizeof(path), "child.snap");
-	assert_int_equal(vg_snapshot_save(c.pid, some, &sel, &id, path, NULL,
+	assert_int_equal(vg_snapshot_save(c.pid, some, &sel, &id, path, NULL, NULL,
 					  &sst, &err), 0);
 	assert_true(vg_snapshot_is(path));
 	assert_int_equal(sst.regions, 6);
@@ -673,7 +673,7 @@ static void test_snapshot_damaged(void **state)
 	some = child_regions(all, &c.ca);
 	file_in_dir(path, sizeof(path), "damaged.snap");
 	file_in_dir(bad, sizeof(bad), "bad.snap");
-	assert_int_equal(vg_snapshot_save(c.pid, some, &sel, &id, path, NULL,
+	assert_int_equal(vg_snapshot_save(c.pid, some, &sel, &id, path, NULL, NULL,
 					  &sst, &err), 0);
 	b = read_file(path, &len);
 	narrow_op(&n, VG_NARROW_UNCHANGED);
@@ -707,7 +707,7 @@ static void test_snapshot_damaged(void **state)
 		volatile sig_atomic_t stop = 1;
 
 		assert_int_equal(vg_snapshot_save(c.pid, some, &sel, &id, bad,
-						  &stop, &sst, &err), 0);
+						  &stop, NULL, &sst, &err), 0);
 		assert_true(sst.interrupted);
 		assert_int_equal(sst.bytes, 0);
 		assert_int_equal(sst.regions, 0);
@@ -734,9 +734,9 @@ static void test_snapshot_damaged(void **state)
 		huge.regions[some->n].start = 0x400000000000ull;
 		huge.regions[some->n].end = 0x400000000000ull + VG_SCAN_MAX_REGION + 4096;
 		huge.n = some->n + 1;
-		assert_int_equal(vg_snapshot_save(c.pid, some, &sel, &id, bad, NULL,
+		assert_int_equal(vg_snapshot_save(c.pid, some, &sel, &id, bad, NULL, NULL,
 						  &base, &err), 0);
-		assert_int_equal(vg_snapshot_save(c.pid, &huge, &sel, &id, bad, NULL,
+		assert_int_equal(vg_snapshot_save(c.pid, &huge, &sel, &id, bad, NULL, NULL,
 						  &sst, &err), 0);
 		assert_int_equal(sst.regions, base.regions);
 		assert_int_equal(sst.regions_skipped, base.regions_skipped + 1);
