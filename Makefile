@@ -58,6 +58,8 @@ bench: deps-bench all
 	VIGIL=$(BUILD)/vigil ./bench/watch.sh
 	VIGIL=$(BUILD)/vigil ./bench/scan.sh
 	VIGIL=$(BUILD)/vigil ./bench/profile.sh
+	VIGIL=$(BUILD)/vigil ./bench/probe.sh
+	VIGIL=$(BUILD)/vigil ./bench/stack.sh
 
 # The same files as `meson install` (meson.build), laid out by PREFIX at
 # install time as a Makefile user expects, not at configure time as meson's
