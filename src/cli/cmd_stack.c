@@ -77,11 +77,13 @@ const char cmd_stack_usage[] =
 	"\n"
 	"Wall-clock profile (--every): one such snapshot of every thread each\n"
 	"period (--every) for --duration, running and blocked threads alike, each\n"
-	"stack ending in a frame that names the thread's state ([running],\n"
-	"[sleeping], [disk sleep], ...): where wall time goes, off-CPU time\n"
-	"included, without a scheduler tracer.  Written in the formats of vigil\n"
-	"profile (table by default).  Resolution: one sample per thread per\n"
-	"period; a snapshot that outlasts the period delays the next (counted).\n"
+	"stack ending in a frame that names what the thread waits for ([mutex\n"
+	"g_lock], [read tcp 127.0.0.1:P -> ...], [sleep], [running], ...; kernel\n"
+	"stacks are not read): where wall time goes, off-CPU time included,\n"
+	"without a scheduler tracer; totals per state and per wait on stderr.\n"
+	"Written in the formats of vigil profile (table by default).\n"
+	"Resolution: one sample per thread per period; a snapshot that outlasts\n"
+	"the period delays the next (counted).\n"
 	"\n"
 	"options:\n"
 	"  --tid TID     only this thread (repeatable); it must belong to PID\n"
@@ -245,13 +247,15 @@ static int write_json(struct vg_cli *cli, const struct vg_report_stack *rep, FIL
 }
 
 /* --every: the wall-clock profile, written like vigil profile writes. */
-static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_symbolizer *sym,
-		    struct vg_stack_capture *cap)
+static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_mem *mem,
+		    struct vg_symbolizer *sym, struct vg_stack_capture *cap)
 {
 	struct vg_stack_wall_opts o = {
 		.every_ms = a->every_ms, .duration_ms = a->duration_ms,
 		.tids = a->tids, .n_tids = a->n_tids,
+		.facts = vg_stack_facts_reader_new(cli->target, mem, sym),
 	};
+	char totals[512] = "";
 	struct vg_stack_wall_stats st;
 	struct vg_stacks *stacks = vg_stacks_new();
 	struct cli_stop_signals stop = { .fd = -1 };
@@ -261,8 +265,11 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_sy
 	FILE *out = stdout;
 	int r;
 
-	if (!stacks)
+	if (!stacks || !o.facts) {
+		vg_stacks_free(stacks);
+		vg_stack_facts_reader_free(o.facts);
 		return cli_out_of_memory(cli, "for the stacks");
+	}
 	cli_stop_signals_begin(&stop);
 	fprintf(stderr, "# wall-clock profile of pid %d: every thread every %" PRIu64 " ms for %" PRIu64
 		" ms, nothing stopped\n", (int)cli->target->pid, a->every_ms, a->duration_ms);
@@ -319,19 +326,30 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_sy
 			}
 		}
 	}
+	for (size_t i = 0, len = 0; i < 8; i++)
+		if (st.by_state[i] && len < sizeof(totals))
+			len += (size_t)snprintf(totals + len, sizeof(totals) - len, "%s%s %" PRIu64,
+						len ? ", " : "", vg_stack_wall_state_name(i), st.by_state[i]);
 	fprintf(stderr, "# %" PRIu64 " snapshots, %" PRIu64 " thread samples in %.1f s (%s); "
-		"running %" PRIu64 ", sleeping %" PRIu64 ", disk sleep %" PRIu64 "; %" PRIu64
-		" late ticks, %" PRIu64 " stacks cut%s%s\n",
+		"%" PRIu64 " late ticks, %" PRIu64 " stacks cut%s%s\n# by state: %s\n",
 		st.snapshots, st.samples, (double)st.duration_ns / 1e9,
 		st.target_exited ? "target exited" : st.interrupted ? "interrupted" : "duration",
-		st.by_state[0], st.by_state[1], st.by_state[2], st.late_ticks, st.cut,
-		a->out_path ? "; written to " : "", a->out_path ? a->out_path : "");
+		st.late_ticks, st.cut, a->out_path ? "; written to " : "", a->out_path ? a->out_path : "",
+		totals[0] ? totals : "none");
+	totals[0] = '\0';
+	for (size_t i = 0, len = 0; i < VG_WAIT_NKINDS; i++)
+		if (st.by_wait[i] && len < sizeof(totals))
+			len += (size_t)snprintf(totals + len, sizeof(totals) - len, "%s%s %" PRIu64,
+						len ? ", " : "", vg_wait_kind_name((enum vg_wait_kind)i),
+						st.by_wait[i]);
+	fprintf(stderr, "# by wait: %s\n", totals[0] ? totals : "none");
 	cli_print_target_notes(cli->target);
 	r = 0;
 out:
 	if (out != stdout)
 		vg_outfile_abort(&of);
 	vg_stacks_free(stacks);
+	vg_stack_facts_reader_free(o.facts);
 	return r;
 }
 
@@ -383,7 +401,7 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	if (a->every_ms) {
-		r = run_wall(cli, a, sym, cap);
+		r = run_wall(cli, a, mem, sym, cap);
 		goto out;
 	}
 	t0 = now_ns();
