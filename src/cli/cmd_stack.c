@@ -370,7 +370,7 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 	struct vg_outfile of = { .fd = -1 };
 	pid_t *tids = NULL;
 	size_t n = 0;
-	uint64_t t0;
+	uint64_t t0, elapsed;
 	FILE *out = stdout;
 	int r;
 
@@ -427,9 +427,12 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	/* Right after the registers: each thread's system call, wait and
-	 * kernel stack; then the owners followed across all of them. */
-	if (vg_stack_facts_read(reader, threads, n, !a->no_kernel, facts, waits, &err) < 0 ||
+	/* Right after the registers: each thread's system call and kernel
+	 * stack (the snapshot ends there); then what each waits for, and the
+	 * owners followed across all of them. */
+	vg_stack_facts_read(reader, threads, n, !a->no_kernel, facts);
+	elapsed = now_ns() - t0;
+	if (vg_stack_facts_classify(reader, threads, n, facts, waits, &err) < 0 ||
 	    vg_wait_chains(waits, n, &graph) < 0) {
 		r = err.code ? cli_fail(cli, &err) : cli_out_of_memory(cli, "for the wait chains");
 		goto out;
@@ -440,7 +443,7 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 		struct vg_report_stack rep = {
 			.t = cli->target, .sym = sym, .threads = rows, .n = n,
 			.notes = vg_stack_capture_notes(cap), .no_kernel = a->no_kernel,
-			.graph = &graph, .elapsed_ns = now_ns() - t0,
+			.graph = &graph, .elapsed_ns = elapsed,
 		};
 
 		if (a->out_path) {

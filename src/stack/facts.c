@@ -92,21 +92,11 @@ static const struct vg_stack_facts *facts_of(const struct vg_stack_facts *facts,
 }
 
 int vg_stack_facts_read(struct vg_stack_facts_reader *r, const struct vg_thread_stack *stacks,
-			size_t n, bool with_kernel, struct vg_stack_facts *facts,
-			struct vg_wait *waits, struct vg_error *err)
+			size_t n, bool with_kernel, struct vg_stack_facts *facts)
 {
-	struct vg_decode_env env = vg_target_env_decode(&r->env);
-	char names[NAMES][NAME_LEN];
-	const char *ptrs[NAMES];
-
-	(void)err;
-	vg_fd_describer_reset(r->fds);
-	for (size_t i = 0; i < NAMES; i++)
-		ptrs[i] = names[i];
 	for (size_t i = 0; i < n; i++) {
 		struct vg_stack_facts *f = &facts[i];
 		struct vg_error e = { 0 };
-		struct vg_wait_input in = { .tid = stacks[i].tid, .frames = ptrs };
 
 		memset(f, 0, sizeof(*f));
 		f->info_error = vg_thread_info_read(r->t, stacks[i].tid, with_kernel, &f->info, &e);
@@ -114,7 +104,27 @@ int vg_stack_facts_read(struct vg_stack_facts_reader *r, const struct vg_thread_
 			snprintf(f->info_why, sizeof(f->info_why), "%.159s",
 				 e.msg[0] ? e.msg : strerror(-f->info_error));
 			f->info.tid = stacks[i].tid;
+			f->info.syscall.nr = -1;
 		}
+	}
+	return 0;
+}
+
+int vg_stack_facts_classify(struct vg_stack_facts_reader *r, const struct vg_thread_stack *stacks,
+			    size_t n, struct vg_stack_facts *facts, struct vg_wait *waits,
+			    struct vg_error *err)
+{
+	struct vg_decode_env env = vg_target_env_decode(&r->env);
+	char names[NAMES][NAME_LEN];
+	const char *ptrs[NAMES];
+
+	vg_fd_describer_reset(r->fds);
+	for (size_t i = 0; i < NAMES; i++)
+		ptrs[i] = names[i];
+	for (size_t i = 0; i < n; i++) {
+		struct vg_stack_facts *f = &facts[i];
+		struct vg_wait_input in = { .tid = stacks[i].tid, .frames = ptrs };
+
 		in.syscall = f->info.syscall;
 		in.n_frames = frame_names(r, &stacks[i], names);
 		vg_wait_classify(&in, &env, &waits[i]);

@@ -49,14 +49,22 @@ struct vg_stack_facts_reader *vg_stack_facts_reader_new(const struct vg_target *
 							 struct vg_symbolizer *sym);
 struct vg_stack_facts_reader *vg_stack_facts_reader_free(struct vg_stack_facts_reader *r);
 
-/* The facts of the n threads of stacks (one snapshot) into facts[n] and
- * waits[n] (the array vg_wait_chains takes).  with_kernel reads each
- * thread's /proc/TID/stack.  A thread whose facts cannot be read is
- * marked in info_error, never an error of the whole.  Returns 0 or
- * -ENOMEM. */
+/* Step one, right after the capture: each thread's /proc facts (name,
+ * state, CPU time, system call, and its kernel stack when with_kernel)
+ * into facts[n], nothing else, so the snapshot stays short.  A thread
+ * whose facts cannot be read is marked in info_error, never an error of
+ * the whole.  Returns 0. */
 int vg_stack_facts_read(struct vg_stack_facts_reader *r, const struct vg_thread_stack *stacks,
-			size_t n, bool with_kernel, struct vg_stack_facts *facts,
-			struct vg_wait *waits, struct vg_error *err);
+			size_t n, bool with_kernel, struct vg_stack_facts *facts);
+
+/* Step two: what each thread waits for into waits[n] (the array
+ * vg_wait_chains takes), from its system call and innermost frame names
+ * (symbolized here: the first lookups in an image load its debug
+ * information), the fd behind an I/O wait and the owner's state.
+ * Returns 0 or -ENOMEM. */
+int vg_stack_facts_classify(struct vg_stack_facts_reader *r, const struct vg_thread_stack *stacks,
+			    size_t n, struct vg_stack_facts *facts, struct vg_wait *waits,
+			    struct vg_error *err);
 
 /* The leaf frame of a wall-clock sample: "[mutex g_lock]", "[read tcp
  * 127.0.0.1:P -> 127.0.0.1:Q (ESTABLISHED)]", "[sleep]", "[running]".

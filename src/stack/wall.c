@@ -206,8 +206,10 @@ int vg_stack_wall_run(struct vg_target *t, struct vg_symbolizer *sym,
 			free(waits);
 			break;
 		}
-		if (r == 0)
-			r = vg_stack_facts_read(o->facts, th, n, false, facts, waits, err);
+		if (r == 0) {
+			vg_stack_facts_read(o->facts, th, n, false, facts);
+			r = vg_stack_facts_classify(o->facts, th, n, facts, waits, err);
+		}
 		for (size_t i = 0; r == 0 && i < n; i++) {
 			char state = th[i].state, leaf[512];
 			bool known = false;
