@@ -60,8 +60,10 @@ int vg_stack_facts_read(struct vg_stack_facts_reader *r, const struct vg_thread_
 /* Step two: what each thread waits for into waits[n] (the array
  * vg_wait_chains takes), from its system call and innermost frame names
  * (symbolized here: the first lookups in an image load its debug
- * information), the fd behind an I/O wait and the owner's state.
- * Returns 0 or -ENOMEM. */
+ * information), the fd behind an I/O wait and the owner's state.  The
+ * target's /proc/net tables are read at most once a second: a socket's
+ * line may be up to a second old in a wall-clock profile.  Returns 0 or
+ * -ENOMEM. */
 int vg_stack_facts_classify(struct vg_stack_facts_reader *r, const struct vg_thread_stack *stacks,
 			    size_t n, struct vg_stack_facts *facts, struct vg_wait *waits,
 			    struct vg_error *err);
