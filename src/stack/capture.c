@@ -304,6 +304,28 @@ static char state_letter(uint32_t st)
 	return '?';
 }
 
+/* The system call of a record's pt_regs, as the kernel's
+ * collect_syscall() gives /proc/TID/syscall: orig_ax -1 is no call; else
+ * the number and rdi, rsi, rdx, r10, r8, r9 (pt_regs indices 14, 13, 12,
+ * 7, 9, 8). */
+static void syscall_of(const struct vg_task_regs_record *rec, struct vg_thread_syscall *out)
+{
+	static const int arg_index[6] = { 14, 13, 12, 7, 9, 8 };
+
+	memset(out, 0, sizeof(*out));
+	out->sp = rec->regs[19];
+	out->pc = rec->regs[16];
+	if ((int64_t)rec->regs[15] == -1) {
+		out->state = VG_SYSCALL_NONE;
+		out->nr = -1;
+		return;
+	}
+	out->state = VG_SYSCALL_IN;
+	out->nr = (long)rec->regs[15];
+	for (int k = 0; k < 6; k++)
+		out->args[k] = rec->regs[arg_index[k]];
+}
+
 static void take_record(struct vg_stack_capture *c, struct vg_thread_stack *th,
 			enum pending *p, const struct vg_task_regs_record *rec,
 			const uint8_t *stack, bool second)
@@ -336,6 +358,7 @@ static void take_record(struct vg_stack_capture *c, struct vg_thread_stack *th,
 	}
 	th->how = VG_STACK_TASK_ITER;
 	th->state = state_letter(rec->state);
+	syscall_of(rec, &th->syscall);
 	th->reread = second;
 	th->moved = !still;
 	vg_task_regs_to_perf(rec, &th->regs);
@@ -410,6 +433,7 @@ static int on_sample(const struct perf_event_header *h, void *arg)
 		return 0;
 	a->th->how = VG_STACK_PERF_SAMPLE;
 	a->th->state = 'R';
+	a->th->syscall = (struct vg_thread_syscall){ .state = VG_SYSCALL_RUNNING, .nr = -1 };
 	a->th->regs = s.regs;
 	a->th->stack_bytes = s.stack_size > VG_STACK_MAX_COPY ? VG_STACK_MAX_COPY : s.stack_size;
 	memcpy(a->c->stack, s.stack, a->th->stack_bytes);
@@ -616,6 +640,8 @@ static bool take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 		}
 		moved = strcmp(line[0], line[1]) != 0 || csw[0] != csw[1];
 		th->how = VG_STACK_PROC_SYSCALL;
+		if (vg_thread_syscall_parse(line[0], strlen(line[0]), &th->syscall) < 0)
+			th->syscall = (struct vg_thread_syscall){ .nr = -1 };
 		th->state = state;
 		memset(&th->regs, 0, sizeof(th->regs));
 		th->regs.regs[VG_PERF_SP] = sp;

@@ -143,6 +143,10 @@ int vg_stack_facts_classify(struct vg_stack_facts_reader *r, const struct vg_thr
 		struct vg_stack_facts *f = &facts[i];
 		struct vg_wait_input in = { .tid = stacks[i].tid, .frames = ptrs };
 
+		/* The call at the registers' moment, when the capture had it:
+		 * /proc's, read after, may be of a thread that woke since. */
+		if (stacks[i].syscall.state != VG_SYSCALL_UNKNOWN)
+			f->info.syscall = stacks[i].syscall;
 		in.syscall = f->info.syscall;
 		in.n_frames = frame_names(r, &stacks[i], names);
 		vg_wait_classify(&in, &env, &waits[i]);
@@ -197,7 +201,9 @@ const char *vg_stack_wait_leaf(const struct vg_wait *w, const struct vg_stack_fa
 		snprintf(buf, size, "[%s]", kind);
 		break;
 	case VG_WAIT_USER:
-		snprintf(buf, size, "[off cpu in user code]");
+		/* preempted in its own code: runnable, it wants the CPU, and a
+		 * wall-clock profile counts that as running */
+		snprintf(buf, size, f && f->info.state == 'R' ? "[running]" : "[off cpu in user code]");
 		break;
 	case VG_WAIT_UNKNOWN:
 		snprintf(buf, size, "[%s]", f && f->info.state ? vg_thread_state_name(f->info.state)

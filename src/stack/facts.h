@@ -61,6 +61,9 @@ int vg_stack_facts_read(struct vg_stack_facts_reader *r, const struct vg_thread_
  * vg_wait_chains takes), from its system call and innermost frame names
  * (symbolized here: the first lookups in an image load its debug
  * information), the fd behind an I/O wait and the owner's state.  The
+ * system call is the capture's (stacks[i].syscall: the one of the
+ * registers the frames come from) when it has one, and replaces
+ * facts[i].info.syscall then; /proc's otherwise.  The
  * target's /proc/net tables are read at most once a second: a socket's
  * line may be up to a second old in a wall-clock profile.  Returns 0 or
  * -ENOMEM. */
