@@ -375,8 +375,9 @@ static bool same_facts(const struct vg_report_stack_thread *a, const struct vg_r
 
 	if (!x != !y || !f != !g)
 		return false;
+	/* not the call's text: sleepers differ in the time left */
 	if (x && (x->kind != y->kind || x->object != y->object || x->fd != y->fd ||
-		  x->owner != y->owner || strcmp(x->detail, y->detail) != 0))
+		  x->owner != y->owner))
 		return false;
 	if (f) {
 		if (f->info.n_kernel != g->info.n_kernel || f->info.kernel_error != g->info.kernel_error)
@@ -407,10 +408,13 @@ static void put_state(FILE *out, const struct vg_report_stack_thread *th)
 	fprintf(out, " cpu %.3fs", (double)(f->info.user_ns + f->info.system_ns) / 1e9);
 }
 
-/* The lines between a thread's header and its frames. */
+/* The lines between a group's header and its frames (th the first of
+ * its m members). */
 static void put_thread_facts(FILE *out, const struct vg_report_stack *r,
-			     const struct vg_report_stack_thread *th, struct vg_sym_result *res)
+			     const struct vg_report_stack_thread *th, const size_t *members,
+			     size_t m, struct vg_sym_result *res)
 {
+	bool same_call = true;
 	const struct vg_stack_facts *f = th->facts;
 	const struct vg_wait_chain *c = chain_of(r, th->st->tid);
 	struct blocked_at b;
@@ -430,9 +434,18 @@ static void put_thread_facts(FILE *out, const struct vg_report_stack *r,
 		put_chain(out, r, c);
 		putc('\n', out);
 	}
-	if (th->wait && th->wait->detail[0]) {
+	for (size_t k = 1; th->wait && k < m; k++)
+		same_call &= strcmp(r->threads[members[k]].wait->detail, th->wait->detail) == 0;
+	if (th->wait && th->wait->detail[0] && same_call) {
 		fputs("  syscall: ", out);
 		vg_text_put(out, th->wait->detail);
+		putc('\n', out);
+	}
+	for (size_t k = 0; !same_call && k < m; k++) {
+		const struct vg_report_stack_thread *o = &r->threads[members[k]];
+
+		fprintf(out, "  syscall (%d): ", (int)o->st->tid);
+		vg_text_put(out, o->wait->detail);
 		putc('\n', out);
 	}
 	if (th->wait && th->wait->kind != VG_WAIT_RUNNING && find_blocked_at(r, th->st, res, &b)) {
@@ -552,7 +565,7 @@ int vg_report_stack_table(FILE *out, const struct vg_report_stack *r)
 		if (in_deadlock(r, th->st->tid))
 			fputs("  [DEADLOCK]", out);
 		putc('\n', out);
-		put_thread_facts(out, r, th, res);
+		put_thread_facts(out, r, th, members, m, res);
 		put_how(out, th->st, "  ");
 		put_frames(out, r, th->st, "  ");
 		put_kernel(out, r, th->facts, "  ");
