@@ -80,8 +80,9 @@ const char cmd_stack_usage[] =
 	"stack ending in a frame that names what the thread waits for ([mutex\n"
 	"g_lock], [read tcp 127.0.0.1:P -> ...], [sleep], [running], ...; kernel\n"
 	"stacks are not read): where wall time goes, off-CPU time included,\n"
-	"without a scheduler tracer; totals per state and per wait on stderr.\n"
-	"Written in the formats of vigil profile (table by default).\n"
+	"without a scheduler tracer.  Written in the formats of vigil profile\n"
+	"(table by default); the table's header and stderr give the samples per\n"
+	"state and per wait kind.\n"
 	"Resolution: one sample per thread per period; a snapshot that outlasts\n"
 	"the period delays the next (counted).\n"
 	"\n"
@@ -284,6 +285,18 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_me
 			len += (size_t)snprintf(cut_why + len, sizeof(cut_why) - len, "%s%s %" PRIu64,
 						len ? ", " : "", vg_unwind_stop_name((enum vg_unwind_stop)i),
 						st.cut_why[i]);
+	for (size_t i = 0, len = 0; i < 8; i++)
+		if (st.by_state[i] && len < sizeof(totals))
+			len += (size_t)snprintf(totals + len, sizeof(totals) - len, "%s%s %" PRIu64,
+						len ? ", " : "by state: ", vg_stack_wall_state_name(i),
+						st.by_state[i]);
+	for (size_t i = 0, len = strlen(totals), first = 1; i < VG_WAIT_NKINDS; i++)
+		if (st.by_wait[i] && len < sizeof(totals)) {
+			len += (size_t)snprintf(totals + len, sizeof(totals) - len, "%s%s %" PRIu64,
+						first ? (len ? "; by wait: " : "by wait: ") : ", ",
+						vg_wait_kind_name((enum vg_wait_kind)i), st.by_wait[i]);
+			first = 0;
+		}
 	{
 		struct vg_stacks_meta meta = {
 			.event = "wall-clock", .period = 0,
@@ -292,6 +305,7 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_me
 			.start_time_ns = st.start_wall_ns, .duration_ns = st.duration_ns,
 			.pid = cli->target->pid, .comm = cli->target->comm,
 			.stacks_cut = st.cut, .stacks_cut_why = cut_why[0] ? cut_why : NULL,
+			.totals = totals[0] ? totals : NULL,
 		};
 		struct vg_stack_write_opts wo = { .meta = &meta, .top = 25 };
 
@@ -326,23 +340,12 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_me
 			}
 		}
 	}
-	for (size_t i = 0, len = 0; i < 8; i++)
-		if (st.by_state[i] && len < sizeof(totals))
-			len += (size_t)snprintf(totals + len, sizeof(totals) - len, "%s%s %" PRIu64,
-						len ? ", " : "", vg_stack_wall_state_name(i), st.by_state[i]);
 	fprintf(stderr, "# %" PRIu64 " snapshots, %" PRIu64 " thread samples in %.1f s (%s); "
-		"%" PRIu64 " late ticks, %" PRIu64 " stacks cut%s%s\n# by state: %s\n",
+		"%" PRIu64 " late ticks, %" PRIu64 " stacks cut%s%s\n# %s\n",
 		st.snapshots, st.samples, (double)st.duration_ns / 1e9,
 		st.target_exited ? "target exited" : st.interrupted ? "interrupted" : "duration",
 		st.late_ticks, st.cut, a->out_path ? "; written to " : "", a->out_path ? a->out_path : "",
-		totals[0] ? totals : "none");
-	totals[0] = '\0';
-	for (size_t i = 0, len = 0; i < VG_WAIT_NKINDS; i++)
-		if (st.by_wait[i] && len < sizeof(totals))
-			len += (size_t)snprintf(totals + len, sizeof(totals) - len, "%s%s %" PRIu64,
-						len ? ", " : "", vg_wait_kind_name((enum vg_wait_kind)i),
-						st.by_wait[i]);
-	fprintf(stderr, "# by wait: %s\n", totals[0] ? totals : "none");
+		totals[0] ? totals : "no samples");
 	cli_print_target_notes(cli->target);
 	r = 0;
 out:

@@ -7,7 +7,7 @@
 # read end, ...]" once, the spinner "...;spinner_main;spin;[running]"
 # once, the main thread "...;[signal pause]" once: 5 samples per
 # snapshot, the snapshot count as stderr says, and stderr's totals by
-# state and by wait agree.  The
+# state and by wait agree (the table carries the same line).  The
 # table goes to -o FILE; bad input: --every without --duration, --duration
 # or --format without --every, --every 0, --every with --json (exit 2).
 source "$(dirname "$0")/lib.sh"
@@ -48,12 +48,13 @@ vg_py "$T/folded.err" "$snaps" <<'PY' || { show_last; fail "stderr's totals by s
 import sys
 from vgcheck import *
 text, snaps = open(sys.argv[1]).read().splitlines(), int(sys.argv[2])
-def totals(prefix):
-    line = next((l for l in text if l.startswith(prefix)), None)
-    check(line is not None, f"no '{prefix}' line")
-    return {k: int(v) for k, v in (p.rsplit(" ", 1) for p in line[len(prefix):].split(", "))} if line else {}
-eq("by state", {"running": snaps, "sleeping": 4 * snaps}, totals("# by state: "))
-w = totals("# by wait: ")
+line = next((l for l in text if l.startswith("# by state: ")), "")
+check("; by wait: " in line, f"no '# by state: ...; by wait: ...' line: {line!r}")
+st, _, wt = line[len("# by state: "):].partition("; by wait: ")
+def totals(part):
+    return {k: int(v) for k, v in (p.rsplit(" ", 1) for p in part.split(", "))} if part else {}
+eq("by state", {"running": snaps, "sleeping": 4 * snaps}, totals(st))
+w = totals(wt)
 eq("by wait: running + user", snaps, w.pop("running", 0) + w.pop("user", 0))
 eq("by wait", {"io": snaps, "sleep": 2 * snaps, "signal": snaps}, w)
 done()
@@ -65,6 +66,8 @@ assert_rc 0
 [[ ! -s $T/table.out ]] || { show_last; fail "-o FILE: output on stdout"; }
 grep -q '\[sleep\]' "$T/wall.txt" && grep -q '\[running\]' "$T/wall.txt" ||
 	{ cat "$T/wall.txt" >&2; fail "the table has no [sleep] or [running] leaf"; }
+grep -q '^by state: running [0-9]*, sleeping [0-9]*; by wait: ' "$T/wall.txt" ||
+	{ cat "$T/wall.txt" >&2; fail "the table has no 'by state: ...; by wait: ...' line"; }
 echo "ok: table to -o FILE"
 
 refuse() { refuse_cmd stack 2000 "$@"; }
