@@ -15,6 +15,8 @@
 #include "report/stack.h"
 #include "report/stack_format.h"
 #include "stack/capture.h"
+#include "stack/facts.h"
+#include "stack/waits.h"
 #include "stack/wall.h"
 #include "sym/symbolizer.h"
 #include "target/maps.h"
@@ -51,13 +53,38 @@ const char cmd_stack_usage[] =
 	"where it stopped (stack_end, no_cfi, missing_register, ...).  A thread that\n"
 	"ran while it was read is read again; one that moved twice is flagged.\n"
 	"\n"
+	"What each thread waits for, read right after its stack (/proc/TID/syscall,\n"
+	"the glibc frames above a futex, the object's memory):\n"
+	"  waits:      mutex, rwlock, cond, semaphore, join (pthread_join), lock (a\n"
+	"              glibc-internal lock), futex, io, poll, sleep, signal, child,\n"
+	"              io_uring, yield, syscall, running, user (off the CPU outside a\n"
+	"              system call); with the object's name (g_lock, or its address),\n"
+	"              its owner where glibc records one (a mutex's owner TID, a\n"
+	"              write-locked rwlock's writer, the joined thread) and the\n"
+	"              owner's state; for I/O, what the fd is (tcp 127.0.0.1:P ->\n"
+	"              127.0.0.1:Q (ESTABLISHED), a pipe and its other end, a path)\n"
+	"  chain:      the owners followed thread to thread (\"waits for g_lock held\n"
+	"              by 1234 (holder), which is sleeping in clock_nanosleep\"); a\n"
+	"              chain that comes back is a DEADLOCK, shown first, each\n"
+	"              thread with its stack and the line that is taking the lock\n"
+	"  syscall:    the call decoded: futex(0x...=g_lock, WAIT_PRIVATE, 2),\n"
+	"              read(5 = pipe:[N] ..., 4096), clock_nanosleep(MONOTONIC, 1.5 s)\n"
+	"  blocked at: the first frame outside libc, ld.so and the vDSO: the caller\n"
+	"              of pthread_mutex_lock, read, ...\n"
+	"  kernel stack: /proc/TID/stack, below the user frames ([kernel]); it needs\n"
+	"              root (CAP_SYS_ADMIN) and a kernel with CONFIG_STACKTRACE, and\n"
+	"              is empty for a thread on a CPU; otherwise the reason is shown\n"
+	"\n"
 	"Wall-clock profile (--every): one such snapshot of every thread each\n"
 	"period (--every) for --duration, running and blocked threads alike, each\n"
-	"stack ending in a frame that names the thread's state ([running],\n"
-	"[sleeping], [disk sleep], ...): where wall time goes, off-CPU time\n"
-	"included, without a scheduler tracer.  Written in the formats of vigil\n"
-	"profile (table by default).  Resolution: one sample per thread per\n"
-	"period; a snapshot that outlasts the period delays the next (counted).\n"
+	"stack ending in a frame that names what the thread waits for ([mutex\n"
+	"g_lock], [read tcp 127.0.0.1:P -> ...], [sleep], [running], ...; kernel\n"
+	"stacks are not read): where wall time goes, off-CPU time included,\n"
+	"without a scheduler tracer.  Written in the formats of vigil profile\n"
+	"(table by default); the table's header and stderr give the samples per\n"
+	"state and per wait kind.\n"
+	"Resolution: one sample per thread per period; a snapshot that outlasts\n"
+	"the period delays the next (counted).\n"
 	"\n"
 	"options:\n"
 	"  --tid TID     only this thread (repeatable); it must belong to PID\n"
@@ -65,7 +92,7 @@ const char cmd_stack_usage[] =
 	"                bare number is milliseconds; at most 60s)\n"
 	"  --duration TIME  how long the wall-clock profile runs (needs --every)\n"
 	"  --format F    with --every: table, folded, pprof, speedscope or svg\n"
-	"  --no-kernel   no kernel stacks (reserved: kernel stacks are not shown yet)\n"
+	"  --no-kernel   do not read kernel stacks (/proc/TID/stack)\n"
 	"  --json        JSON document (docs/json-schema/live_stack.json)\n"
 	"  -o FILE       write the report to FILE instead of standard output\n"
 	"\n"
@@ -186,29 +213,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Name, state and CPU time of one thread (schedstat's first field: the
- * CPU time in ns the scheduler accounted). */
-static void thread_facts(pid_t pid, struct vg_report_stack_thread *th)
-{
-	struct vg_proc_stat st;
-	char path[64];
-	unsigned long long ns;
-	FILE *f;
-
-	th->cpu_ns = -1;
-	if (vg_proc_stat_read(th->st->tid, &st) == 0) {
-		snprintf(th->name, sizeof(th->name), "%s", st.comm);
-		th->state = st.state;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)th->st->tid);
-	f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%llu", &ns) == 1)
-			th->cpu_ns = (int64_t)ns;
-		fclose(f);
-	}
-}
-
 /* Each --tid must be a thread of the process. */
 static int check_tids(struct vg_cli *cli, const struct stack_args *a)
 {
@@ -244,13 +248,15 @@ static int write_json(struct vg_cli *cli, const struct vg_report_stack *rep, FIL
 }
 
 /* --every: the wall-clock profile, written like vigil profile writes. */
-static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_symbolizer *sym,
-		    struct vg_stack_capture *cap)
+static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_mem *mem,
+		    struct vg_symbolizer *sym, struct vg_stack_capture *cap)
 {
 	struct vg_stack_wall_opts o = {
 		.every_ms = a->every_ms, .duration_ms = a->duration_ms,
 		.tids = a->tids, .n_tids = a->n_tids,
+		.facts = vg_stack_facts_reader_new(cli->target, mem, sym),
 	};
+	char totals[512] = "";
 	struct vg_stack_wall_stats st;
 	struct vg_stacks *stacks = vg_stacks_new();
 	struct cli_stop_signals stop = { .fd = -1 };
@@ -260,8 +266,11 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_sy
 	FILE *out = stdout;
 	int r;
 
-	if (!stacks)
+	if (!stacks || !o.facts) {
+		vg_stacks_free(stacks);
+		vg_stack_facts_reader_free(o.facts);
 		return cli_out_of_memory(cli, "for the stacks");
+	}
 	cli_stop_signals_begin(&stop);
 	fprintf(stderr, "# wall-clock profile of pid %d: every thread every %" PRIu64 " ms for %" PRIu64
 		" ms, nothing stopped\n", (int)cli->target->pid, a->every_ms, a->duration_ms);
@@ -276,6 +285,18 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_sy
 			len += (size_t)snprintf(cut_why + len, sizeof(cut_why) - len, "%s%s %" PRIu64,
 						len ? ", " : "", vg_unwind_stop_name((enum vg_unwind_stop)i),
 						st.cut_why[i]);
+	for (size_t i = 0, len = 0; i < 8; i++)
+		if (st.by_state[i] && len < sizeof(totals))
+			len += (size_t)snprintf(totals + len, sizeof(totals) - len, "%s%s %" PRIu64,
+						len ? ", " : "by state: ", vg_stack_wall_state_name(i),
+						st.by_state[i]);
+	for (size_t i = 0, len = strlen(totals), first = 1; i < VG_WAIT_NKINDS; i++)
+		if (st.by_wait[i] && len < sizeof(totals)) {
+			len += (size_t)snprintf(totals + len, sizeof(totals) - len, "%s%s %" PRIu64,
+						first ? (len ? "; by wait: " : "by wait: ") : ", ",
+						vg_wait_kind_name((enum vg_wait_kind)i), st.by_wait[i]);
+			first = 0;
+		}
 	{
 		struct vg_stacks_meta meta = {
 			.event = "wall-clock", .period = 0,
@@ -284,6 +305,7 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_sy
 			.start_time_ns = st.start_wall_ns, .duration_ns = st.duration_ns,
 			.pid = cli->target->pid, .comm = cli->target->comm,
 			.stacks_cut = st.cut, .stacks_cut_why = cut_why[0] ? cut_why : NULL,
+			.totals = totals[0] ? totals : NULL,
 		};
 		struct vg_stack_write_opts wo = { .meta = &meta, .top = 25 };
 
@@ -319,18 +341,18 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_sy
 		}
 	}
 	fprintf(stderr, "# %" PRIu64 " snapshots, %" PRIu64 " thread samples in %.1f s (%s); "
-		"running %" PRIu64 ", sleeping %" PRIu64 ", disk sleep %" PRIu64 "; %" PRIu64
-		" late ticks, %" PRIu64 " stacks cut%s%s\n",
+		"%" PRIu64 " late ticks, %" PRIu64 " stacks cut%s%s\n# %s\n",
 		st.snapshots, st.samples, (double)st.duration_ns / 1e9,
 		st.target_exited ? "target exited" : st.interrupted ? "interrupted" : "duration",
-		st.by_state[0], st.by_state[1], st.by_state[2], st.late_ticks, st.cut,
-		a->out_path ? "; written to " : "", a->out_path ? a->out_path : "");
+		st.late_ticks, st.cut, a->out_path ? "; written to " : "", a->out_path ? a->out_path : "",
+		totals[0] ? totals : "no samples");
 	cli_print_target_notes(cli->target);
 	r = 0;
 out:
 	if (out != stdout)
 		vg_outfile_abort(&of);
 	vg_stacks_free(stacks);
+	vg_stack_facts_reader_free(o.facts);
 	return r;
 }
 
@@ -343,11 +365,15 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 	struct vg_symbolizer *sym = NULL;
 	struct vg_stack_capture *cap = NULL;
 	struct vg_thread_stack *threads = NULL;
-	struct vg_report_stack_thread *facts = NULL;
+	struct vg_report_stack_thread *rows = NULL;
+	struct vg_stack_facts_reader *reader = NULL;
+	struct vg_stack_facts *facts = NULL;
+	struct vg_wait *waits = NULL;
+	struct vg_wait_graph graph = { 0 };
 	struct vg_outfile of = { .fd = -1 };
 	pid_t *tids = NULL;
 	size_t n = 0;
-	uint64_t t0;
+	uint64_t t0, elapsed;
 	FILE *out = stdout;
 	int r;
 
@@ -378,7 +404,7 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	if (a->every_ms) {
-		r = run_wall(cli, a, sym, cap);
+		r = run_wall(cli, a, mem, sym, cap);
 		goto out;
 	}
 	t0 = now_ns();
@@ -392,8 +418,11 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	threads = calloc(n ? n : 1, sizeof(*threads));
+	rows = calloc(n ? n : 1, sizeof(*rows));
 	facts = calloc(n ? n : 1, sizeof(*facts));
-	if (!tids || !threads || !facts) {
+	waits = calloc(n ? n : 1, sizeof(*waits));
+	reader = vg_stack_facts_reader_new(cli->target, mem, sym);
+	if (!tids || !threads || !rows || !facts || !waits || !reader) {
 		r = cli_out_of_memory(cli, "for the threads");
 		goto out;
 	}
@@ -401,15 +430,23 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		facts[i].st = &threads[i];
-		thread_facts(cli->target->pid, &facts[i]);
+	/* Right after the registers: each thread's system call and kernel
+	 * stack (the snapshot ends there); then what each waits for, and the
+	 * owners followed across all of them. */
+	vg_stack_facts_read(reader, threads, n, !a->no_kernel, facts);
+	elapsed = now_ns() - t0;
+	if (vg_stack_facts_classify(reader, threads, n, facts, waits, &err) < 0 ||
+	    vg_wait_chains(waits, n, &graph) < 0) {
+		r = err.code ? cli_fail(cli, &err) : cli_out_of_memory(cli, "for the wait chains");
+		goto out;
 	}
+	for (size_t i = 0; i < n; i++)
+		rows[i] = (struct vg_report_stack_thread){ &threads[i], &facts[i], &waits[i] };
 	{
 		struct vg_report_stack rep = {
-			.t = cli->target, .sym = sym, .threads = facts, .n = n,
+			.t = cli->target, .sym = sym, .threads = rows, .n = n,
 			.notes = vg_stack_capture_notes(cap), .no_kernel = a->no_kernel,
-			.elapsed_ns = now_ns() - t0,
+			.graph = &graph, .elapsed_ns = elapsed,
 		};
 
 		if (a->out_path) {
@@ -456,12 +493,16 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 out:
 	if (out != stdout)
 		vg_outfile_abort(&of);
+	vg_wait_graph_release(&graph);
+	vg_stack_facts_reader_free(reader);
 	vg_stack_capture_free(cap);
 	vg_symbolizer_free(sym);
 	vg_mem_free(mem);
 	vg_maps_free(maps);
 	free(threads);
+	free(rows);
 	free(facts);
+	free(waits);
 	free(tids);
 	free(a);
 	return r;

@@ -117,6 +117,10 @@ struct vg_stacks_meta {
 	uint64_t stacks_cut;      /* samples whose stack ended before its
 				   * outermost frame (callers missing) */
 	const char *stacks_cut_why; /* "stack_end 12, no_cfi 3"; NULL: none */
+	/* One more line for the table's header ("by state: running 6,
+	 * sleeping 40; by wait: mutex 12, ..." of vigil stack --every);
+	 * NULL: none */
+	const char *totals;
 	const char *main_path;    /* the main executable's image path: pprof
 				   * makes its mapping the first, which pprof
 				   * reads as the profiled program; NULL unknown */

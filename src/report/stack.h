@@ -3,7 +3,12 @@
  * (docs/json-schema/live_stack.json).  Frames are symbolized here, each
  * return address at ip - 1 (the call) unless the unwinder said exact,
  * through the same symbolizer `vigil sym` uses, so the frames are the
- * ones `vigil sym` gives for those addresses. */
+ * ones `vigil sym` gives for those addresses.
+ *
+ * Besides the frames, each thread's system call, what it waits for, the
+ * chain of owners behind that (a cycle is a deadlock, shown first), the
+ * line it blocked at (its first frame outside libc, ld.so and the vDSO:
+ * the caller of pthread_mutex_lock, read, ...) and its kernel stack. */
 #ifndef VG_REPORT_STACK_H
 #define VG_REPORT_STACK_H
 
@@ -14,15 +19,17 @@
 #include <cjson/cJSON.h>
 
 #include "stack/capture.h"
+#include "stack/facts.h"
+#include "stack/waits.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
 
-/* What is known of a thread besides its stack. */
+/* What is known of a thread besides its stack (stack/facts.h). */
 struct vg_report_stack_thread {
 	const struct vg_thread_stack *st;
-	char name[64];              /* comm; "" unknown */
-	char state;                 /* /proc/TID/stat field 3; 0 unknown */
-	int64_t cpu_ns;             /* user + system CPU time, -1 unknown */
+	const struct vg_stack_facts *facts;  /* name, state, CPU, system call,
+	                                      * kernel stack; NULL unknown */
+	const struct vg_wait *wait;          /* NULL: not classified */
 };
 
 struct vg_report_stack {
@@ -32,6 +39,7 @@ struct vg_report_stack {
 	size_t n;
 	const char *const *notes;   /* the capture's, NULL-terminated or NULL */
 	bool no_kernel;             /* --no-kernel */
+	const struct vg_wait_graph *graph;  /* owner chains, deadlocks; may be NULL */
 	uint64_t elapsed_ns;        /* the whole snapshot */
 };
 

@@ -77,6 +77,8 @@ int vg_table_profile_write(FILE *out, const struct vg_stacks *s,
 		fprintf(out, "%" PRIu64 " of %" PRIu64 " stacks cut before their outermost frame (%s): "
 			"their callers are missing, so totals are lower bounds\n",
 			meta->stacks_cut, total, meta->stacks_cut_why ? meta->stacks_cut_why : "frame limit");
+	if (meta && meta->totals)
+		fprintf(out, "%s\n", meta->totals);
 	fputs("by self:\n", out);
 	for (size_t i = 0; i < shown; i++)
 		put_row(out, s, &fns[i], total);

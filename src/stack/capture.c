@@ -218,34 +218,18 @@ static uint64_t stack_end_of(const struct vg_stack_capture *c, uint64_t sp)
 	return r ? r->end : 0;
 }
 
-/* /proc/TID/status: state letter and voluntary + nonvoluntary switches. */
-static int read_status(pid_t pid, pid_t tid, char *state, uint64_t *csw)
+/* /proc/TID/status (thread_info.c's reader): state letter and voluntary +
+ * nonvoluntary switches. */
+static int read_status(const struct vg_target *t, pid_t tid, char *state, uint64_t *csw)
 {
-	char path[64], line[256];
-	unsigned long long v;
-	FILE *f;
-	int found = 0;
+	struct vg_thread_status st;
+	int r = vg_thread_status_read(t, tid, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	*csw = 0;
-	*state = '?';
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "State:", 6) == 0) {
-			sscanf(line + 6, " %c", state);
-			found |= 1;
-		} else if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1) {
-			*csw += v;
-			found |= 2;
-		} else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1) {
-			*csw += v;
-			found |= 4;
-		}
-	}
-	fclose(f);
-	return found == 7 ? 0 : -EINVAL;
+	*csw = st.voluntary_ctxt + st.nonvoluntary_ctxt;
+	*state = st.state ? st.state : '?';
+	if (r < 0)
+		return r;
+	return st.state && st.has_ctxt ? 0 : -EINVAL;
 }
 
 static void unwind(struct vg_stack_capture *c, struct vg_thread_stack *th, const uint8_t *stack)
@@ -304,6 +288,28 @@ static char state_letter(uint32_t st)
 	return '?';
 }
 
+/* The system call of a record's pt_regs, as the kernel's
+ * collect_syscall() gives /proc/TID/syscall: orig_ax -1 is no call; else
+ * the number and rdi, rsi, rdx, r10, r8, r9 (pt_regs indices 14, 13, 12,
+ * 7, 9, 8). */
+static void syscall_of(const struct vg_task_regs_record *rec, struct vg_thread_syscall *out)
+{
+	static const int arg_index[6] = { 14, 13, 12, 7, 9, 8 };
+
+	memset(out, 0, sizeof(*out));
+	out->sp = rec->regs[19];
+	out->pc = rec->regs[16];
+	if ((int64_t)rec->regs[15] == -1) {
+		out->state = VG_SYSCALL_NONE;
+		out->nr = -1;
+		return;
+	}
+	out->state = VG_SYSCALL_IN;
+	out->nr = (long)rec->regs[15];
+	for (int k = 0; k < 6; k++)
+		out->args[k] = rec->regs[arg_index[k]];
+}
+
 static void take_record(struct vg_stack_capture *c, struct vg_thread_stack *th,
 			enum pending *p, const struct vg_task_regs_record *rec,
 			const uint8_t *stack, bool second)
@@ -336,6 +342,7 @@ static void take_record(struct vg_stack_capture *c, struct vg_thread_stack *th,
 	}
 	th->how = VG_STACK_TASK_ITER;
 	th->state = state_letter(rec->state);
+	syscall_of(rec, &th->syscall);
 	th->reread = second;
 	th->moved = !still;
 	vg_task_regs_to_perf(rec, &th->regs);
@@ -354,7 +361,7 @@ static void take_record(struct vg_stack_capture *c, struct vg_thread_stack *th,
 			th->stack_truncated = false;
 		/* The iterator's counts were taken after its own copy: any
 		 * switch since means the thread ran before the rest was read. */
-		if (read_status(c->t->pid, th->tid, &state, &csw) == 0 &&
+		if (read_status(c->t, th->tid, &state, &csw) == 0 &&
 		    (csw != rec->csw_after || state == 'R'))
 			th->moved = true;
 		unwind(c, th, c->stack);
@@ -410,6 +417,7 @@ static int on_sample(const struct perf_event_header *h, void *arg)
 		return 0;
 	a->th->how = VG_STACK_PERF_SAMPLE;
 	a->th->state = 'R';
+	a->th->syscall = (struct vg_thread_syscall){ .state = VG_SYSCALL_RUNNING, .nr = -1 };
 	a->th->regs = s.regs;
 	a->th->stack_bytes = s.stack_size > VG_STACK_MAX_COPY ? VG_STACK_MAX_COPY : s.stack_size;
 	memcpy(a->c->stack, s.stack, a->th->stack_bytes);
@@ -581,18 +589,18 @@ static bool take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 				return false;
 			}
 			fclose(f);
-			if (read_status(c->t->pid, th->tid, &state, &csw[k]) < 0)
+			if (read_status(c->t, th->tid, &state, &csw[k]) < 0)
 				csw[k] = 0;
 			if (k == 0) {
-				char *tok[9];
-				size_t nt = 0;
-				char copy[512], *save = NULL;
-
-				snprintf(copy, sizeof(copy), "%s", line[0]);
-				for (char *w = strtok_r(copy, " \n", &save); w && nt < 9;
-				     w = strtok_r(NULL, " \n", &save))
-					tok[nt++] = w;
-				if (nt == 1 && strcmp(tok[0], "running") == 0) {
+				/* thread_info.c's parser: "running", "-1 sp pc"
+				 * outside a call, or "NR a1..a6 sp pc" */
+				if (vg_thread_syscall_parse(line[0], strlen(line[0]), &th->syscall) < 0) {
+					th->how = VG_STACK_NONE;
+					th->syscall = (struct vg_thread_syscall){ .nr = -1 };
+					snprintf(th->why, sizeof(th->why), "%s: unexpected line", path);
+					return false;
+				}
+				if (th->syscall.state == VG_SYSCALL_RUNNING) {
 					char before[sizeof(th->why)];
 
 					/* keep why perf could not take it, if it said */
@@ -604,14 +612,8 @@ static bool take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 						 "running thread");
 					return true;
 				}
-				/* "NR a1..a6 sp pc", or "-1 sp pc" outside a call */
-				if (nt < 3) {
-					th->how = VG_STACK_NONE;
-					snprintf(th->why, sizeof(th->why), "%s: unexpected line", path);
-					return false;
-				}
-				sp = strtoull(tok[nt - 2], NULL, 16);
-				pc = strtoull(tok[nt - 1], NULL, 16);
+				sp = th->syscall.sp;
+				pc = th->syscall.pc;
 			}
 		}
 		moved = strcmp(line[0], line[1]) != 0 || csw[0] != csw[1];

@@ -34,6 +34,7 @@
 #include <sys/types.h>
 
 #include "elf/image.h"
+#include "stack/thread_info.h"
 #include "target/maps.h"
 #include "target/target.h"
 #include "unwind/cfi.h"
@@ -75,6 +76,12 @@ struct vg_thread_stack {
 	char state;
 	bool reread;                  /* moved once, read again */
 	bool moved;                   /* moved again on the second read: flagged */
+	/* The system call at the moment of the registers, so that what a
+	 * thread waits for and its frames agree: task_iter from the saved
+	 * orig_ax and argument registers (orig_ax -1: not in one, as
+	 * /proc/TID/syscall decides), perf_sample RUNNING, proc_syscall the
+	 * line read; UNKNOWN when nothing was read. */
+	struct vg_thread_syscall syscall;
 };
 
 /* Which ways may be used: all by default; VIGIL_STACK_METHODS (a comma

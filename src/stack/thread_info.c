@@ -236,6 +236,19 @@ static ssize_t read_task_file(const struct vg_target *t, pid_t tid, const char *
 	return read_proc(vg_target_proc_path(t, path, sizeof(path), rest), buf, size);
 }
 
+int vg_thread_status_read(const struct vg_target *t, pid_t tid, struct vg_thread_status *out)
+{
+	char buf[4096];
+	ssize_t n = read_task_file(t, tid, "status", buf, sizeof(buf));
+
+	memset(out, 0, sizeof(*out));
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return -ESRCH;
+	return vg_thread_status_parse(buf, (size_t)n, out);
+}
+
 static void read_kernel_stack(const struct vg_target *t, pid_t tid, struct vg_thread_info *out)
 {
 	char buf[8192];

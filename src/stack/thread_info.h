@@ -49,6 +49,10 @@ struct vg_thread_status {
  * fields zero) or -EINVAL if no line at all has the "Key:" shape. */
 int vg_thread_status_parse(const char *buf, size_t len, struct vg_thread_status *out);
 
+/* Read and parse /proc/PID/task/TID/status of t's thread tid.  Returns
+ * 0, or -errno (-ENOENT/-ESRCH: gone). */
+int vg_thread_status_read(const struct vg_target *t, pid_t tid, struct vg_thread_status *out);
+
 /* One line of /proc/TID/stack: "[<0>] futex_wait_queue+0x6a/0xb0".  The
  * address is zero unless the reader may see kernel pointers; the function
  * and offset are what matters. */

@@ -48,6 +48,7 @@ enum vg_wait_kind {
 	VG_WAIT_YIELD,        /* sched_yield */
 	VG_WAIT_SYSCALL,      /* another system call */
 };
+#define VG_WAIT_NKINDS (VG_WAIT_SYSCALL + 1)
 
 /* "unknown", "running", "user", "mutex", "rwlock", "cond", "semaphore",
  * "join", "lock", "futex", "io", "poll", "sleep", "signal", "child",

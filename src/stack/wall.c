@@ -12,17 +12,24 @@
 
 static const struct {
 	char letter;
-	const char *leaf;
+	const char *name;
 } states[8] = {
-	{ 'R', "[running]" }, { 'S', "[sleeping]" }, { 'D', "[disk sleep]" },
-	{ 'T', "[stopped]" }, { 't', "[traced]" }, { 'I', "[idle]" },
-	{ 'Z', "[zombie]" }, { 0, "[unknown state]" },
+	{ 'R', "running" }, { 'S', "sleeping" }, { 'D', "disk sleep" },
+	{ 'T', "stopped" }, { 't', "traced" }, { 'I', "idle" },
+	{ 'Z', "zombie" }, { 0, "unknown state" },
 };
 
 const char *vg_stack_wall_state_name(size_t i)
 {
-	return i < 8 ? states[i].leaf : "[unknown state]";
+	return i < 8 ? states[i].name : "unknown state";
 }
+
+/* The leaf frames met so far: each text gets a pseudo address (its index
+ * + 1, below any code) under which the trie interns it once. */
+struct leaves {
+	char **text;
+	size_t n, cap;
+};
 
 static size_t state_index(char c)
 {
@@ -76,20 +83,41 @@ static int address_ids(struct vg_stacks *out, struct vg_symbolizer *sym, uint64_
 	return r;
 }
 
-/* The state's leaf frame: a pseudo address 1..8 that no code has. */
-static int leaf_id(struct vg_stacks *out, size_t state, uint32_t *id)
+/* The wait's leaf frame, interned once per text. */
+static int leaf_id(struct vg_stacks *out, struct leaves *lv, const char *text, uint32_t *id)
 {
-	struct vg_stack_frame_in in = { states[state].leaf, NULL, 0 };
-	struct vg_stack_site site = { state + 1, 0, VG_STACKS_NONE, false };
+	struct vg_stack_frame_in in = { text, NULL, 0 };
+	struct vg_stack_site site = { 0, 0, VG_STACKS_NONE, false };
 	uint32_t n;
+	size_t i;
 
-	if (vg_stacks_find_address(out, state + 1, false, id, &n))
+	for (i = 0; i < lv->n; i++)
+		if (strcmp(lv->text[i], text) == 0)
+			break;
+	if (i == lv->n) {
+		if (lv->n == lv->cap) {
+			size_t c = lv->cap ? lv->cap * 2 : 32;
+			char **p = realloc(lv->text, c * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			lv->text = p;
+			lv->cap = c;
+		}
+		lv->text[lv->n] = strdup(text);
+		if (!lv->text[lv->n])
+			return -ENOMEM;
+		lv->n++;
+	}
+	site.address = i + 1;
+	if (vg_stacks_find_address(out, i + 1, false, id, &n))
 		return 0;
 	return vg_stacks_intern_address(out, &site, &in, 1, id, &n, NULL);
 }
 
-static int add_thread(struct vg_stacks *out, struct vg_symbolizer *sym,
-		      const struct vg_thread_stack *th, char state, struct vg_stack_wall_stats *st)
+static int add_thread(struct vg_stacks *out, struct vg_symbolizer *sym, struct leaves *lv,
+		      const struct vg_thread_stack *th, char state, const char *leaf,
+		      struct vg_stack_wall_stats *st)
 {
 	uint32_t ids[MAX_IDS];
 	size_t nids = 0, si = state_index(state);
@@ -105,7 +133,7 @@ static int add_thread(struct vg_stacks *out, struct vg_symbolizer *sym,
 		for (uint32_t k = 0; k < cnt && nids < MAX_IDS - 1; k++)
 			ids[nids++] = first + k;
 	}
-	r = leaf_id(out, si, &ids[nids]);
+	r = leaf_id(out, lv, leaf, &ids[nids]);
 	if (r < 0)
 		return r;
 	nids++;
@@ -121,14 +149,6 @@ static int add_thread(struct vg_stacks *out, struct vg_symbolizer *sym,
 	return vg_stacks_add(out, (int32_t)th->tid, ids, nids, 1, NULL);
 }
 
-static void name_thread(struct vg_stacks *out, pid_t tid)
-{
-	struct vg_proc_stat ps;
-
-	if (vg_proc_stat_read(tid, &ps) == 0)
-		vg_stacks_set_thread_name(out, (int32_t)tid, ps.comm, NULL);
-}
-
 int vg_stack_wall_run(struct vg_target *t, struct vg_symbolizer *sym,
 		      struct vg_stack_capture *cap, const struct vg_stack_wall_opts *o,
 		      int stop_fd, struct vg_stacks *out, struct vg_stack_wall_stats *st,
@@ -137,6 +157,7 @@ int vg_stack_wall_run(struct vg_target *t, struct vg_symbolizer *sym,
 	uint64_t period = o->every_ms * 1000000u, next, end;
 	pid_t *named = NULL;
 	size_t n_named = 0, cap_named = 0;
+	struct leaves lv = { 0 };
 	int r = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -145,6 +166,8 @@ int vg_stack_wall_run(struct vg_target *t, struct vg_symbolizer *sym,
 	end = st->start_ns + o->duration_ms * 1000000u;
 	while (next < end) {
 		struct vg_thread_stack *th = NULL;
+		struct vg_stack_facts *facts = NULL;
+		struct vg_wait *waits = NULL;
 		pid_t *tids = NULL;
 		size_t n = 0;
 		uint64_t now;
@@ -163,9 +186,13 @@ int vg_stack_wall_run(struct vg_target *t, struct vg_symbolizer *sym,
 			break;
 		}
 		th = calloc(n ? n : 1, sizeof(*th));
-		if (!tids || !th) {
+		facts = calloc(n ? n : 1, sizeof(*facts));
+		waits = calloc(n ? n : 1, sizeof(*waits));
+		if (!tids || !th || !facts || !waits) {
 			free(tids);
 			free(th);
+			free(facts);
+			free(waits);
 			r = vg_error_set(err, -ENOMEM, "out of memory for %zu threads", n);
 			break;
 		}
@@ -175,24 +202,26 @@ int vg_stack_wall_run(struct vg_target *t, struct vg_symbolizer *sym,
 			r = 0;
 			free(tids);
 			free(th);
+			free(facts);
+			free(waits);
 			break;
 		}
+		if (r == 0) {
+			vg_stack_facts_read(o->facts, th, n, false, facts);
+			r = vg_stack_facts_classify(o->facts, th, n, facts, waits, err);
+		}
 		for (size_t i = 0; r == 0 && i < n; i++) {
-			char state = th[i].state;
+			char state = th[i].state, leaf[512];
 			bool known = false;
 
 			if (th[i].how == VG_STACK_NONE && strcmp(th[i].why, "exited") == 0)
 				continue;
-			if (!state) {
-				struct vg_proc_stat ps;
-
-				if (vg_proc_stat_read(th[i].tid, &ps) == 0)
-					state = ps.state;
-			}
+			if (!state && !facts[i].info_error)
+				state = facts[i].info.state;
 			for (size_t k = 0; k < n_named; k++)
 				known |= named[k] == th[i].tid;
-			if (!known) {
-				name_thread(out, th[i].tid);
+			if (!known && !facts[i].info_error) {
+				vg_stacks_set_thread_name(out, (int32_t)th[i].tid, facts[i].info.name, NULL);
 				if (n_named == cap_named) {
 					size_t c = cap_named ? cap_named * 2 : 64;
 					pid_t *p = realloc(named, c * sizeof(*p));
@@ -205,11 +234,16 @@ int vg_stack_wall_run(struct vg_target *t, struct vg_symbolizer *sym,
 				if (n_named < cap_named)
 					named[n_named++] = th[i].tid;
 			}
-			if (add_thread(out, sym, &th[i], state, st) < 0)
+			vg_stack_wait_leaf(&waits[i], &facts[i], leaf, sizeof(leaf));
+			if ((unsigned)waits[i].kind < VG_WAIT_NKINDS)
+				st->by_wait[waits[i].kind]++;
+			if (add_thread(out, sym, &lv, &th[i], state, leaf, st) < 0)
 				r = vg_error_set(err, -ENOMEM, "out of memory for the stacks");
 		}
 		free(tids);
 		free(th);
+		free(facts);
+		free(waits);
 		if (r < 0)
 			break;
 		st->snapshots++;
@@ -234,5 +268,8 @@ int vg_stack_wall_run(struct vg_target *t, struct vg_symbolizer *sym,
 	}
 	st->duration_ns = mono_ns(CLOCK_MONOTONIC) - st->start_ns;
 	free(named);
+	for (size_t i = 0; i < lv.n; i++)
+		free(lv.text[i]);
+	free(lv.text);
 	return r;
 }

@@ -1,9 +1,13 @@
 /* wall.h - vigil stack --every: a wall-clock profile.  Every period, one
  * snapshot of every thread (capture.h), running and blocked alike; each
  * thread's stack is added to a stack trie (profile/stacks.h) with a leaf
- * frame that names its state ("[running]", "[sleeping]", "[disk sleep]",
- * ...), so the profile's writers (report/stack_format.h) show where wall
- * time goes, off-CPU time included, without a scheduler tracer.
+ * frame that names what it waits for (facts.h: "[mutex g_lock]", "[read
+ * tcp 127.0.0.1:P -> ...]", "[sleep]", "[running]"), so the profile's
+ * writers (report/stack_format.h) show where wall time goes, off-CPU time
+ * included, without a scheduler tracer.  The wait is classified from the
+ * system call and the frames already captured; kernel stacks are not
+ * read, and the fd describer rereads /proc/net only when an I/O wait
+ * names a socket.
  *
  * Resolution: one sample per thread per period; a wait shorter than the
  * period is seen in proportion to how often it is in progress at a tick,
@@ -19,6 +23,7 @@
 
 #include "profile/stacks.h"
 #include "stack/capture.h"
+#include "stack/facts.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
 #include "util/error.h"
@@ -28,6 +33,7 @@ struct vg_stack_wall_opts {
 	uint64_t duration_ms;       /* >= every_ms */
 	const pid_t *tids;          /* only these (n_tids > 0), else all */
 	size_t n_tids;
+	struct vg_stack_facts_reader *facts;  /* borrowed, required */
 };
 
 struct vg_stack_wall_stats {
@@ -38,6 +44,7 @@ struct vg_stack_wall_stats {
 	uint64_t cut;               /* stacks whose walk did not complete */
 	uint64_t cut_why[VG_UNWIND_NSTOPS];
 	uint64_t by_state[8];       /* R S D T t I Z other */
+	uint64_t by_wait[VG_WAIT_NKINDS];   /* samples per wait kind */
 	uint64_t start_ns, duration_ns;   /* CLOCK_MONOTONIC */
 	uint64_t start_wall_ns;     /* CLOCK_REALTIME of the first tick */
 	bool target_exited;
@@ -53,7 +60,7 @@ int vg_stack_wall_run(struct vg_target *t, struct vg_symbolizer *sym,
 		      int stop_fd, struct vg_stacks *out, struct vg_stack_wall_stats *st,
 		      struct vg_error *err);
 
-/* "R" -> 0 ... as by_state indexes them; names for the leaf frames. */
+/* "R" -> 0 ... as by_state indexes them: "running", "sleeping", ... */
 const char *vg_stack_wall_state_name(size_t i);
 
 #endif

@@ -13,6 +13,8 @@
 #                                 -o FILE and into a pipe; --output once
 #   probe                         table and --json, with -o FILE, --output
 #                                 FILE and into a pipe
+#   stack                         table and --json; --every in every
+#                                 --format; with -o FILE and into a pipe
 # Every run exits 0; with -o nothing goes to stdout.  JSON: one document
 # with the common header (schema_version, tool, tool_version, operation,
 # process).  pprof: gzip, then a protobuf wire-format walk of profile.proto
@@ -217,12 +219,27 @@ out --output probe_json_output json probe_json header "$ppid" "${probe_args[@]}"
 out pipe probe_json_pipe json probe_json header "$ppid" "${probe_args[@]}" --json
 echo "ok: probe"
 
+# ---- stack: the snapshot (table, --json) and the wall-clock profile in
+# every --format, on the single-threaded target (its state and stack stay
+# the same between two runs) ---------------------------------------------
+out -o stack_table_o table stack_table header "$gpid" stack "$gpid"
+out pipe stack_table_pipe table stack_table header "$gpid" stack "$gpid"
+out -o stack_json_o json stack_json header "$gpid" stack "$gpid" --json
+out pipe stack_json_pipe json stack_json header "$gpid" stack "$gpid" --json
+for f in table folded pprof speedscope svg; do
+	out -o "stack_every_${f}_o" "$f" "stack_every_$f" header "$gpid" stack "$gpid" --every 20 --duration 200 --format "$f"
+done
+out pipe stack_every_folded_pipe folded stack_every_folded header "$gpid" stack "$gpid" --every 20 --duration 200 --format folded
+out pipe stack_every_table_pipe table stack_every_table header "$gpid" stack "$gpid" --every 20 --duration 200
+echo "ok: stack"
+
 vg_py "$T/cases" "$T/glob.truth" <<'PY'
 import gzip, json, os, re, sys, xml.etree.ElementTree as ET
 from vgcheck import *
 
 OPERATION = {"maps": "maps", "read": "read", "sym": "symbolize", "scan": "live_scan",
-             "watch": "live_watch", "profile": "live_profile", "probe": "live_probe"}
+             "watch": "live_watch", "profile": "live_profile", "probe": "live_probe",
+             "stack": "live_stack"}
 cases = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
 glob = Truth(sys.argv[2])
 

@@ -1,11 +1,13 @@
 #!/bin/bash
 # stack_wall: vigil stack --every (the wall-clock profile) on
 # tgt_stack_basic.  Every snapshot adds one sample per thread, each stack
-# ending in a leaf that names the thread's state: in --format folded the
-# two nappers give "...;napper_main;nap_[i];...;[sleeping]" twice per
-# snapshot, the reader "...;reader_main;wait_pipe;...;[sleeping]" once,
-# the spinner "...;spinner_main;spin;[running]" once, the main thread
-# once: 5 samples per snapshot, the snapshot count as stderr says.  The
+# ending in a leaf that names what the thread waits for: in --format
+# folded the two nappers give "...;napper_main;nap_[i];...;[sleep]" twice
+# per snapshot, the reader "...;reader_main;wait_pipe;...;[read pipe:[N]
+# read end, ...]" once, the spinner "...;spinner_main;spin;[running]"
+# once, the main thread "...;[signal pause]" once: 5 samples per
+# snapshot, the snapshot count as stderr says, and stderr's totals by
+# state and by wait agree (the table carries the same line).  The
 # table goes to -o FILE; bad input: --every without --duration, --duration
 # or --format without --every, --every 0, --every with --json (exit 2).
 source "$(dirname "$0")/lib.sh"
@@ -31,21 +33,41 @@ for l in lines:
 def count(pred):
     return sum(c for s, c in by.items() if pred(s.split(";")))
 eq("total samples (5 threads per snapshot)", 5 * snaps, sum(by.values()))
-eq("nappers: napper_main;nap_[i] ... [sleeping]", 2 * snaps,
-   count(lambda f: "napper_main" in f and f[f.index("napper_main") + 1] == "nap_[i]" and f[-1] == "[sleeping]"))
-eq("reader: reader_main;wait_pipe ... [sleeping]", snaps,
-   count(lambda f: "reader_main" in f and f[f.index("reader_main") + 1] == "wait_pipe" and f[-1] == "[sleeping]"))
+eq("nappers: napper_main;nap_[i] ... [sleep]", 2 * snaps,
+   count(lambda f: "napper_main" in f and f[f.index("napper_main") + 1] == "nap_[i]" and f[-1] == "[sleep]"))
+eq("reader: reader_main;wait_pipe ... [read pipe:[N] read end, ...]", snaps,
+   count(lambda f: "reader_main" in f and f[f.index("reader_main") + 1] == "wait_pipe" and
+         f[-1].startswith("[read pipe:[") and " read end" in f[-1]))
 eq("spinner: spinner_main;spin;[running]", snaps, count(lambda f: f[-3:] == ["spinner_main", "spin", "[running]"]))
-eq("main thread: main ... [sleeping]", snaps, count(lambda f: "main" in f and f[-1] == "[sleeping]"))
+eq("main thread: main ... [signal pause]", snaps, count(lambda f: "main" in f and f[-1] == "[signal pause]"))
 done()
 PY
-echo "ok: folded: $snaps snapshots, every thread's stack and state"
+# stderr's totals: the spinner is running, or preempted in its own code
+# (wait "user"); the others as above
+vg_py "$T/folded.err" "$snaps" <<'PY' || { show_last; fail "stderr's totals by state and by wait"; }
+import sys
+from vgcheck import *
+text, snaps = open(sys.argv[1]).read().splitlines(), int(sys.argv[2])
+line = next((l for l in text if l.startswith("# by state: ")), "")
+check("; by wait: " in line, f"no '# by state: ...; by wait: ...' line: {line!r}")
+st, _, wt = line[len("# by state: "):].partition("; by wait: ")
+def totals(part):
+    return {k: int(v) for k, v in (p.rsplit(" ", 1) for p in part.split(", "))} if part else {}
+eq("by state", {"running": snaps, "sleeping": 4 * snaps}, totals(st))
+w = totals(wt)
+eq("by wait: running + user", snaps, w.pop("running", 0) + w.pop("user", 0))
+eq("by wait", {"io": snaps, "sleep": 2 * snaps, "signal": snaps}, w)
+done()
+PY
+echo "ok: folded: $snaps snapshots, every thread's stack and wait"
 
 vg table stack "$pid" --every 20 --duration 300 -o "$T/wall.txt"
 assert_rc 0
 [[ ! -s $T/table.out ]] || { show_last; fail "-o FILE: output on stdout"; }
-grep -q '\[sleeping\]' "$T/wall.txt" && grep -q '\[running\]' "$T/wall.txt" ||
-	{ cat "$T/wall.txt" >&2; fail "the table has no [sleeping] or [running] leaf"; }
+grep -q '\[sleep\]' "$T/wall.txt" && grep -q '\[running\]' "$T/wall.txt" ||
+	{ cat "$T/wall.txt" >&2; fail "the table has no [sleep] or [running] leaf"; }
+grep -q '^by state: running [0-9]*, sleeping [0-9]*; by wait: ' "$T/wall.txt" ||
+	{ cat "$T/wall.txt" >&2; fail "the table has no 'by state: ...; by wait: ...' line"; }
 echo "ok: table to -o FILE"
 
 refuse() { refuse_cmd stack 2000 "$@"; }
