@@ -693,9 +693,26 @@ static int eval(struct ctx *c, const struct vg_expr_node *n, struct val *out)
 			c->no_read++;
 			r = eval(c, n->a, &a);
 			c->no_read--;
-			if (r < 0)
+			/* sizeof(size_t): a name that is no variable may be a type. */
+			if (r == -ENOENT && n->a->op == VG_E_VAR && !n->a->scope) {
+				struct vg_expr_node tnode = *n;
+				struct vg_error terr = { 0 };
+				struct vg_error *keep = c->err;
+
+				tnode.type.base = n->a->name;
+				tnode.type.n_ptr = 0;
+				c->err = &terr;
+				r = resolve_type(c, &tnode, &t);
+				c->err = keep;
+				if (r == 0)
+					vg_error_clear(c->err);
+				else
+					return -ENOENT;
+			} else if (r < 0) {
 				return r;
-			t = a.type;
+			} else {
+				t = a.type;
+			}
 		}
 		t = vg_dwtypes_complete(c->dt, t);
 		*out = (struct val){ .type = base("unsigned long"), .bits = vg_type_size(t) };

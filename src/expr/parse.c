@@ -23,12 +23,15 @@ struct parser {
 
 static int fail(struct parser *p, size_t at, const char *what)
 {
+	/* A long expression is quoted by its start: the column says where. */
+	const char *more = strlen(p->s) > 80 ? "..." : "";
+
 	if (!p->failed) {
 		if (p->s[at])
-			vg_error_set(p->err, -EINVAL, "%s: syntax error at column %zu ('%.12s'): %s",
-				     p->s, at + 1, p->s + at, what);
+			vg_error_set(p->err, -EINVAL, "%.80s%s: syntax error at column %zu ('%.12s'): %s",
+				     p->s, more, at + 1, p->s + at, what);
 		else
-			vg_error_set(p->err, -EINVAL, "%s: syntax error at the end: %s", p->s, what);
+			vg_error_set(p->err, -EINVAL, "%.80s%s: syntax error at the end: %s", p->s, more, what);
 	}
 	p->failed = true;
 	return -EINVAL;
@@ -185,6 +188,12 @@ static int type_name(struct parser *p, struct vg_expr_typename *tn, bool need_st
 		}
 		skip_space(p);
 		after = p->pos;
+		/* sizeof(NAME) is an expression; eval.c falls back to a type. */
+		if (!need_star_or_follow && p->s[after] != '*') {
+			free(id);
+			p->pos = save;
+			return 0;
+		}
 		if (need_star_or_follow && p->s[after] != '*') {
 			const char *q = p->s + after;
 
