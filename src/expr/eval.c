@@ -233,7 +233,7 @@ static int deref(struct ctx *c, const struct vg_expr_node *whole, const struct v
 				    text(c, whole, t, sizeof(t)), text(c, ptr, pt_text, sizeof(pt_text)),
 				    vg_type_name(p->type, tn, sizeof(tn)));
 	to = vg_dwtypes_complete(c->dt, pt->target);
-	if (!vg_type_strip(to))
+	if (!vg_type_strip(to) || vg_type_strip(to)->kind == VG_TYPE_VOID)
 		return vg_error_set(c->err, -EINVAL, "%s: %s is a void pointer; cast it first, e.g. *(int *)%s",
 				    text(c, whole, t, sizeof(t)), text(c, ptr, pt_text, sizeof(pt_text)),
 				    pt_text);
