@@ -295,8 +295,13 @@ static unsigned distance(const char *a, const char *b)
 /* The member called name, looking into anonymous structs and unions;
  * *offset accumulates.  Also proposes the closest name (*best). */
 static const struct vg_type_member *find_member(const struct vg_type *t, const char *name,
-						uint64_t *offset, const char **best, unsigned *best_d)
+						uint64_t *offset, const char **best, unsigned *best_d,
+						int depth)
 {
+	/* Anonymous members nest a few levels in real code; a corrupt file
+	 * can make one contain itself. */
+	if (depth > 32)
+		return NULL;
 	for (size_t i = 0; i < t->n_members; i++) {
 		const struct vg_type_member *m = &t->members[i];
 		const struct vg_type *mt = vg_type_strip(m->type);
@@ -316,7 +321,7 @@ static const struct vg_type_member *find_member(const struct vg_type *t, const c
 		} else if (mt && (mt->kind == VG_TYPE_STRUCT || mt->kind == VG_TYPE_UNION ||
 				  mt->kind == VG_TYPE_CLASS)) {
 			uint64_t off = *offset + m->offset;
-			const struct vg_type_member *f = find_member(mt, name, &off, best, best_d);
+			const struct vg_type_member *f = find_member(mt, name, &off, best, best_d, depth + 1);
 
 			if (f) {
 				*offset = off;
@@ -347,7 +352,7 @@ static int member(struct ctx *c, const struct vg_expr_node *n, const struct val 
 	if (!obj->lvalue)
 		return vg_error_set(c->err, -EINVAL, "%s: %s has no address", text(c, n, tx, sizeof(tx)),
 				    text(c, n->a, tn, sizeof(tn)));
-	m = find_member(t, n->name, &off, &best, &best_d);
+	m = find_member(t, n->name, &off, &best, &best_d, 0);
 	if (!m) {
 		if (best)
 			return vg_error_set(c->err, -ENOENT, "%s: %s has no member '%s'; did you mean '%s'?",

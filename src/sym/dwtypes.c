@@ -23,7 +23,15 @@ struct vg_dwtypes {
 	void **owned;
 	size_t n_owned, owned_cap;
 	int error;                    /* first ENOMEM while building */
+	unsigned depth;               /* type_of_die recursion */
 };
+
+/* Type chains deeper than this (pointer to pointer to ...) come from a
+ * corrupt or hostile file: they end in an unknown type instead of
+ * overflowing the stack.  Walks over a type (strip, size, name) are
+ * bounded the same way, since a corrupt file can make a typedef name
+ * itself. */
+#define MAX_TYPE_DEPTH 64
 
 static void *own(struct vg_dwtypes *dt, size_t size)
 {
@@ -125,6 +133,7 @@ struct vg_dwtypes *vg_dwtypes_free(struct vg_dwtypes *dt)
 /* building types                                                       */
 
 static const struct vg_type *type_of_die(struct vg_dwtypes *dt, Dwarf_Die *die);
+static const struct vg_type *build_die(struct vg_dwtypes *dt, Dwarf_Die *die, uint64_t off, int tag);
 
 static uint64_t attr_udata(Dwarf_Die *die, unsigned name, uint64_t dflt)
 {
@@ -351,6 +360,21 @@ static const struct vg_type *type_of_die(struct vg_dwtypes *dt, Dwarf_Die *die)
 
 	if (t)
 		return t;
+	if (dt->depth >= MAX_TYPE_DEPTH * 4) {
+		static const struct vg_type too_deep = { .kind = VG_TYPE_UNKNOWN, .name = "<too deep>" };
+
+		return &too_deep;
+	}
+	dt->depth++;
+	t = (struct vg_type *)build_die(dt, die, off, tag);
+	dt->depth--;
+	return t;
+}
+
+static const struct vg_type *build_die(struct vg_dwtypes *dt, Dwarf_Die *die, uint64_t off, int tag)
+{
+	struct vg_type *t;
+
 	/* restrict and _Atomic change nothing that is printed. */
 	if (tag == DW_TAG_restrict_type || tag == DW_TAG_atomic_type)
 		return type_attr(dt, die);
@@ -789,29 +813,42 @@ const struct vg_type *vg_dwtypes_complete(struct vg_dwtypes *dt, const struct vg
 
 const struct vg_type *vg_type_strip(const struct vg_type *t)
 {
-	while (t && (t->kind == VG_TYPE_TYPEDEF || t->kind == VG_TYPE_CONST ||
-		     t->kind == VG_TYPE_VOLATILE))
+	for (int i = 0; t && (t->kind == VG_TYPE_TYPEDEF || t->kind == VG_TYPE_CONST ||
+			      t->kind == VG_TYPE_VOLATILE); i++) {
+		if (i == MAX_TYPE_DEPTH)
+			return NULL;  /* a typedef cycle: no type */
 		t = t->target;
+	}
 	return t;
 }
 
 uint64_t vg_type_size(const struct vg_type *t)
 {
 	const struct vg_type *s = vg_type_strip(t);
+	uint64_t n = 1;
 
-	if (!s)
+	for (int i = 0; s && s->kind == VG_TYPE_ARRAY; i++) {
+		if (!s->count_known || i == MAX_TYPE_DEPTH ||
+		    __builtin_mul_overflow(n, s->count, &n))
+			return 0;
+		s = vg_type_strip(s->target);
+	}
+	if (!s || __builtin_mul_overflow(n, s->size, &n))
 		return 0;
-	if (s->kind == VG_TYPE_ARRAY)
-		return s->count_known ? s->count * vg_type_size(s->target) : 0;
-	return s->size;
+	return n;
 }
 
 /* C declarator syntax: the type is built around what is inside (inner),
  * e.g. pointer to array of 4 int: inner "*" -> "(*)" -> "int (*)[4]". */
-static void type_name_in(const struct vg_type *t, const char *inner, char *buf, size_t size)
+static void type_name_in(const struct vg_type *t, const char *inner, char *buf, size_t size,
+			 int depth)
 {
 	char in[512];
 
+	if (depth > MAX_TYPE_DEPTH) {
+		snprintf(buf, size, "<too deep>%s%s", inner[0] ? " " : "", inner);
+		return;
+	}
 	if (!t) {
 		snprintf(buf, size, "void%s%s", inner[0] ? " " : "", inner);
 		return;
@@ -823,7 +860,7 @@ static void type_name_in(const struct vg_type *t, const char *inner, char *buf, 
 
 		snprintf(in, sizeof(in), "%s%s%s%s", wrap ? "(" : "", t->is_reference ? "&" : "*",
 			 inner, wrap ? ")" : "");
-		type_name_in(to, in, buf, size);
+		type_name_in(to, in, buf, size, depth + 1);
 		return;
 	}
 	case VG_TYPE_ARRAY:
@@ -831,7 +868,7 @@ static void type_name_in(const struct vg_type *t, const char *inner, char *buf, 
 			snprintf(in, sizeof(in), "%s[%llu]", inner, (unsigned long long)t->count);
 		else
 			snprintf(in, sizeof(in), "%s[]", inner);
-		type_name_in(t->target, in, buf, size);
+		type_name_in(t->target, in, buf, size, depth + 1);
 		return;
 	case VG_TYPE_FUNC: {
 		size_t n = (size_t)snprintf(in, sizeof(in), "%s(", inner);
@@ -839,14 +876,14 @@ static void type_name_in(const struct vg_type *t, const char *inner, char *buf, 
 		for (size_t i = 0; i < t->n_params && n < sizeof(in); i++) {
 			char p[256];
 
-			type_name_in(t->params[i], "", p, sizeof(p));
+			type_name_in(t->params[i], "", p, sizeof(p), depth + 1);
 			n += (size_t)snprintf(in + n, sizeof(in) - n, "%s%s", i ? ", " : "", p);
 		}
 		if (n < sizeof(in))
 			n += (size_t)snprintf(in + n, sizeof(in) - n, "%s%s)",
 					      t->varargs ? (t->n_params ? ", ..." : "...") : "",
 					      !t->n_params && !t->varargs ? "void" : "");
-		type_name_in(t->target, in, buf, size);
+		type_name_in(t->target, in, buf, size, depth + 1);
 		return;
 	}
 	case VG_TYPE_CONST:
@@ -856,11 +893,11 @@ static void type_name_in(const struct vg_type *t, const char *inner, char *buf, 
 
 		if (to && to->kind == VG_TYPE_POINTER) {
 			snprintf(in, sizeof(in), "%s%s%s", q, inner[0] ? " " : "", inner);
-			type_name_in(to, in, buf, size);
+			type_name_in(to, in, buf, size, depth + 1);
 		} else {
 			char b[512];
 
-			type_name_in(to, inner, b, sizeof(b));
+			type_name_in(to, inner, b, sizeof(b), depth + 1);
 			snprintf(buf, size, "%s %s", q, b);
 		}
 		return;
@@ -879,6 +916,6 @@ static void type_name_in(const struct vg_type *t, const char *inner, char *buf, 
 
 char *vg_type_name(const struct vg_type *t, char *buf, size_t size)
 {
-	type_name_in(t, "", buf, size);
+	type_name_in(t, "", buf, size, 0);
 	return buf;
 }
