@@ -271,7 +271,7 @@ static char *scope_prefix(struct parser *p)
 {
 	size_t i = p->pos;
 
-	while (isalnum((unsigned char)p->s[i]) || strchr("_.+-/", p->s[i]))
+	while (isalnum((unsigned char)p->s[i]) || (p->s[i] && strchr("_.+-/", p->s[i])))
 		i++;
 	if (i == p->pos || p->s[i] != ':' || p->s[i + 1] == ':' || !ident_start(p->s[i + 1]))
 		return NULL;
