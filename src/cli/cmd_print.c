@@ -44,6 +44,8 @@ const char cmd_print_usage[] =
 	"rest <unreadable>; a pointer on the way that is null or unreadable is an\n"
 	"error naming it (\"g_head->next: null pointer g_head (read at 0x...)\").\n"
 	"\n"
+	CLI_TARGET_HELP
+	"\n"
 	"options:\n"
 	"  --depth N         expand nested structs N levels (default 20); deeper: {...}\n"
 	"  --max-elements N  array elements and string characters shown (default 200)\n"

@@ -30,6 +30,11 @@ vg multi print "$pid" g_color g_flag 'g_table[0].key'
 assert_rc 0
 assert_eq "$LAST_CMD" $'g_color = GREEN\ng_flag = true\ng_table[0].key = 1' "$(cat "$T/multi.out")"
 
+# The target named by -p, as every command names it.
+vg byp print g_color -p "$pid"
+assert_rc 0
+assert_eq "$LAST_CMD" 'g_color = GREEN' "$(cat "$T/byp.out")"
+
 # --depth, --max-elements, --hex.
 vg depth print "$pid" g_config.limits --depth 0
 assert_rc 0
