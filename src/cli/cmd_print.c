@@ -30,6 +30,7 @@ const char cmd_print_usage[] =
 	"  NAME                a global or file-scope static: the main executable\n"
 	"                      first, then the libraries\n"
 	"  IMAGE:NAME          the variable of that image (libc.so.6:program_invocation_name)\n"
+	"  NS::NAME            a C++ namespace variable (app::g_config)\n"
 	"  FILE:NAME           the static of that source file, when several files\n"
 	"                      define one (conn.c:count)\n"
 	"  x.m  p->m  a[i]     members (anonymous structs looked into), elements\n"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sym/demangle.h"
 #include "util/vec.h"
 
 struct vg_expr_env {
@@ -74,11 +75,15 @@ char *vg_expr_env_describe(struct vg_expr_env *env, uint64_t addr, char *buf, si
 	buf[0] = '\0';
 	if (img && vg_image_symbol_at(img, addr - img->bias, &sym) == 0) {
 		uint64_t off = addr - img->bias - sym.vaddr;
+		/* gdb's spelling: "vtable for app::Derived+16". */
+		char *dm = vg_demangle(sym.name);
+		const char *name = dm ? dm : sym.name;
 
 		if (off)
-			snprintf(buf, size, "%s+%" PRIu64, sym.name, off);
+			snprintf(buf, size, "%s+%" PRIu64, name, off);
 		else
-			snprintf(buf, size, "%s", sym.name);
+			snprintf(buf, size, "%s", name);
+		free(dm);
 	}
 	return buf;
 }

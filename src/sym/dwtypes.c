@@ -526,11 +526,21 @@ static int walk_cus(struct vg_dwtypes *dt, uint64_t first_cu, die_fn fn, void *c
 	return 0;
 }
 
+/* C++ writes a namespace variable twice: a declaration inside the
+ * DW_TAG_namespace, and the definition (with the location) at the CU's
+ * top level, naming the declaration by DW_AT_specification.  The walk
+ * meets the namespace first and remembers the declarations whose last
+ * name component matches, with their qualified names. */
+#define MAX_NS_DECLS 32
+
 struct var_search {
 	struct vg_dwtypes *dt;
 	const char *name, *file;
+	const char *last;             /* name after its last "::" */
 	struct vg_dwvar *out;
 	size_t max, n;
+	struct { uint64_t off; bool qualified_match; } decls[MAX_NS_DECLS];
+	size_t n_decls;
 };
 
 static bool cu_matches(Dwarf_Die *cu, const char *file)
@@ -591,14 +601,28 @@ static int var_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ct
 	uint64_t addr = 0;
 	bool tls;
 
+	Dwarf_Attribute a;
+	Dwarf_Die spec;
+
 	if (dwarf_tag(die) != DW_TAG_variable || !cu_matches(cu, s->file))
 		return 0;
-	name = dwarf_diename(die);
-	if (!name)
+	if (!dwarf_attr_integrate(die, DW_AT_name, &a) || !(name = dwarf_formstring(&a)))
 		return 0;
 	if (prefix[0]) {
 		snprintf(full, sizeof(full), "%s::%s", prefix, name);
+		if (strcmp(name, s->last) == 0 && attr_flag(die, DW_AT_declaration) &&
+		    s->n_decls < MAX_NS_DECLS) {
+			s->decls[s->n_decls].off = dwarf_dieoffset(die);
+			s->decls[s->n_decls++].qualified_match = strcmp(full, s->name) == 0;
+			return 0;
+		}
 		name = full;
+	} else if (dwarf_attr(die, DW_AT_specification, &a) && dwarf_formref_die(&a, &spec)) {
+		uint64_t off = dwarf_dieoffset(&spec);
+
+		for (size_t i = 0; i < s->n_decls; i++)
+			if (s->decls[i].off == off)
+				name = s->decls[i].qualified_match ? s->name : "";
 	}
 	if (strcmp(name, s->name) != 0 || !var_location(die, &addr, &tls))
 		return 0;
@@ -621,7 +645,15 @@ int vg_dwtypes_find_var(struct vg_dwtypes *dt, const char *name, const char *fil
 			struct vg_dwvar *out, size_t max, struct vg_error *err)
 {
 	struct var_search s = { .dt = dt, .name = name, .file = file, .out = out, .max = max };
-	int r = walk_cus(dt, 0, var_visit, &s);
+	const char *colons = strstr(name, "::");
+	int r;
+
+	s.last = name;
+	while (colons) {
+		s.last = colons + 2;
+		colons = strstr(s.last, "::");
+	}
+	r = walk_cus(dt, 0, var_visit, &s);
 
 	if (r < 0)
 		return vg_error_set(err, r, "out of memory reading the DWARF types");
@@ -709,7 +741,11 @@ static int type_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *c
 	const char *name;
 	char full[512];
 
-	if (s->tag ? tag != s->tag : tag != DW_TAG_typedef && tag != DW_TAG_base_type)
+	/* Without a keyword: a typedef, a base type, or (C++) a class name. */
+	if (s->tag ? tag != s->tag
+		   : tag != DW_TAG_typedef && tag != DW_TAG_base_type && tag != DW_TAG_class_type &&
+		     tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
+		     tag != DW_TAG_enumeration_type)
 		return 0;
 	name = dwarf_diename(die);
 	if (!name)
