@@ -371,6 +371,23 @@ static int member(struct ctx *c, const struct vg_expr_node *n, const struct val 
 	return 0;
 }
 
+/* A global of a library that the main executable also defines lives in
+ * the executable: a copy relocation (R_X86_64_COPY) moved it there at
+ * startup and every reference, the library's included, goes to the copy;
+ * the library's own slot keeps its initial value forever.  gdb prints the
+ * copy too.  The address to read for img's definition of name. */
+static uint64_t interposed(struct ctx *c, const struct vg_image *img, const char *name,
+			   uint64_t addr)
+{
+	const struct vg_image *main_img = vg_images_main(c->env->imgs);
+	struct vg_symbol sym;
+
+	if (!main_img || img == main_img || vg_image_symbol_by_name(main_img, name, &sym) < 0 ||
+	    sym.size == 0)
+		return addr;
+	return main_img->bias + sym.vaddr;
+}
+
 static int variable(struct ctx *c, const struct vg_expr_node *n, struct val *out)
 {
 	const struct vg_images *imgs = c->env->imgs;
@@ -437,6 +454,38 @@ static int variable(struct ctx *c, const struct vg_expr_node *n, struct val *out
 			}
 			*out = (struct val){ .type = vars[0].type, .lvalue = true,
 					     .addr = vars[0].static_addr + img->bias };
+			if (vars[0].external)
+				out->addr = interposed(c, img, n->name, out->addr);
+			return 0;
+		}
+	}
+	/* An ELF symbol whose DWARF variable has another name (an alias):
+	 * the variable at the symbol's address. */
+	for (size_t pass = 0; !file && pass < 2; pass++) {
+		for (size_t i = 0; i < imgs->n; i++) {
+			const struct vg_image *img = imgs->images[i];
+			struct vg_symbol sym;
+			struct vg_dwtypes *dt;
+			struct vg_dwvar var;
+			int nv;
+
+			if ((pass == 0) != (img == main_img) || (only && img != only) ||
+			    vg_image_symbol_by_name(img, n->name, &sym) < 0 ||
+			    !(dt = vg_expr_env_types(c->env, img)))
+				continue;
+			nv = vg_dwtypes_find_var_at(dt, sym.vaddr, n->name, &var, c->err);
+			if (nv < 0)
+				return nv;
+			if (nv == 0 || !var.type)
+				continue;
+			if (!c->res->image) {
+				c->res->image = img;
+				c->res->var_cu = var.cu_name;
+				c->dt = dt;
+				c->cu = var.cu;
+			}
+			*out = (struct val){ .type = var.type, .lvalue = true,
+					     .addr = interposed(c, img, n->name, var.static_addr + img->bias) };
 			return 0;
 		}
 	}

@@ -541,6 +541,8 @@ struct var_search {
 	size_t max, n;
 	struct { uint64_t off; bool qualified_match; } decls[MAX_NS_DECLS];
 	size_t n_decls;
+	bool by_addr;                 /* match the static address, not the name */
+	uint64_t addr;
 };
 
 static bool cu_matches(Dwarf_Die *cu, const char *file)
@@ -608,6 +610,12 @@ static int var_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ct
 		return 0;
 	if (!dwarf_attr_integrate(die, DW_AT_name, &a) || !(name = dwarf_formstring(&a)))
 		return 0;
+	if (s->by_addr) {
+		if (!var_location(die, &addr, &tls) || tls || addr != s->addr)
+			return 0;
+		name = s->name;
+		goto found;
+	}
 	if (prefix[0]) {
 		snprintf(full, sizeof(full), "%s::%s", prefix, name);
 		if (strcmp(name, s->last) == 0 && attr_flag(die, DW_AT_declaration) &&
@@ -626,6 +634,7 @@ static int var_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ct
 	}
 	if (strcmp(name, s->name) != 0 || !var_location(die, &addr, &tls))
 		return 0;
+found:
 	if (s->n < s->max) {
 		struct vg_dwvar *v = &s->out[s->n];
 
@@ -639,6 +648,18 @@ static int var_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ct
 	}
 	s->n++;
 	return 0;
+}
+
+int vg_dwtypes_find_var_at(struct vg_dwtypes *dt, uint64_t static_addr, const char *label,
+			   struct vg_dwvar *out, struct vg_error *err)
+{
+	struct var_search s = { .dt = dt, .name = label, .last = label, .out = out, .max = 1,
+				.by_addr = true, .addr = static_addr };
+	int r = walk_cus(dt, 0, var_visit, &s);
+
+	if (r < 0)
+		return vg_error_set(err, r, "out of memory reading the DWARF types");
+	return s.n ? 1 : 0;
 }
 
 int vg_dwtypes_find_var(struct vg_dwtypes *dt, const char *name, const char *file,

@@ -110,6 +110,12 @@ struct vg_dwtypes *vg_dwtypes_free(struct vg_dwtypes *dt);
 int vg_dwtypes_find_var(struct vg_dwtypes *dt, const char *name, const char *file,
 			struct vg_dwvar *out, size_t max, struct vg_error *err);
 
+/* The variable defined at static_addr, whatever its DWARF name: an ELF
+ * alias (glibc's program_invocation_short_name is __progname in DWARF).
+ * out->name is label.  1 when found, 0 when not, <0 with err. */
+int vg_dwtypes_find_var_at(struct vg_dwtypes *dt, uint64_t static_addr, const char *label,
+			   struct vg_dwvar *out, struct vg_error *err);
+
 /* The type called name in C: "struct NAME", "union NAME", "enum NAME",
  * "class NAME", a typedef, or a base type ("unsigned long", "char").
  * Looked for in CU cu first (the CU of the variable an expression uses;

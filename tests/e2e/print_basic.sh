@@ -30,6 +30,18 @@ vg multi print "$pid" g_color g_flag 'g_table[0].key'
 assert_rc 0
 assert_eq "$LAST_CMD" $'g_color = GREEN\ng_flag = true\ng_table[0].key = 1' "$(cat "$T/multi.out")"
 
+# A library's alias (program_invocation_short_name is __progname in
+# glibc's DWARF), where libc's debug info is installed (libc6-dbg).
+read -r sn_addr sn_text <<<"$(truth_get "$truth" libc_short_name)"
+vg libc print "$pid" libc.so.6:program_invocation_short_name
+if [[ $RC == 0 ]]; then
+	assert_eq "$LAST_CMD" "libc.so.6:program_invocation_short_name = $sn_addr \"$sn_text\"" "$(cat "$T/libc.out")"
+else
+	assert_rc 2
+	grep -q "no debug info" "$T/libc.err" || { show_last; fail "$LAST_CMD: only a missing libc debug info may refuse it"; }
+	echo "note: libc has no debug info here (libc6-dbg): its alias is not checked"
+fi
+
 # The target named by -p, as every command names it.
 vg byp print g_color -p "$pid"
 assert_rc 0

@@ -9,6 +9,7 @@
  * where TEXT is what gdb prints for it, formatted here by the program
  * from its own values and addresses; and the addresses and offsets the
  * JSON must give.  Then waits until killed. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,6 +92,10 @@ __attribute__((used)) char g_letter = 'A';
 __attribute__((used)) unsigned long g_big = ~0ul;
 __attribute__((used)) limits_t g_lim = { 7, 3 };
 __attribute__((used)) static int g_static = 111;
+/* An ELF alias: DWARF knows only g_aliased (as glibc's
+ * program_invocation_short_name is __progname). */
+__attribute__((used)) int g_aliased = 99;
+extern int g_alias __attribute__((alias("g_aliased")));
 __attribute__((used)) __thread int g_tls = 5;
 /* A pair whose second half lies on an unmapped page, and one wholly there. */
 __attribute__((used)) struct pair *g_edge;
@@ -197,8 +202,11 @@ int main(int argc, char **argv)
 	fprintf(f, "expect\ttgt_print.c:g_static\t%d\n", g_static);
 	fprintf(f, "expect\ttgt_print_b.c:g_static\t%d\n", *tgt_print_b_static());
 	fprintf(f, "expect\t*g_edge\t{a = 7, b = <unreadable>}\n");
+	fprintf(f, "expect\tg_alias\t%d\n", g_alias);
 	/* For the JSON checks. */
 	fprintf(f, "addr g_head %p\n", (void *)&g_head);
+	fprintf(f, "libc_short_name %p %s\n", (void *)program_invocation_short_name,
+		program_invocation_short_name);
 	fprintf(f, "addr g_nodes %p\n", (void *)g_nodes);
 	fprintf(f, "addr g_edge %p\n", (void *)g_edge);
 	fprintf(f, "addr g_config.handler %p\n", (void *)g_config.handler);
