@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "report/json.h"
+#include "report/text.h"
 
 #define REPEAT_THRESHOLD 10   /* gdb's `print repeats` */
 
@@ -146,7 +147,7 @@ static void put_enum(struct fmt *f, const struct vg_type *t, uint64_t x)
 	}
 	for (size_t i = 0; i < t->n_enumerators; i++) {
 		if (t->enumerators[i].value == v) {
-			fputs(t->enumerators[i].name ? t->enumerators[i].name : "?", f->out);
+			vg_text_put(f->out, t->enumerators[i].name ? t->enumerators[i].name : "?");
 			return;
 		}
 	}
@@ -159,7 +160,8 @@ static void put_enum(struct fmt *f, const struct vg_type *t, uint64_t x)
 		uint64_t e = (uint64_t)t->enumerators[i].value;
 
 		if (e && (x & e) == e) {
-			fprintf(f->out, "%s%s", first ? "" : " | ", t->enumerators[i].name);
+			fputs(first ? "" : " | ", f->out);
+			vg_text_put(f->out, t->enumerators[i].name ? t->enumerators[i].name : "?");
 			rest &= ~e;
 			first = false;
 		}
@@ -222,8 +224,11 @@ static void put_pointer(struct fmt *f, const struct vg_type *decl, const struct 
 	if (top && !t->is_reference)
 		fprintf(f->out, "(%s) ", vg_type_name(decl, tn, sizeof(tn)));
 	fprintf(f->out, "0x%" PRIx64, x);
-	if (p && p->sym[0])
-		fprintf(f->out, " <%s>", p->sym);
+	if (p && p->sym[0]) {
+		fputs(" <", f->out);
+		vg_text_put(f->out, p->sym);
+		fputc('>', f->out);
+	}
 }
 
 static void fmt_array(struct fmt *f, const struct vg_type *t, uint64_t off, unsigned depth)
@@ -294,10 +299,14 @@ static void fmt_aggregate(struct fmt *f, const struct vg_type *t, uint64_t off, 
 
 		if (i)
 			fputs(", ", f->out);
-		if (m->is_base)
-			fprintf(f->out, "<%s> = ", m->name ? m->name : "?");
-		else if (m->name)
-			fprintf(f->out, "%s = ", m->name);
+		if (m->is_base) {
+			fputc('<', f->out);
+			vg_text_put(f->out, m->name ? m->name : "?");
+			fputs("> = ", f->out);
+		} else if (m->name) {
+			vg_text_put(f->out, m->name);
+			fputs(" = ", f->out);
+		}
 		fmt_value(f, m->type, off + m->offset, m->bit_offset, m->bit_size, depth + 1, false);
 	}
 	fputc('}', f->out);
