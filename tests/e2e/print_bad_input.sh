@@ -64,6 +64,19 @@ vg gone print "$pid" '*g_gone'
 assert_rc 1
 assert_eq "$LAST_CMD" '*g_gone = {a = <unreadable>, b = <unreadable>}' "$(cat "$T/gone.out")"
 
+# A stripped copy: the symbol is there, the types are not.
+cp "$TARGETS/tgt_print" "$T/stripped"
+strip --strip-debug "$T/stripped"
+"$T/stripped" "$T/stripped.truth" </dev/null &
+track_pid $!
+wait_truth "$T/stripped.truth" ready
+spid=$(truth_get "$T/stripped.truth" pid)
+vg stripped print "$spid" g_config
+assert_rc 2
+assert_one_error_line
+grep -q "'g_config' is a symbol of .*stripped, which has no debug info" "$T/stripped.err" ||
+	{ show_last; fail "$LAST_CMD: the error must say the image has no debug info"; }
+
 # Usage errors.
 vg noexpr print "$pid"
 assert_rc 2
