@@ -20,7 +20,7 @@
 #include "target/mem.h"
 
 const char cmd_print_usage[] =
-	"usage: vigil print PID EXPR... [--depth N] [--max-elements N] [--hex] [--json]\n"
+	"usage: vigil print PID EXPR... [--tid TID] [--depth N] [--max-elements N] [--hex] [--json]\n"
 	"\n"
 	"Print C expressions over a running process's globals, typed from its DWARF\n"
 	"debug info and read live (process_vm_readv), without stopping it.  The\n"
@@ -38,8 +38,10 @@ const char cmd_print_usage[] =
 	"                      (struct conn *, size_t, unsigned long, ...)\n"
 	"  sizeof x  sizeof(T)\n"
 	"  + - * / % << >> & | ^ ~ !  on integers; pointer +/- integer scales\n"
+	"Thread-local variables (errno, __thread) are those of --tid's thread (default:\n"
+	"the main thread), found through glibc's libthread_db from memory alone.\n"
 	"Not supported (an error says so): local variables (no frame: the target\n"
-	"runs on), thread-local variables, calls, assignments.\n"
+	"runs on), calls, assignments.\n"
 	"\n"
 	"A value that cannot be read in part prints what was read and marks the\n"
 	"rest <unreadable>; a pointer on the way that is null or unreadable is an\n"
@@ -48,6 +50,7 @@ const char cmd_print_usage[] =
 	CLI_TARGET_HELP
 	"\n"
 	"options:\n"
+	"  --tid TID         the thread whose thread-local variables EXPR names\n"
 	"  --depth N         expand nested structs N levels (default 20); deeper: {...}\n"
 	"  --max-elements N  array elements and string characters shown (default 200)\n"
 	"  --hex             integers in hexadecimal (gdb's print/x)\n"
@@ -71,6 +74,7 @@ struct print_args {
 	char **exprs;
 	int n_exprs;
 	const char *pid;
+	pid_t tid;                    /* --tid, 0: the main thread */
 };
 
 static int parse_uint(struct vg_cli *cli, const char *opt, const char *arg, unsigned max,
@@ -86,8 +90,9 @@ static int parse_uint(struct vg_cli *cli, const char *opt, const char *arg, unsi
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct print_args *a)
 {
-	enum { OPT_DEPTH = 256, OPT_MAX_ELEMENTS, OPT_HEX, OPT_JSON };
+	enum { OPT_DEPTH = 256, OPT_MAX_ELEMENTS, OPT_HEX, OPT_JSON, OPT_TID };
 	static const struct option opts[] = {
+		{ "tid", required_argument, NULL, OPT_TID },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "max-elements", required_argument, NULL, OPT_MAX_ELEMENTS },
 		{ "hex", no_argument, NULL, OPT_HEX },
@@ -122,6 +127,10 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct print_ar
 			break;
 		case OPT_HEX:
 			a->opts.hex = true;
+			break;
+		case OPT_TID:
+			if ((r = cli_parse_pid(cli, optarg, &a->tid)))
+				return r;
 			break;
 		case OPT_JSON:
 			cli->json = true;
@@ -191,6 +200,7 @@ int cmd_print(struct vg_cli *cli, int argc, char **argv)
 		r = cli_out_of_memory(cli, "for the expression environment");
 		goto out;
 	}
+	vg_expr_env_set_thread(env, cli->target->pid, a.tid ? a.tid : cli->target->pid);
 	for (int i = 0; i < a.n_exprs; i++) {
 		struct vg_value_opts vo = { .max_depth = a.opts.max_depth,
 					    .max_elements = a.opts.max_elements };

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr/tls.h"
 #include "sym/demangle.h"
 #include "util/vec.h"
 
@@ -16,7 +17,14 @@ struct vg_expr_env {
 	char *root;
 	struct vg_dwtypes **dts;      /* per image, opened on first use */
 	bool *tried;
+	pid_t pid, tid;               /* whose thread-local variables (0: none) */
 };
+
+void vg_expr_env_set_thread(struct vg_expr_env *env, pid_t pid, pid_t tid)
+{
+	env->pid = pid;
+	env->tid = tid;
+}
 
 struct vg_expr_env *vg_expr_env_new(const struct vg_images *imgs, struct vg_mem *mem,
 				    const char *target_root)
@@ -440,8 +448,8 @@ static int variable(struct ctx *c, const struct vg_expr_node *n, struct val *out
 							    n->name);
 				}
 			}
-			if (vars[0].tls)
-				return vg_error_set(c->err, -EINVAL, "%s: '%s' is a thread-local variable; thread-local variables are not supported yet",
+			if (vars[0].tls && !c->env->tid)
+				return vg_error_set(c->err, -EINVAL, "%s: '%s' is a thread-local variable, and no thread was named",
 						    text(c, n, tx, sizeof(tx)), n->name);
 			if (!vars[0].type)
 				return vg_error_set(c->err, -ENOENT, "%s: '%s' has no type in the debug info",
@@ -454,8 +462,21 @@ static int variable(struct ctx *c, const struct vg_expr_node *n, struct val *out
 			}
 			*out = (struct val){ .type = vars[0].type, .lvalue = true,
 					     .addr = vars[0].static_addr + img->bias };
-			if (vars[0].external)
+			if (vars[0].tls) {
+				int r = vg_tls_address(c->env->imgs, c->env->mem, c->env->pid,
+						       c->env->tid, c->env->root, img,
+						       vars[0].static_addr, &out->addr, c->err);
+
+				if (r < 0) {
+					char why[sizeof(c->err->msg)];
+
+					snprintf(why, sizeof(why), "%s", c->err ? c->err->msg : "");
+					vg_error_reset(c->err, r, "%s: %s", text(c, n, tx, sizeof(tx)), why);
+					return r;
+				}
+			} else if (vars[0].external) {
 				out->addr = interposed(c, img, n->name, out->addr);
+			}
 			return 0;
 		}
 	}
@@ -497,8 +518,8 @@ static int variable(struct ctx *c, const struct vg_expr_node *n, struct val *out
 		if (only && img != only)
 			continue;
 		if (vg_image_has_tls_symbol(img, n->name))
-			return vg_error_set(c->err, -EINVAL, "%s: '%s' is a thread-local variable; thread-local variables are not supported yet",
-					    text(c, n, tx, sizeof(tx)), n->name);
+			return vg_error_set(c->err, -ENOENT, "%s: '%s' is a thread-local symbol of %s, whose debug info has no variable of that name (no type)",
+					    text(c, n, tx, sizeof(tx)), n->name, img->path);
 		if (!file && vg_image_symbol_by_name(img, n->name, &sym) == 0 && !vg_expr_env_types(c->env, img))
 			return vg_error_set(c->err, -ENOENT, "%s: '%s' is a symbol of %s, which has no debug info (no types); 'vigil read PID %s' reads its bytes",
 					    text(c, n, tx, sizeof(tx)), n->name, img->path, n->name);

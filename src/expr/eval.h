@@ -14,8 +14,9 @@
  * IMAGE:name looks only in that image, FILE:name (a source file, "conn.c")
  * only in the CUs of that file.  A name defined as a static in several
  * files of one image is refused with the files listed.
- * Not supported, with an error that says so: thread-local variables, local
- * variables (there is no frame: vigil does not stop the target), function
+ * Thread-local variables are those of the thread set by
+ * vg_expr_env_set_thread (through libthread_db, expr/tls.h).
+ * Not supported, with an error that says so: local variables (there is no frame: vigil does not stop the target), function
  * calls, assignments. */
 #ifndef VG_EXPR_EVAL_H
 #define VG_EXPR_EVAL_H
@@ -23,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "elf/image.h"
 #include "expr/parse.h"
@@ -38,6 +40,10 @@ struct vg_expr_env;
 struct vg_expr_env *vg_expr_env_new(const struct vg_images *imgs, struct vg_mem *mem,
 				    const char *target_root);
 struct vg_expr_env *vg_expr_env_free(struct vg_expr_env *env);
+
+/* The thread whose thread-local variables (errno, __thread) names mean:
+ * tid of process pid.  Without it thread-local names are refused. */
+void vg_expr_env_set_thread(struct vg_expr_env *env, pid_t pid, pid_t tid);
 
 struct vg_expr_hop {
 	char *expr;                   /* the pointer's own expression ("cfg->next") */

@@ -572,11 +572,19 @@ static bool var_location(Dwarf_Die *die, uint64_t *addr, bool *tls)
 	*tls = false;
 	if (!dwarf_attr(die, DW_AT_location, &a) || dwarf_getlocation(&a, &ops, &n) != 0 || n == 0)
 		return false;
+	/* Thread-local: "DW_OP_const* OFFSET; DW_OP_form_tls_address" (or
+	 * the GNU spelling), OFFSET in the module's TLS block. */
+	if (n == 2 && (ops[1].atom == DW_OP_form_tls_address ||
+		       ops[1].atom == DW_OP_GNU_push_tls_address)) {
+		*tls = true;
+		*addr = ops[0].number;
+		return ops[0].atom == DW_OP_const8u || ops[0].atom == DW_OP_const4u ||
+		       ops[0].atom == DW_OP_constu || ops[0].atom == DW_OP_const2u ||
+		       ops[0].atom == DW_OP_const1u;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (ops[i].atom == DW_OP_form_tls_address || ops[i].atom == DW_OP_GNU_push_tls_address)
-			*tls = true;
-	if (*tls)
-		return true;
+			return *tls = false;  /* a TLS form this reader does not know */
 	if (n != 1)
 		return false;
 	if (ops[0].atom == DW_OP_addr) {

@@ -84,10 +84,11 @@ struct vg_type {
 struct vg_dwvar {
 	const char *name;
 	const char *cu_name;          /* the CU's DW_AT_name (source file) */
-	uint64_t static_addr;         /* ELF virtual address; add the image bias */
+	uint64_t static_addr;         /* ELF virtual address (add the image bias);
+				       * tls: the offset in the module's TLS block */
 	const struct vg_type *type;
 	bool external;                /* a global, not a file-scope static */
-	bool tls;                     /* thread-local: static_addr is meaningless */
+	bool tls;                     /* thread-local (expr/tls.h finds it per thread) */
 	uint64_t cu;                  /* CU offset: where casts look up names first */
 };
 

@@ -48,7 +48,6 @@ done <<'EOF2'
 2|g_table[1|expected ']'
 2|g_static|'g_static' is defined in 2 source files
 2|nope.c:g_static|no global or static variable 'g_static' in source file 'nope.c'
-2|g_tls|thread-local variables are not supported yet
 2|g_config->port|g_config is a struct config, not a pointer; use '.'
 2|g_head.id|g_head is a struct node *, not a struct or union; use '->'
 2|(struct nope *)0|no type 'struct nope'
@@ -76,6 +75,15 @@ assert_rc 2
 assert_one_error_line
 grep -q "'g_config' is a symbol of .*stripped, which has no debug info" "$T/stripped.err" ||
 	{ show_last; fail "$LAST_CMD: the error must say the image has no debug info"; }
+
+# A --tid that is not a thread of the process.
+vg badtid print "$pid" g_tls --tid 1
+assert_rc 2
+assert_one_error_line
+grep -q "thread 1 is not a thread of pid $pid" "$T/badtid.err" || { show_last; fail "$LAST_CMD: must name the thread"; }
+vg badtid2 print "$pid" g_tls --tid x
+assert_rc 2
+assert_one_error_line
 
 # Usage errors.
 vg noexpr print "$pid"

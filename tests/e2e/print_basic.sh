@@ -42,6 +42,27 @@ else
 	echo "note: libc has no debug info here (libc6-dbg): its alias is not checked"
 fi
 
+# Thread-local variables of each thread (libthread_db, from memory), the
+# main thread's by default; errno is libc's thread-local.
+tls_n=0
+while read -r tid val err; do
+	tls_n=$((tls_n + 1))
+	vg "tls$tls_n" print "$pid" g_tls --tid "$tid"
+	assert_rc 0
+	assert_eq "$LAST_CMD" "g_tls = $val" "$(cat "$T/tls$tls_n.out")"
+	if [[ $err != - ]]; then
+		vg "errno$tls_n" print "$pid" errno --tid "$tid"
+		assert_rc 0
+		assert_eq "$LAST_CMD" "errno = $err" "$(cat "$T/errno$tls_n.out")"
+	fi
+done < <(grep '^tls ' "$truth" | cut -d' ' -f2-)
+((tls_n == 3)) || harness_error "expected 3 tls lines in $truth"
+vg tls_main print "$pid" g_tls
+assert_rc 0
+assert_eq "$LAST_CMD" "g_tls = $(grep '^tls ' "$truth" | head -1 | cut -d' ' -f3)" "$(cat "$T/tls_main.out")"
+vg tls_json print "$pid" '&g_tls' --tid "$(grep '^tls ' "$truth" | sed -n 2p | cut -d' ' -f2)" --json
+assert_rc 0
+
 # The target named by -p, as every command names it.
 vg byp print g_color -p "$pid"
 assert_rc 0

@@ -17,7 +17,7 @@ cd "$root"
 export VIGIL_NO_CACHE=1
 mkdir -p "$out"
 # shellcheck disable=SC2046
-libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libprotobuf-c libbpf) -liberty -lZydis -lpthread -lm"
+libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libprotobuf-c libbpf) -liberty -lZydis -lthread_db -lpthread -lm"
 # kernel/syscalls.c includes the table meson generates, report/pprof.c the
 # protoc-c output of profile.proto, probe/progs.c and stack/capture.c the
 # libbpf skeletons of their eBPF programs: make them the same way.

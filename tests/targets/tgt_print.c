@@ -14,7 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "truth.h"
@@ -103,6 +105,27 @@ __attribute__((used)) struct pair *g_gone;
 
 int *tgt_print_b_static(void);
 
+/* Threads with their own g_tls and errno, parked until killed. */
+struct tls_thread {
+	pthread_t th;
+	int value;
+	pid_t tid;
+	int ready;
+};
+
+static void *tls_thread_main(void *arg)
+{
+	struct tls_thread *t = arg;
+
+	g_tls = t->value;
+	errno = t->value + 1;
+	t->tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+	return NULL;
+}
+
 /* A char array as gdb prints it: one trailing NUL dropped, runs of more
  * than 10 equal chars as 'c' <repeats N times>, octal escapes.  Enough for
  * the arrays above. */
@@ -155,6 +178,14 @@ int main(int argc, char **argv)
 	g_edge->a = 7;
 	g_gone = (struct pair *)(m + page + 64);
 	g_tls = 6;
+	static struct tls_thread threads[2] = { { .value = 100 }, { .value = 200 } };
+
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&threads[i].th, NULL, tls_thread_main, &threads[i]) != 0)
+			return 99;
+	for (int i = 0; i < 2; i++)
+		while (!__atomic_load_n(&threads[i].ready, __ATOMIC_ACQUIRE))
+			usleep(1000);
 
 	f = truth_begin(argv[1]);
 	truth_objects(f);
@@ -214,6 +245,10 @@ int main(int argc, char **argv)
 	fprintf(f, "offset config.limits %zu\n", offsetof(struct config, limits));
 	fprintf(f, "offset config.greeting %zu\n", offsetof(struct config, greeting));
 	fprintf(f, "offset node.next %zu\n", offsetof(struct node, next));
+	/* The main thread's errno moves with every call it makes: not a fact. */
+	fprintf(f, "tls %d %d -\n", (int)getpid(), g_tls);
+	for (int i = 0; i < 2; i++)
+		fprintf(f, "tls %d %d %d\n", (int)threads[i].tid, threads[i].value, threads[i].value + 1);
 	fprintf(f, "state ready\n");
 	truth_end(f, argv[1]);
 	truth_wait_forever();
