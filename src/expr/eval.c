@@ -464,8 +464,8 @@ static int variable(struct ctx *c, const struct vg_expr_node *n, struct val *out
 					     .addr = vars[0].static_addr + img->bias };
 			if (vars[0].tls) {
 				int r = vg_tls_address(c->env->imgs, c->env->mem, c->env->pid,
-						       c->env->tid, c->env->root, img,
-						       vars[0].static_addr, &out->addr, c->err);
+						       c->env->tid, img, vars[0].static_addr,
+						       &out->addr, c->err);
 
 				if (r < 0) {
 					char why[sizeof(c->err->msg)];

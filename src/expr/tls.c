@@ -11,24 +11,22 @@
 #include <string.h>
 #include <thread_db.h>
 
-#include "elf/debuginfo.h"
 
 struct ps_prochandle {
 	const struct vg_images *imgs;
 	struct vg_mem *mem;
 	pid_t pid;
-	const char *root;
 };
 
+/* glibc exports what libthread_db asks for (__nptl_version, _rtld_global,
+ * the _thread_db_* descriptors) in .dynsym: the images' own tables
+ * answer, no debug file is needed. */
 static bool lookup_in(struct ps_prochandle *ph, const struct vg_image *img, const char *name,
 		      psaddr_t *addr)
 {
-	const struct vg_image *dbg;
 	struct vg_symbol sym;
 
-	if (vg_image_symbol_by_name(img, name, &sym) == 0 ||
-	    ((dbg = vg_debuginfo_symbols(img, ph->root, true)) &&
-	     vg_image_symbol_by_name(dbg, name, &sym) == 0)) {
+	if (vg_image_symbol_by_name(img, name, &sym) == 0) {
 		*addr = (psaddr_t)(uintptr_t)(img->bias + sym.vaddr);
 		return true;
 	}
@@ -142,10 +140,10 @@ static int thread_cb(const td_thrhandle_t *th, void *data)
 }
 
 int vg_tls_address(const struct vg_images *imgs, struct vg_mem *mem, pid_t pid, pid_t tid,
-		   const char *target_root, const struct vg_image *img, uint64_t offset,
-		   uint64_t *addr, struct vg_error *err)
+		   const struct vg_image *img, uint64_t offset, uint64_t *addr,
+		   struct vg_error *err)
 {
-	struct ps_prochandle ph = { .imgs = imgs, .mem = mem, .pid = pid, .root = target_root };
+	struct ps_prochandle ph = { .imgs = imgs, .mem = mem, .pid = pid };
 	struct find_thread f = { .tid = tid };
 	td_thragent_t *ta = NULL;
 	td_err_e e;

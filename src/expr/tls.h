@@ -15,13 +15,12 @@
 #include "util/error.h"
 
 /* The address of the variable at offset in img's TLS block, in thread
- * tid of process pid.  target_root ("/proc/PID/root") finds a library's
- * separate debug symbols when libthread_db needs one.  Errors: -EINVAL
+ * tid of process pid.  Errors: -EINVAL
  * (tid is not a thread of pid), -ENOENT (the thread has no block for img
  * yet: a dlopen()ed library's TLS is allocated on first use), -ENOTSUP
  * (libthread_db cannot read this process: no glibc, static binary). */
 int vg_tls_address(const struct vg_images *imgs, struct vg_mem *mem, pid_t pid, pid_t tid,
-		   const char *target_root, const struct vg_image *img, uint64_t offset,
-		   uint64_t *addr, struct vg_error *err);
+		   const struct vg_image *img, uint64_t offset, uint64_t *addr,
+		   struct vg_error *err);
 
 #endif
