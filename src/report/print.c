@@ -59,9 +59,14 @@ static bool get_int(const struct vg_value *v, uint64_t off, uint64_t size, uint3
 	return true;
 }
 
+/* Equal elements make a run; bytes past what was fetched never do (the
+ * DWARF may claim more elements than were read). */
 static bool same_bytes(const struct vg_value *v, uint64_t a, uint64_t b, uint64_t n)
 {
-	return readable(v, a, n) == readable(v, b, n) && memcmp(v->bytes + a, v->bytes + b, (size_t)n) == 0;
+	if (a + n > v->size || b + n > v->size)
+		return false;
+	return memcmp(v->ok + a, v->ok + b, (size_t)n) == 0 &&
+	       memcmp(v->bytes + a, v->bytes + b, (size_t)n) == 0;
 }
 
 /* gdb's escapes for a character inside quote q. */
@@ -243,15 +248,16 @@ static void fmt_array(struct fmt *f, const struct vg_type *t, uint64_t off, unsi
 	}
 	if (et && et->kind == VG_TYPE_INT && et->is_char && es == 1 && !f->o->hex) {
 		/* gdb: one trailing NUL is the terminator, not shown. */
-		uint64_t len = n;
+		uint64_t len = n, show;
 
-		if (!readable(f->v, off, n)) {
+		if (len && readable(f->v, off + len - 1, 1) && f->v->bytes[off + len - 1] == 0)
+			len--;
+		show = len > max ? max : len;
+		if (!readable(f->v, off, show)) {
 			fputs("<unreadable>", f->out);
 			return;
 		}
-		if (len && f->v->bytes[off + len - 1] == 0)
-			len--;
-		put_string(f->out, f->v->bytes + off, (size_t)(len > max ? max : len), len > max);
+		put_string(f->out, f->v->bytes + off, (size_t)show, len > max);
 		return;
 	}
 	if (!es) {
@@ -262,7 +268,9 @@ static void fmt_array(struct fmt *f, const struct vg_type *t, uint64_t off, unsi
 	for (uint64_t i = 0; i < n;) {
 		uint64_t run = 1;
 
-		if (shown >= max) {
+		/* Past --max-elements, or past what was fetched (the value's
+		 * note says how much that was). */
+		if (shown >= max || off + i * es >= f->v->size) {
 			fputs("...", f->out);
 			break;
 		}
@@ -427,16 +435,21 @@ static cJSON *add_u64(cJSON *obj, const char *key, uint64_t x, bool is_signed, u
 static cJSON *unreadable_ranges(const struct vg_value *v, uint64_t off, uint64_t n)
 {
 	cJSON *a = NULL;
+	/* Past the bytes fetched everything is unreadable: one range, found
+	 * without walking it (the DWARF may claim a huge array). */
+	uint64_t avail = off < v->size ? v->size - off : 0;
 
 	for (uint64_t i = 0; i < n;) {
 		uint64_t j = i;
 
-		if (off + i < v->size && v->ok[off + i]) {
+		if (i < avail && v->ok[off + i]) {
 			i++;
 			continue;
 		}
-		while (j < n && !(off + j < v->size && v->ok[off + j]))
+		while (j < n && j < avail && !v->ok[off + j])
 			j++;
+		if (j == avail)
+			j = n;
 		if (!a)
 			a = cJSON_CreateArray();
 		if (!a)

@@ -63,6 +63,26 @@ assert_eq "$LAST_CMD" "g_tls = $(grep '^tls ' "$truth" | head -1 | cut -d' ' -f3
 vg tls_json print "$pid" '&g_tls' --tid "$(grep '^tls ' "$truth" | sed -n 2p | cut -d' ' -f2)" --json
 assert_rc 0
 
+# Objects larger than the 1 MiB vigil reads of one value: the first
+# --max-elements are shown, the rest said, never bytes past the buffer.
+vg huge print "$pid" g_huge_text g_huge_ints
+assert_rc 0
+assert_eq "$LAST_CMD" 'g_huge_text = "start", '"'"'\000'"'"' <repeats 195 times>... <only the first 1048576 of 2097152 bytes read>' "$(sed -n 1p "$T/huge.out")"
+assert_eq "$LAST_CMD" 'g_huge_ints = {0 <repeats 262144 times>...} <only the first 1048576 of 1200000 bytes read>' "$(sed -n 2p "$T/huge.out")"
+vg huge_json print "$pid" g_huge_text g_huge_ints --json
+assert_rc 0
+vg_py "$T/huge_json.out" <<'PY'
+import sys
+from vgcheck import *
+doc = load_json(sys.argv[1])
+t, i = get(doc, "results")
+eq("text truncated", [True, 1048576, 0], [t["truncated"], t["bytes_read"], t["bytes_unreadable"]])
+eq("text unreadable", [{"offset": 1048576, "length": 1048576}], t["value"].get("unreadable"))
+eq("ints elements", 200, len(i["value"]["elements"]))
+eq("ints truncated", True, i["value"]["elements_truncated"])
+done()
+PY
+
 # The target named by -p, as every command names it.
 vg byp print g_color -p "$pid"
 assert_rc 0

@@ -99,6 +99,9 @@ __attribute__((used)) static int g_static = 111;
 __attribute__((used)) int g_aliased = 99;
 extern int g_alias __attribute__((alias("g_aliased")));
 __attribute__((used)) __thread int g_tls = 5;
+/* Larger than the 1 MiB vigil reads of one value. */
+__attribute__((used)) char g_huge_text[2 << 20] = "start";
+__attribute__((used)) int g_huge_ints[300000];
 /* A pair whose second half lies on an unmapped page, and one wholly there. */
 __attribute__((used)) struct pair *g_edge;
 __attribute__((used)) struct pair *g_gone;
