@@ -6,6 +6,10 @@
  * struct/union/enum/typedef of the first CUs (read with libdw), looks each
  * one up through dwtypes as `vigil print` does, and walks what comes back:
  * names, sizes, members, enumerators, array bounds, to a bounded depth.
+ * Each variable's type is then printed, as text and as JSON, over bytes
+ * taken from the input (some marked unreadable), with small --depth and
+ * --max-elements: the formatter must stay inside the bytes it was given
+ * whatever sizes, bounds and offsets the DWARF claims.
  * Nothing may crash, hang (typedef or member cycles, absurd nesting) or
  * leak; a variable found must have a type or none, never a dangling one.
  * Built by tests/fuzz/run.sh. */
@@ -19,6 +23,7 @@
 
 #include "elf/debuginfo.h"
 #include "elf/image.h"
+#include "report/print.h"
 #include "sym/dwtypes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,6 +57,36 @@ static void walk_type(const struct vg_type *t, int depth)
 	if (t->kind == VG_TYPE_POINTER || t->kind == VG_TYPE_ARRAY || t->kind == VG_TYPE_ENUM ||
 	    t->kind == VG_TYPE_FUNC)
 		walk_type(t->target, depth + 1);
+}
+
+/* Print t over the input's bytes as vigil print would (value.h's view,
+ * built here without a process). */
+static void print_over(const struct vg_type *t, const uint8_t *data, size_t size)
+{
+	static FILE *devnull;
+	struct vg_value v = { .type = t, .has_addr = true, .addr = 0x1000 };
+	struct vg_expr_result res = { .type = t, .lvalue = true, .addr = 0x1000 };
+	struct vg_print_opts o = { .max_depth = 4, .max_elements = 8 };
+	struct vg_print_item item = { .expr = "x", .res = &res, .value = &v };
+	cJSON *doc;
+
+	if (!devnull && !(devnull = fopen("/dev/null", "w")))
+		return;
+	v.type_size = vg_type_size(t);
+	v.size = v.type_size < 4096 ? v.type_size : 4096;
+	v.bytes = calloc(1, v.size + 1);
+	v.ok = calloc(1, v.size + 1);
+	if (v.bytes && v.ok) {
+		for (uint64_t i = 0; i < v.size; i++) {
+			v.bytes[i] = size ? data[i % size] : 0;
+			v.ok[i] = (i % 13) != 5;
+		}
+		vg_report_print_text(devnull, &item, &o);
+		doc = vg_report_print_json(NULL, &item, 1, &o);
+		cJSON_Delete(doc);
+	}
+	free(v.bytes);
+	free(v.ok);
 }
 
 /* The names of the first top-level DIEs, prefixed as C spells them. */
@@ -120,6 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (int k = 0; k < nv && k < 4; k++) {
 				sink += vars[k].static_addr + vars[k].tls;
 				walk_type(vars[k].type, 0);
+				print_over(vars[k].type, data, size);
 				walk_type(vg_dwtypes_complete(dt, vg_type_strip(vars[k].type)), 0);
 			}
 		} else {
