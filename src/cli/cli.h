@@ -59,6 +59,7 @@ int cmd_scan(struct vg_cli *cli, int argc, char **argv);
 int cmd_profile(struct vg_cli *cli, int argc, char **argv);
 int cmd_probe(struct vg_cli *cli, int argc, char **argv);
 int cmd_stack(struct vg_cli *cli, int argc, char **argv);
+int cmd_print(struct vg_cli *cli, int argc, char **argv);
 extern const char cmd_maps_usage[];
 extern const char cmd_read_usage[];
 extern const char cmd_sym_usage[];
@@ -67,6 +68,7 @@ extern const char cmd_scan_usage[];
 extern const char cmd_profile_usage[];
 extern const char cmd_probe_usage[];
 extern const char cmd_stack_usage[];
+extern const char cmd_print_usage[];
 
 /* Report err in one voice (one stderr line, or a JSON error document on
  * stdout with --json) and return the exit code to use. */

@@ -13,6 +13,7 @@
 static const struct vg_cmd commands[] = {
 	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage, false, false },
 	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage, true, false },
+	{ "print", cmd_print, "typed C expressions over a process's globals, read live (gdb's print)", cmd_print_usage, false, false },
 	{ "sym", cmd_sym, "addresses to function, inline frames and file:line (process or ELF file)", cmd_sym_usage, true, false },
 	{ "watch", cmd_watch, "who writes a location: hardware watchpoints, writer line and value", cmd_watch_usage, true, true },
 	{ "scan", cmd_scan, "where a value lives: scan, narrow, snapshot, pointer chains", cmd_scan_usage, true, false },

@@ -22,7 +22,8 @@
 # --latency, --args, --stacks, FILE:LINE (two inlined sites), SYMBOL+OFF
 # (latency_note, args_note: raw registers), the target exiting mid-probe
 # (code_restored null), and a --duration run with no calls; errors of every
-# stage; --version.
+# stage; print (tgt_print: every kind of value, hops, unreadable bytes);
+# --version.
 source "$(dirname "$0")/lib.sh"
 
 SCHEMA_DIR=$(cd "$E2E_DIR/../../docs/json-schema" && pwd) ||
@@ -426,6 +427,17 @@ run err_probe_no_location error 2 probe "${prpid[idle]}" --json
 run err_probe_data error 2 probe "${prpid[idle]}" __data_start --json
 
 # Version.
+# print: every kind of value, the address chain, an unreadable half, a
+# value not read at all (exit 1), and its errors.
+start_target tgt_print "$T/print.truth"
+wait_truth "$T/print.truth" ready
+ppid=$(truth_get "$T/print.truth" pid)
+run print_all print 0 print "$ppid" g_config g_table g_num 'g_head->next->next->id' '*g_edge' \
+	g_perm_odd g_config.flags_b '&g_table[2]' 'sizeof(struct config)' g_zeros --json
+run print_depth print 0 print "$ppid" g_config --depth 0 --max-elements 1 --hex --json
+run print_gone print 1 print "$ppid" '*g_gone' --json
+run print_bad error 2 print "$ppid" g_config.limtis --json
+run print_null error 1 print "$ppid" 'g_head->next->next->next->id' --json
 run version version 0 --json --version
 run version_short version 0 --json -V
 
@@ -445,7 +457,7 @@ except ImportError:
 sdir, cases = sys.argv[1], sys.argv[2]
 T = os.environ["T"]
 NAMES = ("common", "maps", "read", "symbolize", "live_watch", "live_scan", "live_profile", "live_probe", "live_stack", "error",
-         "version")
+         "version", "print")
 schemas = {}
 for n in NAMES:
     schemas[n] = load_json(f"{sdir}/{n}.json")

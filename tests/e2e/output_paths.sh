@@ -3,7 +3,7 @@
 # under test (make test runs it on the ASan build and on the default build
 # users get), each to a file and to standard output, and each result checked
 # to be complete and well-formed:
-#   maps, read, sym, scan, watch  stdout into a regular file and into a pipe
+#   maps, read, print, sym, scan, watch  stdout into a regular file and into a pipe
 #                                 (table and --json; read --as/--raw; sym
 #                                 --style llvm, --bin, standard input; scan
 #                                 first, --save/--from, --snapshot/--from,
@@ -104,7 +104,9 @@ both read_str table exact "$gpid" read "$gpid" vg_text --as str
 both read_raw raw exact "$gpid" read "$gpid" vg_magic 8 --raw
 both read_json json exact "$gpid" read "$gpid" vg_magic 16 --as u64 --json
 both read_json_str json exact "$gpid" read "$gpid" vg_text --as str --json
-echo "ok: maps and read"
+both print_table table exact "$gpid" print "$gpid" vg_magic vg_text vg_ptr vg_double
+both print_json json exact "$gpid" print "$gpid" vg_magic vg_text vg_ptr vg_double --json
+echo "ok: maps, read and print"
 
 sbin=$(truth_sym "$T/sym.truth" sym_leaf path)
 # A symbol, a return address, a call inside two inlined helpers.
@@ -237,7 +239,7 @@ vg_py "$T/cases" "$T/glob.truth" <<'PY'
 import gzip, json, os, re, sys, xml.etree.ElementTree as ET
 from vgcheck import *
 
-OPERATION = {"maps": "maps", "read": "read", "sym": "symbolize", "scan": "live_scan",
+OPERATION = {"maps": "maps", "read": "read", "print": "print", "sym": "symbolize", "scan": "live_scan",
              "watch": "live_watch", "profile": "live_profile", "probe": "live_probe",
              "stack": "live_stack"}
 cases = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
