@@ -1,5 +1,5 @@
 /* stack_format.h - every output of a set of stacks (struct vg_stacks,
- * profile/stacks.h) as one table of {format, writer}.
+ * stacks/stacks.h) as one table of {format, writer}.
  *
  * `vigil profile --format NAME` looks NAME up here; any command that
  * produces stacks (probe --stacks next) writes them through the same rows,
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "profile/stacks.h"
+#include "stacks/stacks.h"
 #include "util/error.h"
 
 /* What a writer may be told besides the stacks; each uses what it needs.
