@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report/json.h"
 #include "report/text.h"
@@ -782,4 +783,41 @@ int vg_report_probe_table(FILE *out, struct vg_probe_session *s, struct vg_symbo
 				"per-thread rows add up to less than CALLS\n", dropped);
 	}
 	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- the stacks' meta ---- */
+
+void vg_report_probe_stacks_meta(struct vg_probe_session *s, const struct vg_target *t,
+				 struct vg_stacks_meta *m, char *why, size_t size)
+{
+	uint64_t stops[8] = { 0 }, cut = 0, dur = vg_probe_duration_ns(s);
+	struct timespec now;
+	size_t len = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->event = "calls";
+	m->period = 1;              /* each count is one call */
+	clock_gettime(CLOCK_REALTIME, &now);
+	m->duration_ns = dur;
+	m->start_time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec - dur;
+	m->lost = vg_probe_stats(s)->records_lost;
+	m->pid = t->pid;
+	m->comm = t->comm;
+	for (size_t i = 0; i < vg_probe_n_locations(s); i++) {
+		const struct vg_probe_location_result *l = vg_probe_location(s, i);
+
+		m->lost += l->stacks_dropped;
+		for (int k = 0; k < 8; k++)
+			stops[k] += l->unwind_stop[k];
+	}
+	why[0] = '\0';
+	for (int k = 0; k < 8; k++) {
+		if (k == VG_UNWIND_OUTERMOST || !stops[k] || len >= size)
+			continue;
+		cut += stops[k];
+		len += (size_t)snprintf(why + len, size - len, "%s%s %" PRIu64, len ? ", " : "",
+					vg_unwind_stop_name((enum vg_unwind_stop)k), stops[k]);
+	}
+	m->stacks_cut = cut;
+	m->stacks_cut_why = cut ? why : NULL;
 }
