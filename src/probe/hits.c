@@ -108,7 +108,7 @@ static const enum vg_probe_reg arg_regs[VG_PROBE_MAX_ARGS] = {
 
 /* The register's value as the parameter's type holds it: only its low
  * size bytes are defined (the ABI leaves the rest unspecified). */
-static uint64_t arg_value(const struct vg_probe_param *p, uint64_t raw)
+static uint64_t arg_value(const struct vg_sym_param *p, uint64_t raw)
 {
 	unsigned bits = p->size && p->size < 8 ? p->size * 8u : 64u;
 	uint64_t v = bits < 64 ? raw & ((1ull << bits) - 1) : raw;

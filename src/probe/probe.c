@@ -37,12 +37,12 @@ static int decide_args(struct vg_probe_session *s, struct vg_probe_location_resu
 		       struct vg_error *err)
 {
 	const struct vg_probe_site *st = &l->loc.sites[0];
-	struct vg_probe_param params[VG_PROBE_MAX_ARGS];
+	struct vg_sym_param params[VG_PROBE_MAX_ARGS];
 	size_t n = 0;
 
 	memset(params, 0, sizeof(params));
 	if (st->function && st->function_offset == 0 && l->loc.n_sites == 1) {
-		int r = vg_probe_params(s->sym, st->function_addr, params, s->o.n_args, &n, err);
+		int r = vg_sym_params(s->sym, st->function_addr, params, s->o.n_args, &n, err);
 
 		if (r < 0)
 			return r;

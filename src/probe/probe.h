@@ -34,7 +34,7 @@
 
 #include "perf/observe.h"
 #include "probe/bpf.h"
-#include "probe/params.h"
+#include "sym/params.h"
 #include "probe/resolve.h"
 #include "probe/stats.h"
 #include "stacks/stacks.h"
@@ -74,7 +74,7 @@ struct vg_probe_site_result {
 };
 
 struct vg_probe_arg {
-	struct vg_probe_param param;
+	struct vg_sym_param param;
 	struct vg_values *values;
 };
 

@@ -17,7 +17,7 @@
  * another thread uses the same symbolizer (the image set may be
  * refreshed by a lookup).
  *
- * The parameters of a probed function (--args) are params.c. */
+ * The parameters of a probed function (--args) are sym/params.c. */
 #include "probe/resolve.h"
 
 #include <dwarf.h>
