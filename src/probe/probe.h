@@ -37,7 +37,7 @@
 #include "sym/params.h"
 #include "probe/resolve.h"
 #include "probe/stats.h"
-#include "stacks/stacks.h"
+#include "stacktrie/stacks.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
 #include "unwind/unwind.h"
@@ -182,7 +182,7 @@ uint64_t vg_probe_duration_ns(const struct vg_probe_session *s);
 const struct vg_probe_opts *vg_probe_opts(const struct vg_probe_session *s);
 
 /* --stacks, after the run: every location's distinct stacks as one stack
- * trie (stacks/stacks.h), which every stack format writes (report/
+ * trie (stacktrie/stacks.h), which every stack format writes (report/
  * stack_format.h).  Each stack is a path from its outermost caller (the
  * root: main, a thread's start) to the probed address (the leaf, with its
  * inline frames), counted once per hit, under one root for all threads

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "stacks/symbolized.h"
+#include "stacktrie/symbolized.h"
 
 /* Add one distinct stack (ips innermost first) with its count: each
  * address symbolized once for the whole trie, a return address looked up

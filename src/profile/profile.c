@@ -14,7 +14,7 @@
 
 #include <linux/perf_event.h>
 
-#include "stacks/symbolized.h"
+#include "stacktrie/symbolized.h"
 #include "unwind/unwind.h"
 #include "util/vec.h"
 #include "sym/kallsyms.h"

@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "probe/probe.h"
-#include "stacks/stacks.h"
+#include "stacktrie/stacks.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
 #include "util/error.h"

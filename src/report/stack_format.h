@@ -1,5 +1,5 @@
 /* stack_format.h - every output of a set of stacks (struct vg_stacks,
- * stacks/stacks.h) as one table of {format, writer}.
+ * stacktrie/stacks.h) as one table of {format, writer}.
  *
  * `vigil profile --format NAME` and `vigil probe --stacks --format NAME`
  * look NAME up here: every command that produces stacks writes them
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "stacks/stacks.h"
+#include "stacktrie/stacks.h"
 #include "util/error.h"
 
 /* What a writer may be told besides the stacks; each uses what it needs.

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "stacks/stacks.h"
+#include "stacktrie/stacks.h"
 #include "sym/symbolizer.h"
 
 /* Fill in[0..max) from res and complete site (whose address and kernel

@@ -1,6 +1,6 @@
 /* symbolized.c - a symbolizer's answer as the stack trie takes it (see
  * symbolized.h). */
-#include "stacks/symbolized.h"
+#include "stacktrie/symbolized.h"
 
 size_t vg_stacks_sym_frames(struct vg_stacks *s, const struct vg_sym_result *res, bool kernel,
 			    struct vg_stack_frame_in *in, size_t max, struct vg_stack_site *site)

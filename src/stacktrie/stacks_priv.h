@@ -4,7 +4,7 @@
 #ifndef VG_STACKS_PRIV_H
 #define VG_STACKS_PRIV_H
 
-#include "stacks/stacks.h"
+#include "stacktrie/stacks.h"
 
 struct id_slot {
 	uint64_t hash;

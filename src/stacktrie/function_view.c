@@ -2,7 +2,7 @@
  * folded, speedscope, SVG and table writers draw (vg_stacks_by_function),
  * and each function's self and total samples (vg_stacks_functions).  The
  * trie itself (stacks.c) is keyed by address, as pprof needs. */
-#include "stacks/stacks_priv.h"
+#include "stacktrie/stacks_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>

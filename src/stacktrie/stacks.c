@@ -10,7 +10,7 @@
  * The trie is keyed by address (pprof needs one Location per address);
  * vg_stacks_by_function (function_view.c) re-adds every path through
  * function-level frames for the writers that show functions.  See stacks.h for the model. */
-#include "stacks/stacks_priv.h"
+#include "stacktrie/stacks_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
