@@ -37,10 +37,20 @@ int vg_stacks_symbolize_address(struct vg_stacks *s, struct vg_symbolizer *sym, 
 	struct vg_stack_frame_in in[VG_DW_MAX_FRAMES];
 	struct vg_stack_site site = { address, 0, VG_STACKS_NONE, false };
 	size_t k;
+	int r;
 
 	if (vg_stacks_find_address(s, address, false, first, n))
 		return 0;
 	vg_sym_lookup(sym, address, &res, NULL);
 	k = vg_stacks_sym_frames(s, &res, false, in, VG_DW_MAX_FRAMES, &site);
-	return vg_stacks_intern_address(s, &site, in, k, first, n, err);
+	r = vg_stacks_intern_address(s, &site, in, k, first, n, err);
+	if (r == 0 && k && *n == k) {
+		/* Columns where DWARF has them (pprof Line.column), as profile. */
+		uint32_t cols[VG_DW_MAX_FRAMES];
+
+		for (size_t i = 0; i < k; i++)
+			cols[i] = res.n_frames ? res.frames[i].column : res.column;
+		vg_stacks_set_columns(s, *first, *n, cols);
+	}
+	return r;
 }
