@@ -12,12 +12,14 @@
 #include "elf/addrspec.h"
 #include "probe/probe.h"
 #include "report/probe.h"
+#include "report/stack_format.h"
 #include "sym/symbolizer.h"
 #include "util/outfile.h"
 
 const char cmd_probe_usage[] =
 	"usage: vigil probe PID|NAME LOCATION... [--duration TIME] [--latency] [--args N]\n"
-	"                   [--stacks] [--per-thread] [--interval TIME] [--json] [-o FILE]\n"
+	"                   [--stacks [--format table|folded|pprof|speedscope|svg]]\n"
+	"                   [--per-thread] [--interval TIME] [--json] [-o FILE]\n"
 	"\n"
 	"Is this code running, how often, how long does it take, with what arguments\n"
 	"and who calls it?  Puts a kernel uprobe on each LOCATION of a running process\n"
@@ -46,10 +48,17 @@ const char cmd_probe_usage[] =
 	"                    registers rdi rsi rdx rcx r8 r9), named and typed from\n"
 	"                    DWARF: top values and a log2 histogram of integers\n"
 	"  --stacks          the call stacks that reach each location (CFI unwinding)\n"
+	"  --format F        with --stacks, write the stacks instead of the report, as\n"
+	"                    vigil profile does: table (functions by self and total\n"
+	"                    share), folded (flamegraph.pl), pprof (gzipped\n"
+	"                    profile.proto), speedscope, svg (flame graph); each stack\n"
+	"                    runs from its outermost caller to the probed location,\n"
+	"                    counted once per hit; json is the same as --json\n"
 	"  --per-thread      calls per thread\n"
 	"  --interval TIME   a stderr line every TIME (1s, 500ms): calls/s per location\n"
 	"                    (perf stat -I)\n"
-	"  --top N           stacks and values listed per location (default 5)\n"
+	"  --top N           stacks and values listed per location (default 5;\n"
+	"                    --format table: functions per section, default 25)\n"
 	"  --stack-bytes N   --stacks: user stack bytes copied per hit (default 8192)\n"
 	"  --json            one JSON document (docs/json-schema/live_probe.json)\n"
 	"  -o, --output FILE write the report to FILE (-: standard output)\n"
@@ -66,6 +75,7 @@ const char cmd_probe_usage[] =
 	"examples:\n"
 	"  vigil probe 4242 malloc --duration 5s\n"
 	"  vigil probe 4242 handle_request --latency --stacks\n"
+	"  vigil probe 4242 malloc --stacks --duration 5s --format svg -o malloc.svg\n"
 	"  vigil probe 4242 'libc.so.6:write' --args 3 --interval 1s\n"
 	"  vigil probe 4242 server.c:118 --per-thread --json\n"
 	"  vigil probe -p 4242 handle_request --duration 10s\n"
@@ -77,14 +87,16 @@ struct probe_args {
 	size_t n_specs;
 	struct vg_probe_opts o;
 	bool json;
+	const struct vg_stack_format *format;   /* --format: the stacks; NULL: the report */
 	const char *out_path;
 	uint64_t top;
+	bool top_given;
 };
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_args *a)
 {
 	enum { OPT_DURATION = 256, OPT_LATENCY, OPT_ARGS, OPT_STACKS, OPT_PER_THREAD,
-	       OPT_INTERVAL, OPT_JSON, OPT_TOP, OPT_STACK_BYTES };
+	       OPT_INTERVAL, OPT_JSON, OPT_TOP, OPT_STACK_BYTES, OPT_FORMAT };
 	static const struct option opts[] = {
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "latency", no_argument, NULL, OPT_LATENCY },
@@ -95,6 +107,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -147,6 +160,17 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > 1000000)
 				return cli_usage_error(cli, "invalid --top '%s': expected 1 to 1000000", optarg);
 			a->top = v;
+			a->top_given = true;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "json") == 0) {
+				a->json = true;
+				a->format = NULL;
+				break;
+			}
+			a->format = vg_stack_format_find(optarg);
+			if (!a->format)
+				return cli_usage_error(cli, "invalid --format '%s': expected table, folded, pprof, speedscope, svg or json", optarg);
 			break;
 		case OPT_STACK_BYTES:
 			if (vg_parse_u64(optarg, 1, &v) < 0 || v < 512 || v > 16384 || v % 512)
@@ -167,6 +191,13 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 		return cli_usage_error(cli, "expected a PID and at least one LOCATION; usage: vigil probe PID LOCATION... [options]");
 	if (!a->n_specs)
 		return cli_usage_error(cli, "expected at least one LOCATION after the PID (SYMBOL, IMAGE:SYMBOL, SYMBOL+OFF, 0xADDR, @0xADDR, FILE:LINE)");
+	if (a->format && !a->o.stacks)
+		return cli_usage_error(cli, "--format %s writes the call stacks: add --stacks", a->format->name);
+	if (a->format && (a->json || cli->json))
+		return cli_usage_error(cli, "--json and --format %s disagree", a->format->name);
+	if (a->format && a->format->binary && !a->out_path && isatty(STDOUT_FILENO))
+		return cli_usage_error(cli, "%s output is binary: give -o FILE or redirect standard output",
+				       a->format->name);
 	return 0;
 }
 
@@ -216,6 +247,25 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
 		r = -EIO;
 	cJSON_free(text);
+	return r;
+}
+
+/* --format: the stacks through the stack writers' table, as profile
+ * writes its own.  0, or a negative errno with err filled. */
+static int write_stacks(struct vg_probe_session *s, const struct vg_target *t,
+			const struct probe_args *a, FILE *out, struct vg_error *err)
+{
+	struct vg_stacks *stacks = NULL;
+	struct vg_stacks_meta meta;
+	char cut_why[256];
+	struct vg_stack_write_opts wo = { .meta = &meta, .top = a->top_given ? (size_t)a->top : 25 };
+	int r = vg_probe_stacks(s, &stacks, err);
+
+	if (r < 0)
+		return r;
+	vg_report_probe_stacks_meta(s, t, &meta, cut_why, sizeof(cut_why));
+	r = a->format->write(out, stacks, &wo, err);
+	vg_stacks_free(stacks);
 	return r;
 }
 
@@ -309,7 +359,9 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 			goto out;
 		}
 	}
-	if (a.json) {
+	if (a.format) {
+		r = write_stacks(s, cli->target, &a, out, &err);
+	} else if (a.json) {
 		r = print_json(cli, s, sym, &a, out);
 		if (r > 0)
 			goto out;
@@ -324,7 +376,9 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	if (r < 0) {
-		vg_error_set(&err, r, "cannot write the report: %s", strerror(-r));
+		if (!err.code)
+			vg_error_set(&err, r, "cannot write the %s: %s",
+				     a.format ? a.format->name : "report", strerror(-r));
 		r = cli_fail(cli, &err);
 		goto out;
 	}

@@ -280,7 +280,10 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	struct vg_error err = { 0 };
 	struct vg_maps *maps = NULL;
 	struct vg_mem *mem = NULL;
-	struct vg_images *imgs = NULL;
+	struct vg_images *imgs = NULL;   /* the symbolizer's once it is open */
+	const struct vg_image *main_img;
+	bool has_load_bias = false;
+	uint64_t load_bias = 0;
 	struct vg_image *bin = NULL;
 	struct vg_symbolizer *sym = NULL;
 	struct vg_watch_session *s = NULL;
@@ -310,7 +313,16 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	r = build_requests(cli, &a, imgs, bin, reqs, owned, &n);
 	if (r)
 		goto out;
-	if (vg_symbolizer_open_target(cli->target, 0, &sym, &err) < 0 ||
+	main_img = vg_images_main(imgs);
+	if (main_img) {
+		has_load_bias = true;
+		load_bias = main_img->bias;
+	}
+	/* The symbolizer takes the images the ADDRs were resolved with (and
+	 * borrows the maps): opening every ELF again doubled the setup. */
+	r = vg_symbolizer_open_loaded(cli->target, 0, maps, imgs, &sym, &err);
+	imgs = NULL;
+	if (r < 0 ||
 	    vg_watch_new(cli->target, sym, maps, mem, reqs, n, &a.opt, &s, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
@@ -340,10 +352,9 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	if (isatty(STDERR_FILENO))
 		fputs("\r\033[K", stderr);
 	if (cli->json) {
-		const struct vg_image *main_img = imgs ? vg_images_main(imgs) : NULL;
 		struct vg_report_watch_meta m = {
 			.target = cli->target, .opt = &a.opt, .bin_match = bin_match,
-			.has_load_bias = main_img != NULL, .load_bias = main_img ? main_img->bias : 0,
+			.has_load_bias = has_load_bias, .load_bias = load_bias,
 		};
 		cJSON *doc = vg_report_watch_json(s, &m, &err);
 

@@ -23,6 +23,7 @@
 
 #include "elf/image.h"
 #include "util/error.h"
+#include "util/number.h"   /* vg_parse_u64, for every caller */
 
 struct vg_addr {
 	uint64_t runtime;                 /* the resolved address */
@@ -45,9 +46,5 @@ struct vg_addr {
 int vg_addr_parse(const char *spec, const struct vg_images *imgs,
 		  const struct vg_image *bin, struct vg_addr *out,
 		  struct vg_error *err);
-
-/* Strict unsigned integer: decimal, 0xHEX; optional k/M/G suffix when
- * allow_suffix (binary units).  -EINVAL on junk, -ERANGE on overflow. */
-int vg_parse_u64(const char *s, int allow_suffix, uint64_t *out);
 
 #endif

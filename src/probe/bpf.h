@@ -74,11 +74,7 @@ struct vg_probe_record {
 	uint8_t stack[];
 };
 
-/* Route libbpf's messages to progs.c's per-thread log (dropped outside
- * a load) instead of stderr: the library never prints.  Idempotent.
- * Public: every loader of a BPF program in libvigil calls it first
- * (src/stack's task iterator too). */
-void vg_bpf_libbpf_quiet(void);
+/* libbpf's messages: perf/bpf_log.h (vg_bpf_libbpf_quiet). */
 
 /* Maps shared by every program of one probe session. */
 struct vg_bpf_counters;

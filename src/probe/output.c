@@ -32,6 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "perf/bpf_log.h"
 #include "perf/cpus.h"
 #include "perf/merge.h"
 #include "probe/bpf_int.h"

@@ -34,9 +34,10 @@
 
 #include "perf/observe.h"
 #include "probe/bpf.h"
-#include "probe/params.h"
+#include "sym/params.h"
 #include "probe/resolve.h"
 #include "probe/stats.h"
+#include "stacktrie/stacks.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
 #include "unwind/unwind.h"
@@ -73,7 +74,7 @@ struct vg_probe_site_result {
 };
 
 struct vg_probe_arg {
-	struct vg_probe_param param;
+	struct vg_sym_param param;
 	struct vg_values *values;
 };
 
@@ -179,5 +180,18 @@ enum vg_stop vg_probe_stop_reason(const struct vg_probe_session *s);
 uint64_t vg_probe_armed_ns(const struct vg_probe_session *s);
 uint64_t vg_probe_duration_ns(const struct vg_probe_session *s);
 const struct vg_probe_opts *vg_probe_opts(const struct vg_probe_session *s);
+
+/* --stacks, after the run: every location's distinct stacks as one stack
+ * trie (stacktrie/stacks.h), which every stack format writes (report/
+ * stack_format.h).  Each stack is a path from its outermost caller (the
+ * root: main, a thread's start) to the probed address (the leaf, with its
+ * inline frames), counted once per hit, under one root for all threads
+ * (tid -1: the hits are not kept per thread).  That is the shape a flame
+ * graph reader expects: callers at the bottom, the code that ran at the
+ * top, as in a CPU profile whose leaf is where the time went; several
+ * locations share their common callers and are told apart by their
+ * leaves.  Addresses are symbolized with the session's symbolizer.
+ * *out is the caller's to free.  0, -EINVAL (no --stacks), -ENOMEM. */
+int vg_probe_stacks(struct vg_probe_session *s, struct vg_stacks **out, struct vg_error *err);
 
 #endif

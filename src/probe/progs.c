@@ -10,10 +10,10 @@
  * program does not use (no per-thread hash, no rings) is left to libbpf,
  * which creates a one-entry one for the load.
  *
- * libbpf reports through a print callback: vigil's library never prints,
- * so the callback keeps the last warning lines of the calling thread,
- * whose last meaningful one (the verifier's reason) goes into the
- * sentence when a load fails.
+ * libbpf reports through a print callback (perf/bpf_log.h): vigil's
+ * library never prints, so the last warning lines of the calling thread
+ * are kept, and the last meaningful one (the verifier's reason) goes into
+ * the sentence when a load fails.
  *
  * Not done here: the maps (counters.c), the rings (output.c), attaching
  * to a uprobe (perf/uprobe.c). */
@@ -32,6 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "perf/bpf_log.h"
 #include "probe/bpf_int.h"
 #include "probe/exec_gate.skel.h"
 #include "probe/probe.skel.h"
@@ -42,107 +43,6 @@
 _Static_assert(offsetof(struct vg_probe_record, regs) == 24, "record layout");
 _Static_assert(offsetof(struct vg_probe_record, stack) == 200, "record layout");
 _Static_assert(VG_PR_COUNT == 21, "struct pt_regs has 21 words on x86-64");
-
-/* ------------------------------------------------------------ libbpf log */
-
-/* The tail of what libbpf said on this thread during the current load
- * (malloc'ed by log_start: a static-TLS array would sit at the top of
- * every thread's stack of every program linking libvigil). */
-#define LOG_TAIL 16384
-static _Thread_local char *log_tail;
-static _Thread_local size_t log_len;
-
-static int keep_log(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char *text = NULL;
-	size_t n, keep = LOG_TAIL - 1;
-	int len;
-
-	if (level == LIBBPF_DEBUG || !log_tail)
-		return 0;
-	/* The verifier's log comes as one message of up to a few hundred
-	 * KiB: keep its end. */
-	len = vasprintf(&text, fmt, ap);
-	if (len <= 0) {
-		free(text);
-		return 0;
-	}
-	n = (size_t)len;
-	if (n >= keep) {
-		memcpy(log_tail, text + n - keep, keep);
-		log_len = keep;
-	} else {
-		if (log_len + n > keep) {
-			memmove(log_tail, log_tail + log_len + n - keep, keep - n);
-			log_len = keep - n;
-		}
-		memcpy(log_tail + log_len, text, n);
-		log_len += n;
-	}
-	log_tail[log_len] = '\0';
-	free(text);
-	return 0;
-}
-
-static void set_print(void)
-{
-	libbpf_set_print(keep_log);
-}
-
-void vg_bpf_libbpf_quiet(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-	pthread_once(&once, set_print);
-}
-
-static void log_start(void)
-{
-	vg_bpf_libbpf_quiet();
-	free(log_tail);
-	log_len = 0;
-	log_tail = calloc(1, LOG_TAIL);   /* NULL: no reason in the sentence */
-}
-
-static void log_end(void)
-{
-	free(log_tail);
-	log_tail = NULL;
-	log_len = 0;
-}
-
-/* The verifier's reason: the log's last line that is not libbpf's own
- * framing, the closing statistics or blank. */
-static void last_log_line(char *out, size_t size)
-{
-	static const char *const skip[] = {
-		"processed ", "verification time", "stack depth", "libbpf: ", "-- END",
-		"-- BEGIN", "verifier log",
-	};
-	const char *log = log_tail, *end = log + log_len;
-
-	out[0] = '\0';
-	if (!log)
-		return;
-	while (end > log) {
-		const char *start = end;
-		size_t len;
-		bool skipped = false;
-
-		while (start > log && start[-1] != '\n')
-			start--;
-		len = (size_t)(end - start);
-		while (len && (start[len - 1] == '\n' || start[len - 1] == ' '))
-			len--;
-		for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
-			skipped |= strncmp(start, skip[i], strlen(skip[i])) == 0;
-		if (len && !skipped) {
-			snprintf(out, size, "%.*s", (int)len, start);
-			return;
-		}
-		end = start > log ? start - 1 : log;
-	}
-}
 
 /* The program's fd, kept after the skeleton is gone. */
 static int keep_fd(int fd, struct vg_error *err)
@@ -162,15 +62,15 @@ static int load_error(int r, const char *what, struct vg_error *err)
 {
 	char reason[256];
 
-	last_log_line(reason, sizeof(reason));
+	vg_bpf_log_reason(reason, sizeof(reason));
 	if (r == -EPERM || (r == -EACCES && !reason[0])) {
-		log_end();
+		vg_bpf_log_end();
 		return vg_bpf_refused(err, what);
 	}
 	r = vg_error_set(err, r == -EACCES ? -EPROTO : r, "the kernel's BPF verifier refused %s: %s",
 			 what, reason[0] ? reason : strerror(-r));
 	vg_error_set_exit(err, VG_EXIT_RUNTIME);
-	log_end();
+	vg_bpf_log_end();
 	return r;
 }
 
@@ -233,13 +133,13 @@ int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_co
 		return vg_error_set(err, r, "cannot hand the probe's maps to its program: %s",
 				    strerror(-r));
 	}
-	log_start();
+	vg_bpf_log_start();
 	r = vg_probe_bpf__load(skel);
 	if (r < 0) {
 		vg_probe_bpf__destroy(skel);
 		return load_error(r, what, err);
 	}
-	log_end();
+	vg_bpf_log_end();
 	r = keep_fd(bpf_program__fd(skel->progs.vg_probe), err);
 	vg_probe_bpf__destroy(skel);
 	if (r < 0)
@@ -278,13 +178,13 @@ int vg_bpf_exec_gate_open(const struct vg_bpf_counters *c, pid_t tgid, int *fd,
 		return vg_error_set(err, r, "cannot hand the counts map to the exec gate: %s",
 				    strerror(-r));
 	}
-	log_start();
+	vg_bpf_log_start();
 	r = vg_exec_gate_bpf__load(skel);
 	if (r < 0) {
 		vg_exec_gate_bpf__destroy(skel);
 		return load_error(r, "the exec gate's BPF program", err);
 	}
-	log_end();
+	vg_bpf_log_end();
 	/* Attached for as long as this fd is open (closing it detaches). */
 	r = bpf_raw_tracepoint_open("sched_process_exec", bpf_program__fd(skel->progs.vg_exec_gate));
 	vg_exec_gate_bpf__destroy(skel);

@@ -1,10 +1,10 @@
 /* resolve.c - probe LOCATIONs to (file, offset) sites.
  *
  * ADDR forms go through vg_addr_parse (the parser every command shares);
- * FILE:LINE reads the DWARF line tables of every image (libdw:
- * dwarf_getsrclines), keeps the rows of that line in a source file whose
- * path ends with FILE, and groups them by the innermost function or
- * inlined-call instance containing them (dwarf_getscopes), one site each.
+ * FILE:LINE asks the line tables of every image (sym/srclines.h) for the
+ * rows of that line in a source file whose path ends with FILE, one per
+ * innermost function or inlined-call instance containing them: one site
+ * each.
  * Every site is then checked against the target's current maps (it must
  * be file-backed executable code) and named by the symbolizer.  The file
  * offset is the mapping's offset plus the distance into the mapping: the
@@ -17,10 +17,9 @@
  * another thread uses the same symbolizer (the image set may be
  * refreshed by a lookup).
  *
- * The parameters of a probed function (--args) are params.c. */
+ * The parameters of a probed function (--args) are sym/params.c. */
 #include "probe/resolve.h"
 
-#include <dwarf.h>
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -33,10 +32,9 @@
 
 #include <Zydis/Zydis.h>
 
-#include <elfutils/libdw.h>
-
 #include "elf/addrspec.h"
 #include "elf/debuginfo.h"
+#include "sym/srclines.h"
 #include "util/vec.h"
 
 /* ------------------------------------------------------------------ */
@@ -269,209 +267,6 @@ static bool is_file_line(const char *spec)
 	return memchr(spec, '.', (size_t)(colon - spec)) || memchr(spec, '/', (size_t)(colon - spec));
 }
 
-struct line_row {
-	Dwarf_Die cu;
-	uint64_t addr;          /* static */
-	bool is_stmt;
-	const char *file;       /* borrowed from the Dwarf, as the row names it */
-	const char *comp_dir;   /* borrowed: its CU's DW_AT_comp_dir, or NULL */
-	Dwarf_Off scope;        /* innermost function/inlined instance; 0: none */
-};
-
-struct line_search {
-	const char *file;       /* FILE as given */
-	uint32_t line;
-	struct line_row *rows;  /* rows of `line`, one image at a time */
-	size_t n_rows, cap_rows;
-	bool file_seen;         /* some CU has a matching source file */
-	uint32_t below, above;  /* nearest lines with code; 0: none */
-	size_t n_dwarf_images;
-	const char *comp_dir;   /* of the CU being scanned */
-	/* One comparison per distinct file name: rows of a file share its
-	 * string. */
-	const char *last_src;
-	bool last_match;
-};
-
-/* The file name as the symbolizer gives it (dwindex.c): a relative name
- * joined to the CU's compilation directory. */
-static void absolute_name(const char *src, const char *comp_dir, char *buf, size_t size)
-{
-	if (src[0] == '/' || !comp_dir || !comp_dir[0])
-		snprintf(buf, size, "%s", src);
-	else
-		snprintf(buf, size, "%s/%s", comp_dir, src);
-}
-
-/* "/a/b/../c/./d.c" -> "/a/c/d.c", by the text alone (no symlinks are
- * followed: the build machine's tree need not exist here). */
-static void normalize_path(const char *in, char *out, size_t size)
-{
-	size_t n = 0, root = in[0] == '/';
-	const char *p = in;
-
-	if (size < 2) {
-		if (size)
-			out[0] = '\0';
-		return;
-	}
-	if (root)
-		out[n++] = '/';
-	while (*p) {
-		const char *e = strchrnul(p, '/');
-		size_t len = (size_t)(e - p);
-		size_t last = n;
-
-		while (last > root && out[last - 1] != '/')
-			last--;
-		if (len == 0 || (len == 1 && p[0] == '.')) {
-			/* "//" and "/./": nothing */
-		} else if (len == 2 && p[0] == '.' && p[1] == '.' && n > root &&
-			   strncmp(out + last, "..", n - last) != 0) {
-			n = last > root ? last - 1 : root;  /* drop the last component */
-		} else if (!(len == 2 && p[0] == '.' && p[1] == '.' && root && n == 1)) {
-			if (n > root && n < size - 1)
-				out[n++] = '/';
-			if (len > size - 1 - n)
-				len = size - 1 - n;
-			memcpy(out + n, p, len);
-			n += len;
-		}
-		p = *e ? e + 1 : e;
-	}
-	out[n] = '\0';
-}
-
-/* path ends with want at a '/' boundary, or equals it. */
-static bool path_matches(const char *path, const char *want)
-{
-	size_t pl = strlen(path), wl = strlen(want);
-
-	if (pl < wl || strcmp(path + pl - wl, want) != 0)
-		return false;
-	return pl == wl || path[pl - wl - 1] == '/' || want[0] == '/';
-}
-
-/* The name as the line table has it, or joined to the compilation
- * directory and normalized ("tests/x.c" matches "/src/b/../tests/x.c"). */
-static bool file_matches(const char *src, const char *comp_dir, const char *want)
-{
-	char abs[4096], norm[4096];
-
-	if (path_matches(src, want))
-		return true;
-	absolute_name(src, comp_dir, abs, sizeof(abs));
-	normalize_path(abs, norm, sizeof(norm));
-	return path_matches(norm, want);
-}
-
-static bool row_file_matches(struct line_search *ls, const char *src)
-{
-	if (src != ls->last_src) {
-		ls->last_src = src;
-		ls->last_match = src && file_matches(src, ls->comp_dir, ls->file);
-	}
-	return ls->last_match;
-}
-
-static void note_nearest(struct line_search *ls, uint32_t lineno)
-{
-	if (lineno == 0)
-		return;
-	if (lineno < ls->line && lineno > ls->below)
-		ls->below = lineno;
-	if (lineno > ls->line && (ls->above == 0 || lineno < ls->above))
-		ls->above = lineno;
-}
-
-static int scan_cu(struct line_search *ls, Dwarf_Die *cu)
-{
-	Dwarf_Lines *lines;
-	size_t n;
-
-	Dwarf_Attribute a;
-
-	ls->last_src = NULL;
-	ls->comp_dir = dwarf_attr(cu, DW_AT_comp_dir, &a) ? dwarf_formstring(&a) : NULL;
-	if (dwarf_getsrclines(cu, &lines, &n) != 0)
-		return 0;  /* a CU without a line table has no rows to give */
-	for (size_t i = 0; i < n; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		Dwarf_Addr addr;
-		bool end = false, stmt = false;
-		int lineno;
-
-		if (!l || dwarf_lineendsequence(l, &end) != 0 || end ||
-		    !row_file_matches(ls, dwarf_linesrc(l, NULL, NULL)) ||
-		    dwarf_lineno(l, &lineno) != 0 || dwarf_lineaddr(l, &addr) != 0)
-			continue;
-		ls->file_seen = true;
-		if ((uint32_t)lineno != ls->line) {
-			note_nearest(ls, (uint32_t)lineno);
-			continue;
-		}
-		if (VG_GROW(ls->rows, ls->cap_rows, ls->n_rows + 1) < 0)
-			return -ENOMEM;
-		dwarf_linebeginstatement(l, &stmt);
-		ls->rows[ls->n_rows++] = (struct line_row){
-			.cu = *cu, .addr = addr, .is_stmt = stmt, .file = ls->last_src,
-			.comp_dir = ls->comp_dir,
-		};
-	}
-	return 0;
-}
-
-static bool is_function_scope(Dwarf_Die *d)
-{
-	int tag = dwarf_tag(d);
-
-	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
-}
-
-/* The innermost function or inlined copy under parent containing addr.
- * Not dwarf_getscopes: it leaks its array when an inlined copy's abstract
- * origin cannot be read (libdw 0.188), and walks the origin's CU again
- * for scopes this search does not need. */
-static Dwarf_Off innermost_scope(Dwarf_Die *parent, uint64_t addr, int depth)
-{
-	Dwarf_Die c;
-
-	if (depth > 64 || dwarf_child(parent, &c) != 0)
-		return 0;
-	do {
-		Dwarf_Off inner;
-
-		/* As dwarf_getscopes: a DIE not containing addr (or with no
-		 * pc attributes at all) is pruned with its children. */
-		if (dwarf_haspc(&c, addr) != 1)
-			continue;
-		inner = innermost_scope(&c, addr, depth + 1);
-		if (inner)
-			return inner;
-		if (is_function_scope(&c))
-			return dwarf_dieoffset(&c);
-	} while (dwarf_siblingof(&c, &c) == 0);
-	return 0;
-}
-
-static void find_scope(struct line_row *row)
-{
-	row->scope = innermost_scope(&row->cu, row->addr, 0);
-}
-
-/* Rows by scope, then is_stmt first, then address: the first row of each
- * scope is its site. */
-static int cmp_row(const void *a, const void *b)
-{
-	const struct line_row *x = a, *y = b;
-
-	if (x->scope != y->scope)
-		return x->scope < y->scope ? -1 : 1;
-	if (x->is_stmt != y->is_stmt)
-		return x->is_stmt ? -1 : 1;
-	return (x->addr > y->addr) - (x->addr < y->addr);
-}
-
 static int cmp_site(const void *a, const void *b)
 {
 	const struct vg_probe_site *x = a, *y = b;
@@ -481,10 +276,9 @@ static int cmp_site(const void *a, const void *b)
 
 static int add_site(struct vg_probe_location *out, size_t *cap, struct vg_symbolizer *sym,
 		    const struct vg_maps *maps, pid_t pid, uint64_t addr,
-		    const struct line_row *row, uint32_t line, struct vg_error *err)
+		    const struct vg_line_hit *hit, uint32_t line, struct vg_error *err)
 {
 	struct vg_probe_site *s;
-	char file[4096], norm[4096];
 	int rc;
 
 	if (VG_GROW(out->sites, *cap, out->n_sites + 1) < 0)
@@ -496,10 +290,8 @@ static int add_site(struct vg_probe_location *out, size_t *cap, struct vg_symbol
 	out->n_sites++;
 	/* The line asked for, in the file whose name matched: the innermost
 	 * row at addr may be another line at the same address. */
-	absolute_name(row->file, row->comp_dir, file, sizeof(file));
-	normalize_path(file, norm, sizeof(norm));
 	free(s->file);
-	s->file = strdup(norm);
+	s->file = strdup(hit->path);
 	s->line = line;
 	if (!s->file)
 		return vg_error_set(err, -ENOMEM, "out of memory");
@@ -531,63 +323,28 @@ static void drop_caller_scope_sites(struct vg_probe_location *out, size_t first)
 	out->n_sites = kept;
 }
 
-/* The sites of ls->rows (one image, bias), in address order. */
-static int sites_of_rows(struct line_search *ls, const struct vg_image *img,
-			 struct vg_symbolizer *sym, const struct vg_maps *maps, pid_t pid,
-			 struct vg_probe_location *out, size_t *cap, struct vg_error *err)
-{
-	size_t first = out->n_sites;
-
-	for (size_t i = 0; i < ls->n_rows; i++)
-		find_scope(&ls->rows[i]);
-	if (ls->n_rows == 0)
-		return 0;
-	qsort(ls->rows, ls->n_rows, sizeof(*ls->rows), cmp_row);
-	for (size_t i = 0; i < ls->n_rows; i++) {
-		int rc;
-
-		if (i > 0 && ls->rows[i].scope == ls->rows[i - 1].scope)
-			continue;
-		rc = add_site(out, cap, sym, maps, pid, ls->rows[i].addr + img->bias,
-			      &ls->rows[i], ls->line, err);
-		if (rc < 0)
-			return rc;
-	}
-	drop_caller_scope_sites(out, first);
-	qsort(out->sites + first, out->n_sites - first, sizeof(*out->sites), cmp_site);
-	ls->n_rows = 0;
-	return 0;
-}
-
-static int scan_image(struct line_search *ls, struct vg_image *img, pid_t pid,
+/* The sites of FILE:LINE in one image, in address order. */
+static int scan_image(struct vg_line_search *ls, struct vg_image *img, pid_t pid,
 		      struct vg_symbolizer *sym, const struct vg_maps *maps,
 		      struct vg_probe_location *out, size_t *cap, struct vg_error *err)
 {
-	Dwarf *dwarf = vg_symbolizer_dwarf(sym, img, err);
-	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie;
-	uint8_t unit_type;
-	int rc = 0;
+	struct vg_line_hit *hits;
+	size_t n, first = out->n_sites;
+	int rc = vg_line_search_image(ls, sym, img, &hits, &n, err);
 
-	if (!dwarf)
-		return err && err->code == -ENOMEM ? -ENOMEM : 0;
-	ls->n_dwarf_images++;
-	while (dwarf_get_units(dwarf, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
-			continue;
-		rc = scan_cu(ls, &cudie);
-		if (rc < 0)
-			break;
-	}
 	if (rc < 0)
-		rc = vg_error_set(err, rc, "out of memory reading the line tables of %s",
-				  image_label(img));
-	else
-		rc = sites_of_rows(ls, img, sym, maps, pid, out, cap, err);
-	return rc;
+		return rc;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = add_site(out, cap, sym, maps, pid, hits[i].addr + img->bias, &hits[i], ls->line, err);
+	vg_line_hits_free(hits, n);
+	if (rc < 0 || n == 0)
+		return rc;
+	drop_caller_scope_sites(out, first);
+	qsort(out->sites + first, out->n_sites - first, sizeof(*out->sites), cmp_site);
+	return 0;
 }
 
-static int no_code(const struct line_search *ls, struct vg_error *err)
+static int no_code(const struct vg_line_search *ls, struct vg_error *err)
 {
 	char near[64] = "";
 
@@ -615,7 +372,7 @@ static int resolve_file_line(const char *spec, struct vg_symbolizer *sym,
 	const struct vg_images *imgs = vg_symbolizer_images(sym);
 	const struct vg_image *main_img = vg_images_main(imgs);
 	const char *colon = strrchr(spec, ':');
-	struct line_search ls = { 0 };
+	struct vg_line_search ls = { 0 };
 	struct vg_image **order = NULL;
 	size_t n = 0, cap = 0;
 	uint64_t line;
@@ -644,7 +401,7 @@ static int resolve_file_line(const char *spec, struct vg_symbolizer *sym,
 		rc = no_code(&ls, err);
 out:
 	free(order);
-	free(ls.rows);
+	vg_line_search_clear(&ls);
 	free((char *)ls.file);
 	return rc;
 }

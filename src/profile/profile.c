@@ -14,6 +14,7 @@
 
 #include <linux/perf_event.h>
 
+#include "stacktrie/symbolized.h"
 #include "unwind/unwind.h"
 #include "util/vec.h"
 #include "sym/kallsyms.h"
@@ -39,7 +40,6 @@ struct vg_profile {
 	struct vg_stacks *stacks;
 	struct vg_unwinder *unwinder;
 	const struct vg_images *unwinder_images;
-	uint32_t kernel_image;        /* stacks image id of the kernel, or NONE */
 	bool kernel_shown;
 	const char *kernel_why;
 	char kernel_why_text[1024];
@@ -109,7 +109,6 @@ int vg_profile_new(struct vg_target *t, struct vg_symbolizer *sym,
 	if (!p->o.stack_bytes)
 		p->o.stack_bytes = 8192;
 	p->event_name = events[ev].name;
-	p->kernel_image = VG_STACKS_NONE;
 	p->attr.size = sizeof(p->attr);
 	p->attr.type = events[ev].type;
 	p->attr.config = events[ev].config;
@@ -227,35 +226,6 @@ static void lookup(struct vg_profile *p, uint64_t addr, bool kernel, struct vg_s
 	vg_sym_lookup(p->sym, addr, res, NULL);
 }
 
-/* The symbolizer's answer as the trie takes it. */
-static size_t frames_in(struct vg_profile *p, const struct vg_sym_result *res, bool kernel,
-			struct vg_stack_frame_in *in, struct vg_stack_site *site)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < res->n_frames && k < MAX_INLINE; i++)
-		in[k++] = (struct vg_stack_frame_in){ res->frames[i].function, res->frames[i].file,
-						      res->frames[i].line };
-	if (k == 0 && res->has_symbol)
-		in[k++] = (struct vg_stack_frame_in){ res->symbol, res->file, res->line };
-	if (kernel) {
-		if (p->kernel_image == VG_STACKS_NONE)
-			vg_stacks_intern_image(p->stacks, "[kernel.kallsyms]", NULL, 0, 0, 0, true,
-					       &p->kernel_image, NULL);
-		site->image = p->kernel_image;
-	} else if (res->image) {
-		char bid[160];
-
-		site->static_address = res->static_address;
-		vg_image_build_id_hex(res->image, bid, sizeof(bid));
-		if (vg_stacks_intern_image(p->stacks, res->image->path, bid[0] ? bid : NULL,
-					   res->image->lo, res->image->hi, 0, false, &site->image,
-					   NULL) < 0)
-			site->image = VG_STACKS_NONE;
-	}
-	return k;
-}
-
 /* The frames of one address, symbolized on its first sighting. */
 static int address_ids(struct vg_profile *p, uint64_t addr, bool kernel, uint32_t *first,
 		       uint32_t *n)
@@ -270,7 +240,7 @@ static int address_ids(struct vg_profile *p, uint64_t addr, bool kernel, uint32_
 		return 0;
 	lookup(p, addr, kernel, &res);
 	p->st.addresses++;
-	k = frames_in(p, &res, kernel, in, &site);
+	k = vg_stacks_sym_frames(p->stacks, &res, kernel, in, MAX_INLINE, &site);
 	r = vg_stacks_intern_address(p->stacks, &site, in, k, first, n, NULL);
 	if (r == 0 && k && *n == k) {
 		/* Columns where DWARF has them (pprof Line.column). */
@@ -305,7 +275,7 @@ static void resolve_late(struct vg_profile *p)
 		vg_sym_lookup(p->sym, addrs[i], &res, NULL);
 		if (!res.image)
 			continue;
-		k = frames_in(p, &res, false, in, &site);
+		k = vg_stacks_sym_frames(p->stacks, &res, false, in, MAX_INLINE, &site);
 		vg_stacks_reintern_address(p->stacks, &site, in, k, NULL);
 	}
 	free(addrs);

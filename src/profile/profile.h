@@ -22,7 +22,7 @@
 
 #include "perf/event.h"
 #include "perf/observe.h"
-#include "profile/stacks.h"
+#include "stacktrie/stacks.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
 #include "util/error.h"

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "profile/stacks.h"
+#include "stacktrie/stacks.h"
 #include "report/stack_format.h"
 #include "util/error.h"
 

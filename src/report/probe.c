@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report/json.h"
 #include "report/text.h"
@@ -24,7 +25,7 @@ static const char *param_kind_name(enum vg_param_kind k)
 	return "unknown";
 }
 
-static void value_text(const struct vg_probe_param *p, uint64_t v, char *buf, size_t len)
+static void value_text(const struct vg_sym_param *p, uint64_t v, char *buf, size_t len)
 {
 	if (p->kind == VG_PARAM_SIGNED)
 		snprintf(buf, len, "%" PRId64, (int64_t)v);
@@ -54,7 +55,7 @@ struct value_bucket {
  * negatives (signed kinds) come first, most negative first, as [-hi, -lo]
  * (the last one holds only INT64_MIN, whose -hi is no int64).  Returns
  * how many were filled. */
-static size_t value_buckets(const struct vg_probe_param *p, const struct vg_values_summary *sum,
+static size_t value_buckets(const struct vg_sym_param *p, const struct vg_values_summary *sum,
 			    struct value_bucket *out)
 {
 	bool hex = p->kind == VG_PARAM_POINTER || p->kind == VG_PARAM_UNKNOWN;
@@ -254,7 +255,7 @@ static cJSON *args_json(const struct vg_probe_location_result *l, size_t top)
 	arr = cJSON_CreateArray();
 	tv = calloc(top, sizeof(*tv));
 	for (size_t i = 0; tv && i < l->n_args; i++) {
-		const struct vg_probe_param *p = &l->args[i].param;
+		const struct vg_sym_param *p = &l->args[i].param;
 		struct vg_values_summary sum;
 		struct value_bucket buckets[MAX_VALUE_BUCKETS];
 		size_t n_top = 0, n_b;
@@ -262,7 +263,7 @@ static cJSON *args_json(const struct vg_probe_location_result *l, size_t top)
 		char buf[32];
 
 		vg_values_summarize(l->args[i].values, tv, top, &n_top, &sum);
-		cJSON_AddStringToObject(j, "reg", vg_probe_param_reg_name(p->reg));
+		cJSON_AddStringToObject(j, "reg", vg_sym_param_reg_name(p->reg));
 		if (p->name[0])
 			vg_json_add_text(j, "name", p->name);
 		else
@@ -570,7 +571,7 @@ static void table_per_thread(FILE *out, struct vg_probe_session *s,
 }
 
 /* An integer argument's log2 histogram, negative magnitudes first. */
-static void table_value_histogram(FILE *out, const struct vg_probe_param *p,
+static void table_value_histogram(FILE *out, const struct vg_sym_param *p,
 				  const struct vg_values_summary *sum)
 {
 	struct value_bucket b[MAX_VALUE_BUCKETS];
@@ -647,13 +648,13 @@ static void table_args(FILE *out, struct vg_probe_session *s, size_t i, size_t t
 	vg_text_put(out, l->loc.input);
 	fprintf(out, ": arguments%s%s\n", l->args_why ? " - " : "", l->args_why ? l->args_why : "");
 	for (size_t k = 0; tv && k < l->n_args; k++) {
-		const struct vg_probe_param *p = &l->args[k].param;
+		const struct vg_sym_param *p = &l->args[k].param;
 		struct vg_values_summary sum;
 		size_t n_top = 0;
 		char buf[32];
 
 		vg_values_summarize(l->args[k].values, tv, top, &n_top, &sum);
-		fprintf(out, "  %-3s ", vg_probe_param_reg_name(p->reg));
+		fprintf(out, "  %-3s ", vg_sym_param_reg_name(p->reg));
 		if (p->name[0]) {
 			vg_text_put(out, p->type[0] ? p->type : "?");
 			fputc(' ', out);
@@ -782,4 +783,41 @@ int vg_report_probe_table(FILE *out, struct vg_probe_session *s, struct vg_symbo
 				"per-thread rows add up to less than CALLS\n", dropped);
 	}
 	return ferror(out) ? -EIO : 0;
+}
+
+/* ---- the stacks' meta ---- */
+
+void vg_report_probe_stacks_meta(struct vg_probe_session *s, const struct vg_target *t,
+				 struct vg_stacks_meta *m, char *why, size_t size)
+{
+	uint64_t stops[8] = { 0 }, cut = 0, dur = vg_probe_duration_ns(s);
+	struct timespec now;
+	size_t len = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->event = "calls";
+	m->period = 1;              /* each count is one call */
+	clock_gettime(CLOCK_REALTIME, &now);
+	m->duration_ns = dur;
+	m->start_time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec - dur;
+	m->lost = vg_probe_stats(s)->records_lost;
+	m->pid = t->pid;
+	m->comm = t->comm;
+	for (size_t i = 0; i < vg_probe_n_locations(s); i++) {
+		const struct vg_probe_location_result *l = vg_probe_location(s, i);
+
+		m->lost += l->stacks_dropped;
+		for (int k = 0; k < 8; k++)
+			stops[k] += l->unwind_stop[k];
+	}
+	why[0] = '\0';
+	for (int k = 0; k < 8; k++) {
+		if (k == VG_UNWIND_OUTERMOST || !stops[k] || len >= size)
+			continue;
+		cut += stops[k];
+		len += (size_t)snprintf(why + len, size - len, "%s%s %" PRIu64, len ? ", " : "",
+					vg_unwind_stop_name((enum vg_unwind_stop)k), stops[k]);
+	}
+	m->stacks_cut = cut;
+	m->stacks_cut_why = cut ? why : NULL;
 }

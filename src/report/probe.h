@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "probe/probe.h"
+#include "stacktrie/stacks.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
 #include "util/error.h"
@@ -29,5 +30,13 @@ cJSON *vg_report_probe_json(struct vg_probe_session *s, struct vg_symbolizer *sy
  * write error. */
 int vg_report_probe_table(FILE *out, struct vg_probe_session *s, struct vg_symbolizer *sym,
 			  const struct vg_target *t, size_t top);
+
+/* What the stack writers say about the stacks of vg_probe_stacks: the
+ * event "calls" (one count per hit, no time), the duration, the hits
+ * whose stack is missing (records lost with a full ring, stacks past the
+ * distinct limit) and the stacks cut short with why ("stack_end 3"),
+ * written into why[size]. */
+void vg_report_probe_stacks_meta(struct vg_probe_session *s, const struct vg_target *t,
+				 struct vg_stacks_meta *m, char *why, size_t size);
 
 #endif

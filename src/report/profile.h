@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "profile/profile.h"
-#include "profile/stacks.h"
+#include "stacktrie/stacks.h"
 #include "target/target.h"
 #include "util/error.h"
 

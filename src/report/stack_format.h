@@ -1,9 +1,9 @@
 /* stack_format.h - every output of a set of stacks (struct vg_stacks,
- * profile/stacks.h) as one table of {format, writer}.
+ * stacktrie/stacks.h) as one table of {format, writer}.
  *
- * `vigil profile --format NAME` looks NAME up here; any command that
- * produces stacks (probe --stacks next) writes them through the same rows,
- * so a format added here is one every such command gets.  Each writer has
+ * `vigil profile --format NAME` and `vigil probe --stacks --format NAME`
+ * look NAME up here: every command that produces stacks writes them
+ * through the same rows, so a format added here is one each gets.  Each writer has
  * the signature below and its own header (folded.h, pprof.h, speedscope.h,
  * svg.h, table_profile.h) that says what the format is. */
 #ifndef VG_STACK_FORMAT_H
@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "profile/stacks.h"
+#include "stacktrie/stacks.h"
 #include "util/error.h"
 
 /* What a writer may be told besides the stacks; each uses what it needs.

@@ -16,7 +16,7 @@
 
 #include <stdio.h>
 
-#include "profile/stacks.h"
+#include "stacktrie/stacks.h"
 #include "report/stack_format.h"
 #include "util/error.h"
 

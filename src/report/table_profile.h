@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "profile/stacks.h"
+#include "stacktrie/stacks.h"
 #include "report/stack_format.h"
 #include "util/error.h"
 

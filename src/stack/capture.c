@@ -36,7 +36,7 @@
 
 #include "perf/records.h"
 #include "perf/ring.h"
-#include "probe/bpf.h"
+#include "perf/bpf_log.h"
 #include "stack/task_regs.h"
 #include "stack/task_regs.skel.h"
 #include "target/mem.h"

@@ -1,6 +1,6 @@
 /* wall.h - vigil stack --every: a wall-clock profile.  Every period, one
  * snapshot of every thread (capture.h), running and blocked alike; each
- * thread's stack is added to a stack trie (profile/stacks.h) with a leaf
+ * thread's stack is added to a stack trie (stacktrie/stacks.h) with a leaf
  * frame that names what it waits for (facts.h: "[mutex g_lock]", "[read
  * tcp 127.0.0.1:P -> ...]", "[sleep]", "[running]"), so the profile's
  * writers (report/stack_format.h) show where wall time goes, off-CPU time
@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "profile/stacks.h"
+#include "stacktrie/stacks.h"
 #include "stack/capture.h"
 #include "stack/facts.h"
 #include "sym/symbolizer.h"

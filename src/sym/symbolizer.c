@@ -619,31 +619,39 @@ static void warn_replaced(struct vg_symbolizer *s)
 	}
 }
 
-int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
-			      struct vg_symbolizer **out, struct vg_error *err)
+/* Open a live target's symbolizer over maps (the caller's, or s's own
+ * in maps_owned) and imgs: NULL loads them.  imgs is s's from the call
+ * on, also on failure. */
+static int open_live(struct vg_target *t, unsigned flags, const struct vg_maps *maps,
+		     struct vg_images *imgs, struct vg_symbolizer **out, struct vg_error *err)
 {
 	struct vg_symbolizer *s = symbolizer_new(flags);
-	struct vg_images *imgs = NULL;
-	int rc;
+	int rc = 0;
 
 	*out = NULL;
-	if (!s)
+	if (!s) {
+		vg_images_free(imgs);
 		return vg_error_set(err, -ENOMEM, "out of memory");
+	}
 	s->target = t;
 	if (vg_procmap_open(t->pid, &s->pm, NULL) < 0)
 		s->pm.fd = -1;
 	snprintf(s->target_root, sizeof(s->target_root), "/proc/%d/root",
 		 (int)(t->mm_pid ? t->mm_pid : t->pid));
-	rc = vg_maps_load(t->pid, 0, &s->maps, NULL, err);
+	if (!maps) {
+		rc = vg_maps_load(t->pid, 0, &s->maps_owned, NULL, err);
+		maps = s->maps_owned;
+	}
+	s->maps = maps;
 	if (rc == 0)
 		rc = vg_mem_open(t, s->maps, &s->mem, err);
-	if (rc == 0)
+	if (rc == 0 && !imgs)
 		rc = vg_images_load(t, s->maps, s->mem, &imgs, err);
-	if (rc == 0 && adopt_images(s, imgs) < 0) {
-		vg_images_free(imgs);
+	if (rc == 0 && adopt_images(s, imgs) < 0)
 		rc = vg_error_set(err, -ENOMEM, "out of memory");
-	}
 	if (rc < 0) {
+		if (s->images != imgs)
+			vg_images_free(imgs);
 		vg_symbolizer_free(s);
 		return rc;
 	}
@@ -651,6 +659,19 @@ int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
 	warn_replaced(s);
 	*out = s;
 	return 0;
+}
+
+int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
+			      struct vg_symbolizer **out, struct vg_error *err)
+{
+	return open_live(t, flags, NULL, NULL, out, err);
+}
+
+int vg_symbolizer_open_loaded(struct vg_target *t, unsigned flags, const struct vg_maps *maps,
+			      struct vg_images *imgs, struct vg_symbolizer **out,
+			      struct vg_error *err)
+{
+	return open_live(t, flags, maps, imgs, out, err);
 }
 
 int vg_symbolizer_open_file(const char *path, unsigned flags,
@@ -718,7 +739,7 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 	vg_images_free(s->images);
 	retire_all(s);
 	vg_mem_free(s->mem);
-	vg_maps_free(s->maps);
+	vg_maps_free(s->maps_owned);
 	if (s->pm.fd >= 0)
 		vg_procmap_close(&s->pm);
 	vg_kallsyms_free(s->ksyms);
@@ -883,8 +904,8 @@ int sym_refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 	s->cap_states = cap;
 	s->last_hit = 0;
 	/* Images own their paths: no answer borrows from the old table. */
-	vg_maps_free(s->maps);
-	s->maps = maps;
+	vg_maps_free(s->maps_owned);
+	s->maps = s->maps_owned = maps;
 	warn_replaced(s);
 	return 0;
 oom:

@@ -104,11 +104,25 @@ enum vg_sym_flags {
 };
 
 struct vg_symbolizer;
+struct vg_maps;
+struct vg_images;
 
 /* Live target: images from its maps (vg_images_load), debug info looked up
  * lazily per image on first use.  t is borrowed and must outlive it. */
 int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
 			      struct vg_symbolizer **out, struct vg_error *err);
+/* Live target, from what the caller already loaded (vigil watch resolves
+ * its ADDRs with the same tables, and loading every ELF twice cost as
+ * much again): maps from vg_maps_load and imgs from vg_images_load over
+ * them.  Ownership: imgs becomes the symbolizer's at the call, on success
+ * and on failure alike; the caller reads it from then on only through
+ * vg_symbolizer_images() (a refresh replaces it) and never frees it.
+ * maps stay the caller's, borrowed: they must outlive the symbolizer,
+ * which never changes or frees them (a refresh reads a table of its own).
+ * t is borrowed and must outlive it. */
+int vg_symbolizer_open_loaded(struct vg_target *t, unsigned flags, const struct vg_maps *maps,
+			      struct vg_images *imgs, struct vg_symbolizer **out,
+			      struct vg_error *err);
 /* Offline: one ELF file, addresses are its own static addresses (bias 0). */
 int vg_symbolizer_open_file(const char *path, unsigned flags,
 			    struct vg_symbolizer **out, struct vg_error *err);

@@ -82,7 +82,8 @@ struct vg_symbolizer {
 	unsigned flags;
 	struct vg_target *target;  /* NULL: offline */
 	char target_root[64];
-	struct vg_maps *maps;
+	const struct vg_maps *maps;   /* current: maps_owned, or the caller's */
+	struct vg_maps *maps_owned;   /* NULL while the caller's are current */
 	struct vg_procmap pm;      /* fd -1: no PROCMAP_QUERY, re-read maps */
 	struct vg_mem *mem;
 	struct vg_images *images;  /* current */

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "elf/addrspec.h"
+#include "util/number.h"
 
 static const struct {
 	const char *name;

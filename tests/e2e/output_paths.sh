@@ -12,7 +12,9 @@
 #                                 speedscope svg json) and --json, with
 #                                 -o FILE and into a pipe; --output once
 #   probe                         table and --json, with -o FILE, --output
-#                                 FILE and into a pipe
+#                                 FILE and into a pipe; --stacks --format
+#                                 table folded pprof speedscope svg, with
+#                                 -o FILE and into a pipe
 #   stack                         table and --json; --every in every
 #                                 --format; with -o FILE and into a pipe
 # Every run exits 0; with -o nothing goes to stdout.  JSON: one document
@@ -219,6 +221,13 @@ out pipe probe_table_pipe table probe_table header "$ppid" "${probe_args[@]}"
 out -o probe_json_o json probe_json header "$ppid" "${probe_args[@]}" --json
 out --output probe_json_output json probe_json header "$ppid" "${probe_args[@]}" --json
 out pipe probe_json_pipe json probe_json header "$ppid" "${probe_args[@]}" --json
+# --stacks --format: the stacks through profile's writers, every format.
+for f in table folded pprof speedscope svg; do
+	for dest in -o pipe; do
+		out "$dest" "probe_stacks_${f}_${dest#-}" "$f" "probe_stacks_$f" header "$ppid" \
+			probe "$ppid" hot_a --duration 300 --stacks --format "$f"
+	done
+done
 echo "ok: probe"
 
 # ---- stack: the snapshot (table, --json) and the wall-clock profile in

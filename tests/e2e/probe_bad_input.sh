@@ -4,7 +4,8 @@
 # wrong, nothing on stdout, and with --json an error document with the same
 # exit code: an unknown symbol, an address in no executable mapping (the
 # target's [stack]), an unmapped address (0x10), a FILE:LINE of no file,
-# no LOCATION, --args 7, --interval 0 (exit 2); a dead PID (exit 4); as
+# no LOCATION, --args 7, --interval 0, --format without --stacks or
+# unknown (exit 2); a dead PID (exit 4); as
 # user nobody against a root target (exit 3).  The target's code is
 # untouched afterwards.
 source "$(dirname "$0")/lib.sh"
@@ -38,6 +39,9 @@ refuse same_entry 2 "same function entry" "$pid" probe_counted probe_counted --l
 refuse same_site 2 "probe the same instruction" "$pid" probe_counted probe_counted probe_counted --duration 500
 refuse same_site_addr 2 "'probe_counted' and 'tgt_probe:probe_counted' probe the same instruction" "$pid" probe_counted tgt_probe:probe_counted --duration 500
 refuse mid_instruction 2 "inside the instruction" "$pid" probe_counted+1 --duration 500
+# --format writes the stacks: without --stacks, or an unknown one, refused.
+refuse format_no_stacks 2 "add --stacks" "$pid" probe_counted --format folded --duration 500
+refuse format_unknown 2 "invalid --format 'flame'" "$pid" probe_counted --stacks --format flame --duration 500
 
 # Permission: as nobody against this root-owned target.
 if [[ $(id -u) != 0 ]]; then

@@ -1,6 +1,6 @@
 /* fuzz_probe.c - libFuzzer harness for probe LOCATION resolution and
- * --args classification (probe/resolve.h), the parts of `vigil probe`
- * that read what the target's files say.
+ * --args classification (probe/resolve.h, sym/srclines.h, sym/params.h),
+ * the parts of `vigil probe` that read what the target's files say.
  *
  * The input is an ELF file.  The symbolizer opens files by path, so the
  * input is written to one file in a private temporary directory (made
@@ -31,7 +31,7 @@
 #include <elfutils/libdw.h>
 
 #include "elf/image.h"
-#include "probe/params.h"
+#include "sym/params.h"
 #include "probe/resolve.h"
 #include "sym/symbolizer.h"
 
@@ -223,7 +223,7 @@ static void resolve_file_lines(struct vg_symbolizer *sym, const struct seen *s)
 #define N_PARAMS 6
 #define CANARY 0xa5
 
-static void check_params(const struct vg_probe_param *p, size_t max, size_t n, int rc,
+static void check_params(const struct vg_sym_param *p, size_t max, size_t n, int rc,
 			 const struct vg_error *err)
 {
 	const unsigned char *past = (const unsigned char *)&p[max];
@@ -244,7 +244,7 @@ static void check_params(const struct vg_probe_param *p, size_t max, size_t n, i
 		    !memchr(p[i].type, '\0', sizeof(p[i].type)) ||
 		    (p[i].size != 1 && p[i].size != 2 && p[i].size != 4 && p[i].size != 8) ||
 		    p[i].kind > VG_PARAM_POINTER ||
-		    strcmp(vg_probe_param_reg_name(p[i].reg), "?") == 0)
+		    strcmp(vg_sym_param_reg_name(p[i].reg), "?") == 0)
 			abort();
 	}
 }
@@ -252,7 +252,7 @@ static void check_params(const struct vg_probe_param *p, size_t max, size_t n, i
 static void params_at(struct vg_symbolizer *sym, uint64_t addr)
 {
 	static const size_t maxes[] = { N_PARAMS, 2 };
-	struct vg_probe_param p[N_PARAMS + 1];
+	struct vg_sym_param p[N_PARAMS + 1];
 
 	for (size_t m = 0; m < sizeof(maxes) / sizeof(maxes[0]); m++) {
 		struct vg_error err = { 0 };
@@ -260,7 +260,7 @@ static void params_at(struct vg_symbolizer *sym, uint64_t addr)
 		int rc;
 
 		memset(p, CANARY, sizeof(p));
-		rc = vg_probe_params(sym, addr, p, maxes[m], &n, &err);
+		rc = vg_sym_params(sym, addr, p, maxes[m], &n, &err);
 		check_params(p, maxes[m], n, rc, &err);
 	}
 }

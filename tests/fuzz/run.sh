@@ -34,7 +34,7 @@ sh src/probe/gen-skel.sh clang "$bpftool" src/stack/task_regs.bpf.c "$out/gen/st
 	"$out/gen/stack/task_regs.skel.h" vg_task_regs_bpf
 # The *.bpf.c are eBPF programs (built into the skeletons above), not host code.
 srcs="$(ls src/perf/*.c src/util/*.c src/target/*.c src/kernel/*.c src/elf/*.c src/report/*.c src/sym/*.c \
-	src/watch/*.c src/scan/*.c src/profile/*.c src/probe/*.c src/unwind/*.c src/stack/*.c src/expr/*.c 2>/dev/null | grep -v '\.bpf\.c$') \
+	src/watch/*.c src/scan/*.c src/profile/*.c src/probe/*.c src/unwind/*.c src/stack/*.c src/expr/*.c src/stacktrie/*.c 2>/dev/null | grep -v '\.bpf\.c$') \
 	$out/gen/report/profile.pb-c.c"
 
 status=0

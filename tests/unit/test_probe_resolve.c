@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "probe/resolve.h"
-#include "probe/params.h"
+#include "sym/params.h"
 #include "sym/symbolizer.h"
 #include "target/target.h"
 #include "testutil.h"
@@ -382,7 +382,7 @@ static void test_errors(void **state)
 
 /* ---- parameters ---- */
 
-static void check_param(const struct vg_probe_param *p, const char *name, const char *type,
+static void check_param(const struct vg_sym_param *p, const char *name, const char *type,
 			enum vg_param_kind kind, unsigned size, unsigned reg)
 {
 	assert_string_equal(p->name, name);
@@ -394,13 +394,13 @@ static void check_param(const struct vg_probe_param *p, const char *name, const 
 
 static void test_params(void **state)
 {
-	struct vg_probe_param p[6];
+	struct vg_sym_param p[6];
 	struct vg_error err = { 0 };
 	size_t n = 99;
 
 	(void)state;
 	/* ratio (a double) takes xmm0: tail is the fifth integer argument. */
-	assert_int_equal(vg_probe_params(fx.sym, fx.fx_args, p, 6, &n, &err), 0);
+	assert_int_equal(vg_sym_params(fx.sym, fx.fx_args, p, 6, &n, &err), 0);
 	assert_int_equal(n, 5);
 	check_param(&p[0], "size", "size_t", VG_PARAM_UNSIGNED, 8, 0);
 	check_param(&p[1], "delta", "int", VG_PARAM_SIGNED, 4, 1);
@@ -408,26 +408,26 @@ static void test_params(void **state)
 	check_param(&p[3], "flag", "unsigned char", VG_PARAM_UNSIGNED, 1, 3);
 	check_param(&p[4], "tail", "long int", VG_PARAM_SIGNED, 8, 4);
 
-	assert_int_equal(vg_probe_params(fx.sym, fx.fx_args, p, 2, &n, &err), 0);
+	assert_int_equal(vg_sym_params(fx.sym, fx.fx_args, p, 2, &n, &err), 0);
 	assert_int_equal(n, 2);
 	check_param(&p[1], "delta", "int", VG_PARAM_SIGNED, 4, 1);
 
-	assert_int_equal(vg_probe_params(fx.sym, fx.caller_a, p, 6, &n, &err), 0);
+	assert_int_equal(vg_sym_params(fx.sym, fx.caller_a, p, 6, &n, &err), 0);
 	assert_int_equal(n, 1);
 	check_param(&p[0], "v", "long int", VG_PARAM_SIGNED, 8, 0);
 
 	/* A struct returned in memory: rdi is the caller's buffer, the
 	 * parameters follow in rsi and rdx. */
-	assert_int_equal(vg_probe_params(fx.sym, fx.big_ret, p, 6, &n, &err), 0);
+	assert_int_equal(vg_sym_params(fx.sym, fx.big_ret, p, 6, &n, &err), 0);
 	assert_int_equal(n, 3);
 	check_param(&p[0], "", "", VG_PARAM_POINTER, 8, 0);
 	check_param(&p[1], "x", "long int", VG_PARAM_SIGNED, 8, 1);
 	check_param(&p[2], "y", "long int", VG_PARAM_SIGNED, 8, 2);
 
-	assert_string_equal(vg_probe_param_reg_name(0), "rdi");
-	assert_string_equal(vg_probe_param_reg_name(4), "r8");
-	assert_string_equal(vg_probe_param_reg_name(5), "r9");
-	assert_string_equal(vg_probe_param_reg_name(6), "?");
+	assert_string_equal(vg_sym_param_reg_name(0), "rdi");
+	assert_string_equal(vg_sym_param_reg_name(4), "r8");
+	assert_string_equal(vg_sym_param_reg_name(5), "r9");
+	assert_string_equal(vg_sym_param_reg_name(6), "?");
 }
 
 int main(void)

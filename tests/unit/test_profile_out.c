@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <cjson/cJSON.h>
 
-#include "profile/stacks.h"
+#include "stacktrie/stacks.h"
 #include "report/folded.h"
 #include "report/pprof.h"
 #include "report/profile.pb-c.h"

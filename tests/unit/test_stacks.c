@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "profile/stacks.h"
+#include "stacktrie/stacks.h"
 
 static struct vg_stacks *s;
 static uint32_t image;

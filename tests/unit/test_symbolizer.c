@@ -19,7 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "elf/image.h"
 #include "sym/symbolizer.h"
+#include "target/maps.h"
+#include "target/mem.h"
 #include "target/target.h"
 #include "testutil.h"
 
@@ -126,6 +129,51 @@ static void test_live_child(void **state)
 	assert_non_null(strstr(r->why, "not mapped"));
 
 	vg_symbolizer_free(s);
+	vg_target_free(t);
+	stop_child();
+	free(r);
+}
+
+/* vg_symbolizer_open_loaded: the caller's images are the symbolizer's
+ * (the very objects, not a second load), the caller's maps stay the
+ * caller's through a refresh, and every answer is the same.  Ownership
+ * errors (a double free, a use after the refresh) show under ASan. */
+static void test_open_loaded(void **state)
+{
+	struct vg_error err = { 0 };
+	struct vg_target *t = NULL;
+	struct vg_maps *maps = NULL;
+	struct vg_mem *mem = NULL;
+	struct vg_images *imgs = NULL;
+	const struct vg_image *main_img;
+	struct vg_symbolizer *s = NULL;
+	struct vg_sym_result *r = malloc(sizeof(*r));
+	uint64_t fn = (uint64_t)(uintptr_t)&vg_test_marker;
+	uint64_t addr = marker_ret - 1;
+
+	(void)state;
+	start_child();
+	assert_int_equal(vg_target_open(child, &t, &err), 0);
+	assert_int_equal(vg_maps_load(child, 0, &maps, NULL, &err), 0);
+	assert_int_equal(vg_mem_open(t, maps, &mem, &err), 0);
+	assert_int_equal(vg_images_load(t, maps, mem, &imgs, &err), 0);
+	main_img = vg_images_main(imgs);
+	assert_non_null(main_img);
+	assert_int_equal(vg_symbolizer_open_loaded(t, 0, maps, imgs, &s, &err), 0);
+	assert_ptr_equal(vg_symbolizer_images(s), imgs);
+
+	assert_int_equal(vg_sym_lookup(s, addr, r, &err), 0);
+	check_marker(r, addr, fn);
+	assert_ptr_equal(r->image, main_img);
+	/* A refresh reads a table of its own; the caller's stays valid. */
+	assert_int_equal(vg_symbolizer_refresh(s, &err), 0);
+	assert_int_equal(vg_sym_lookup(s, addr, r, &err), 0);
+	check_marker(r, addr, fn);
+	assert_non_null(vg_maps_find(maps, addr));
+
+	vg_symbolizer_free(s);
+	vg_mem_free(mem);
+	vg_maps_free(maps);
 	vg_target_free(t);
 	stop_child();
 	free(r);
@@ -283,6 +331,7 @@ int main(void)
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_live_child),
+		cmocka_unit_test(test_open_loaded),
 		cmocka_unit_test(test_offline_self),
 		cmocka_unit_test(test_concurrent_refresh),
 		cmocka_unit_test(test_prefetch_same_answers),

@@ -1,5 +1,5 @@
-/* stacks.h - the stack trie of vigil profile: every sample's call stack,
- * aggregated, with each distinct address symbolized once.
+/* stacks.h - the stack trie: every sample's (profile) or hit's (probe
+ * --stacks) call stack, aggregated, each distinct address symbolized once.
  *
  * Four tables, all append-only and addressed by 32-bit ids:
  *

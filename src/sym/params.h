@@ -1,7 +1,10 @@
-/* params.h - the parameters of a probed function, for vigil probe --args:
- * which integer register holds each, its name, type and signedness. */
-#ifndef VG_PROBE_PARAMS_H
-#define VG_PROBE_PARAMS_H
+/* params.h - a function's parameters as its entry holds them, from its
+ * DWARF: which integer register holds each, its name, type and
+ * signedness (vigil probe --args reads the registers).  In sym/ because
+ * it is DWARF reading, which lives behind the symbolizer: libdw is
+ * included only under sym/, elf/ and unwind/. */
+#ifndef VG_SYM_PARAMS_H
+#define VG_SYM_PARAMS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -9,7 +12,7 @@
 #include "sym/symbolizer.h"
 #include "util/error.h"
 
-/* --args: the first (at most max) integer-register arguments of the
+/* The first (at most max) integer-register arguments of the
  * function that starts at runtime address fn_addr, System V x86-64
  * order (rdi, rsi, rdx, rcx, r8, r9), named and typed from its DWARF
  * formal parameters when the image has them.  Parameters passed otherwise
@@ -35,7 +38,7 @@ enum vg_param_kind {
 	VG_PARAM_UNSIGNED,             /* unsigned..., size_t, bool */
 	VG_PARAM_POINTER,              /* any pointer, print as 0x... */
 };
-struct vg_probe_param {
+struct vg_sym_param {
 	char name[64];                 /* "" when unnamed */
 	char type[96];                 /* "size_t", "const char *", "" unknown */
 	enum vg_param_kind kind;
@@ -44,10 +47,10 @@ struct vg_probe_param {
 };
 /* Fills params[0..*n); returns 0 (no DWARF is not an error: *n = max
  * unnamed slots), <0 only for out-of-memory or a bad image. */
-int vg_probe_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_probe_param *params,
+int vg_sym_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_sym_param *params,
 		    size_t max, size_t *n, struct vg_error *err);
 
 /* "rdi", "rsi", ... for reg 0..5; "?" for any other. */
-const char *vg_probe_param_reg_name(unsigned reg);
+const char *vg_sym_param_reg_name(unsigned reg);
 
 #endif

@@ -8,9 +8,9 @@
  * one child, and a per-node table would cost more than the node.
  *
  * The trie is keyed by address (pprof needs one Location per address);
- * vg_stacks_by_function re-adds every path through function-level frames
- * for the writers that show functions.  See stacks.h for the model. */
-#include "profile/stacks.h"
+ * vg_stacks_by_function (function_view.c) re-adds every path through
+ * function-level frames for the writers that show functions.  See stacks.h for the model. */
+#include "stacktrie/stacks_priv.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,56 +19,6 @@
 #include <string.h>
 
 #include "util/vec.h"
-
-struct id_slot {
-	uint64_t hash;
-	uint32_t id_plus1; /* 0: empty */
-};
-
-struct id_hash {
-	struct id_slot *slots;
-	size_t cap; /* power of two, or 0 */
-	size_t used;
-};
-
-/* The path of a thread's previous sample: consecutive samples of a
- * thread mostly share a long prefix (the same loop under the same
- * callers), which is then followed without one hash lookup per frame. */
-struct last_path {
-	uint32_t *frames, *nodes;
-	size_t n, cap_frames, cap_nodes;
-};
-
-struct vg_stacks;
-typedef bool (*id_eq_fn)(const struct vg_stacks *s, uint32_t id, const void *key);
-
-struct vg_stacks {
-	char **strings;
-	size_t n_strings, cap_strings;
-	struct vg_stack_image *images;
-	size_t n_images, cap_images;
-	struct vg_stack_frame *frames;
-	size_t n_frames, cap_frames;
-	struct vg_stack_node *nodes;
-	size_t n_nodes, cap_nodes;
-	struct vg_stack_thread *threads;
-	size_t n_threads, cap_threads;
-	struct last_path *last;      /* per thread, for the next sample */
-	size_t cap_last;
-	uint64_t total;
-	/* Totals are summed from self counts when read (nodes come after
-	 * their parent, so one backward sweep does it): adding a sample then
-	 * touches only the leaf, not every node up to the root. */
-	bool totals_stale;
-
-	struct id_hash string_ids;   /* string bytes -> string id */
-	struct id_hash image_ids;    /* (path, start) -> image id */
-	struct id_hash address_ids;  /* (address, kernel) -> depth-0 frame */
-	struct id_hash function_ids; /* (name, file, inlined, kernel) -> frame,
-				      * function views only */
-	struct id_hash child_ids;    /* (parent, frame) -> node */
-	struct id_hash thread_ids;   /* tid -> thread index */
-};
 
 /* ---- hashing ---------------------------------------------------------- */
 
@@ -96,7 +46,7 @@ static uint64_t hash_str(const char *p)
 }
 
 /* Two keys as one hash (the tables mix it when they place it). */
-static uint64_t hash2(uint64_t a, uint64_t b)
+uint64_t stacks_hash2(uint64_t a, uint64_t b)
 {
 	return a * 0x9e3779b97f4a7c15ULL ^ mix64(b);
 }
@@ -108,7 +58,7 @@ static void id_hash_release(struct id_hash *h)
 }
 
 /* The id whose key equals key, or VG_STACKS_NONE. */
-static uint32_t id_hash_find(const struct vg_stacks *s, const struct id_hash *h,
+uint32_t stacks_id_find(const struct vg_stacks *s, const struct id_hash *h,
 			     uint64_t hash, id_eq_fn eq, const void *key)
 {
 	if (!h->cap)
@@ -136,7 +86,7 @@ static void id_hash_put(struct id_hash *h, uint64_t hash, uint32_t id)
 /* Insert an id known to be absent; the table stays at most half full.
  * Slots are placed by mix64(hash), so a caller may pass a raw key as the
  * hash when the key fits in 64 bits (see child()). */
-static int id_hash_insert(struct id_hash *h, uint64_t hash, uint32_t id)
+int stacks_id_insert(struct id_hash *h, uint64_t hash, uint32_t id)
 {
 	if (2 * (h->used + 1) > h->cap) {
 		size_t cap = h->cap ? 2 * h->cap : 64;
@@ -217,7 +167,7 @@ int vg_stacks_intern_string(struct vg_stacks *s, const char *str, uint32_t *id)
 		return 0;
 	}
 	h = hash_str(str);
-	found = id_hash_find(s, &s->string_ids, h, string_eq, str);
+	found = stacks_id_find(s, &s->string_ids, h, string_eq, str);
 	if (found != VG_STACKS_NONE) {
 		*id = found;
 		return 0;
@@ -226,7 +176,7 @@ int vg_stacks_intern_string(struct vg_stacks *s, const char *str, uint32_t *id)
 	    VG_GROW(s->strings, s->cap_strings, s->n_strings + 1) < 0 ||
 	    !(copy = strdup(str)))
 		return -ENOMEM;
-	if (id_hash_insert(&s->string_ids, h, (uint32_t)s->n_strings) < 0) {
+	if (stacks_id_insert(&s->string_ids, h, (uint32_t)s->n_strings) < 0) {
 		free(copy);
 		return -ENOMEM;
 	}
@@ -261,14 +211,14 @@ int vg_stacks_intern_image(struct vg_stacks *s, const char *path,
 	if (vg_stacks_intern_string(s, path ? path : "[unknown]", &key.path) < 0 ||
 	    vg_stacks_intern_string(s, build_id_hex, &build_id) < 0)
 		goto nomem;
-	h = hash2(key.path, start);
-	found = id_hash_find(s, &s->image_ids, h, image_eq, &key);
+	h = stacks_hash2(key.path, start);
+	found = stacks_id_find(s, &s->image_ids, h, image_eq, &key);
 	if (found != VG_STACKS_NONE) {
 		*id = found;
 		return 0;
 	}
 	if (VG_GROW(s->images, s->cap_images, s->n_images + 1) < 0 ||
-	    id_hash_insert(&s->image_ids, h, (uint32_t)s->n_images) < 0)
+	    stacks_id_insert(&s->image_ids, h, (uint32_t)s->n_images) < 0)
 		goto nomem;
 	s->images[s->n_images] = (struct vg_stack_image){
 		.path = key.path, .build_id = build_id, .start = start,
@@ -297,14 +247,14 @@ static bool address_eq(const struct vg_stacks *s, uint32_t id, const void *key)
 
 static uint64_t address_hash(uint64_t address, bool kernel)
 {
-	return hash2(address, kernel);
+	return stacks_hash2(address, kernel);
 }
 
 bool vg_stacks_find_address(const struct vg_stacks *s, uint64_t address,
 			    bool kernel, uint32_t *first, uint32_t *n)
 {
 	struct address_key key = {address, kernel};
-	uint32_t id = id_hash_find(s, &s->address_ids, address_hash(address, kernel),
+	uint32_t id = stacks_id_find(s, &s->address_ids, address_hash(address, kernel),
 				   address_eq, &key);
 
 	if (id == VG_STACKS_NONE)
@@ -394,7 +344,7 @@ int vg_stacks_intern_address(struct vg_stacks *s,
 		goto nomem;
 	if (fill_group(s, base, site, frames, n, n_out) < 0)
 		goto nomem;
-	if (id_hash_insert(&s->address_ids, address_hash(site->address, site->kernel),
+	if (stacks_id_insert(&s->address_ids, address_hash(site->address, site->kernel),
 			   (uint32_t)base) < 0)
 		goto nomem;
 	s->n_frames = base + n_out;
@@ -440,7 +390,7 @@ static int new_node(struct vg_stacks *s, uint32_t parent, uint32_t frame,
 static int thread_index(struct vg_stacks *s, int32_t tid, uint32_t *index)
 {
 	uint64_t h = (uint32_t)tid;
-	uint32_t found = id_hash_find(s, &s->thread_ids, h, thread_eq, &tid);
+	uint32_t found = stacks_id_find(s, &s->thread_ids, h, thread_eq, &tid);
 	uint32_t root;
 
 	if (found != VG_STACKS_NONE) {
@@ -450,7 +400,7 @@ static int thread_index(struct vg_stacks *s, int32_t tid, uint32_t *index)
 	if (VG_GROW(s->threads, s->cap_threads, s->n_threads + 1) < 0 ||
 	    VG_GROW(s->last, s->cap_last, s->n_threads + 1) < 0 ||
 	    new_node(s, VG_STACKS_NONE, VG_STACKS_NONE, &root) < 0 ||
-	    id_hash_insert(&s->thread_ids, h, (uint32_t)s->n_threads) < 0)
+	    stacks_id_insert(&s->thread_ids, h, (uint32_t)s->n_threads) < 0)
 		return -ENOMEM;
 	s->threads[s->n_threads] = (struct vg_stack_thread){tid, 0, root};
 	s->last[s->n_threads] = (struct last_path){0};
@@ -483,7 +433,7 @@ static int child(struct vg_stacks *s, uint32_t parent, uint32_t frame,
 		 uint32_t *id)
 {
 	uint64_t key = (uint64_t)parent << 32 | frame;
-	uint32_t found = id_hash_find(s, &s->child_ids, key, same_key, NULL);
+	uint32_t found = stacks_id_find(s, &s->child_ids, key, same_key, NULL);
 
 	if (found != VG_STACKS_NONE) {
 		*id = found;
@@ -491,7 +441,7 @@ static int child(struct vg_stacks *s, uint32_t parent, uint32_t frame,
 	}
 	if (new_node(s, parent, frame, id) < 0)
 		return -ENOMEM;
-	if (id_hash_insert(&s->child_ids, key, *id) < 0) {
+	if (stacks_id_insert(&s->child_ids, key, *id) < 0) {
 		/* The node stays linked but unreachable by lookup: harmless,
 		 * its counts stay 0 and the whole add fails anyway. */
 		return -ENOMEM;
@@ -706,130 +656,11 @@ nomem:
 			    ": out of memory", site->address);
 }
 
-/* ---- the function view ------------------------------------------------ */
-
-static bool function_eq(const struct vg_stacks *s, uint32_t id, const void *key)
-{
-	const struct vg_stack_frame *a = &s->frames[id], *b = key;
-
-	return a->name == b->name && a->file == b->file &&
-	       a->inlined == b->inlined && a->kernel == b->kernel;
-}
-
-static uint64_t function_hash(const struct vg_stack_frame *f)
-{
-	return hash2(hash2(f->name, f->file), (uint64_t)f->inlined << 1 | f->kernel);
-}
-
-/* The function frame of v standing for frame id of s (same string ids:
- * v's string table starts as a copy of s's). */
-static int function_frame(struct vg_stacks *v, const struct vg_stacks *s,
-			  uint32_t id, uint32_t *out)
-{
-	const struct vg_stack_frame *f = &s->frames[id];
-	struct vg_stack_frame key = {
-		.name = f->name, .file = f->file, .has_function = f->has_function,
-		.inlined = f->inlined, .kernel = f->kernel,
-		.group = (uint32_t)v->n_frames, .group_size = 1,
-		.image = f->has_function ? VG_STACKS_NONE : f->image,
-	};
-	uint64_t h = function_hash(&key);
-	uint32_t found = id_hash_find(v, &v->function_ids, h, function_eq, &key);
-
-	if (found != VG_STACKS_NONE) {
-		*out = found;
-		return 0;
-	}
-	if (v->n_frames >= UINT32_MAX - 1 ||
-	    VG_GROW(v->frames, v->cap_frames, v->n_frames + 1) < 0 ||
-	    id_hash_insert(&v->function_ids, h, (uint32_t)v->n_frames) < 0)
-		return -ENOMEM;
-	v->frames[v->n_frames] = key;
-	*out = (uint32_t)v->n_frames++;
-	return 0;
-}
-
-static int copy_tables(struct vg_stacks *v, const struct vg_stacks *s)
-{
-	for (size_t i = 1; i < s->n_strings; i++) {
-		uint32_t id;
-
-		if (vg_stacks_intern_string(v, s->strings[i], &id) < 0)
-			return -ENOMEM;
-	}
-	for (size_t i = 0; i < s->n_images; i++) {
-		if (VG_GROW(v->images, v->cap_images, v->n_images + 1) < 0)
-			return -ENOMEM;
-		v->images[v->n_images++] = s->images[i];
-	}
-	return 0;
-}
-
-int vg_stacks_by_function(const struct vg_stacks *s, bool merge_threads,
-			  struct vg_stacks **out, struct vg_error *err)
-{
-	struct vg_stacks *v = vg_stacks_new();
-	uint32_t *map = NULL, *path = NULL;
-	int32_t *root_tid = NULL; /* by node id, set on roots only */
-	size_t cap_path = 0;
-
-	*out = NULL;
-	if (!v || copy_tables(v, s) < 0)
-		goto nomem;
-	if (s->n_frames && !(map = malloc(s->n_frames * sizeof(*map))))
-		goto nomem;
-	for (size_t i = 0; i < s->n_frames; i++) {
-		map[i] = VG_STACKS_NONE;
-		if (!s->frames[i].retired && function_frame(v, s, (uint32_t)i, &map[i]) < 0)
-			goto nomem;
-	}
-	if (s->n_nodes && !(root_tid = malloc(s->n_nodes * sizeof(*root_tid))))
-		goto nomem;
-	for (size_t t = 0; t < s->n_threads; t++)
-		root_tid[s->threads[t].root] = merge_threads ? -1 : s->threads[t].tid;
-	if (merge_threads) {
-		if (vg_stacks_set_thread_name(v, -1, "all threads", NULL) < 0)
-			goto nomem;
-	} else {
-		for (size_t t = 0; t < s->n_threads; t++)
-			if (vg_stacks_set_thread_name(v, s->threads[t].tid,
-						      s->strings[s->threads[t].name], NULL) < 0)
-				goto nomem;
-	}
-	/* Every node with self samples is the leaf of one distinct path. */
-	for (size_t id = 0; id < s->n_nodes; id++) {
-		const struct vg_stack_node *leaf = &s->nodes[id];
-		size_t depth = leaf->depth, k = depth;
-		uint32_t node = (uint32_t)id;
-
-		if (!leaf->self || leaf->frame == VG_STACKS_NONE)
-			continue;
-		if (VG_GROW(path, cap_path, depth) < 0)
-			goto nomem;
-		for (; s->nodes[node].parent != VG_STACKS_NONE; node = s->nodes[node].parent)
-			path[--k] = map[s->nodes[node].frame];
-		if (vg_stacks_add(v, root_tid[node], path, depth, leaf->self, NULL) < 0)
-			goto nomem;
-	}
-	free(map);
-	free(path);
-	free(root_tid);
-	*out = v;
-	return 0;
-nomem:
-	free(map);
-	free(path);
-	free(root_tid);
-	vg_stacks_free(v);
-	return vg_error_set(err, -ENOMEM, "cannot merge the stacks by function: "
-			    "out of memory");
-}
-
 /* ---- read access ------------------------------------------------------ */
 
 /* Writers read through a const pointer; the sums are a cache of the self
  * counts, so filling them in is not a change anyone can observe. */
-static void ensure_totals(const struct vg_stacks *cs)
+void stacks_ensure_totals(const struct vg_stacks *cs)
 {
 	struct vg_stacks *s = (struct vg_stacks *)cs;
 
@@ -867,7 +698,7 @@ const struct vg_stack_frame *vg_stacks_frame(const struct vg_stacks *s, uint32_t
 
 const struct vg_stack_node *vg_stacks_node(const struct vg_stacks *s, uint32_t id)
 {
-	ensure_totals(s);
+	stacks_ensure_totals(s);
 	return id < s->n_nodes ? &s->nodes[id] : NULL;
 }
 
@@ -909,105 +740,4 @@ int vg_stacks_children(const struct vg_stacks *s, uint32_t node,
 	*out = ids;
 	*n = count;
 	return 0;
-}
-
-/* ---- per-function totals ---------------------------------------------- */
-
-struct visit {
-	uint32_t node;
-	bool leave;
-};
-
-static int by_share(const void *pa, const void *pb, void *ctx)
-{
-	const struct vg_stack_function *a = pa, *b = pb;
-	const struct vg_stacks *s = ctx;
-
-	if (a->self != b->self)
-		return a->self < b->self ? 1 : -1;
-	if (a->total != b->total)
-		return a->total < b->total ? 1 : -1;
-	return strcmp(s->strings[a->name], s->strings[b->name]);
-}
-
-int vg_stacks_functions(const struct vg_stacks *s,
-			struct vg_stack_function **out, size_t *n,
-			struct vg_error *err)
-{
-	/* slot[string id] = index in fns + 1; on_stack[index] counts the
-	 * occurrences of that function on the current path, so a recursive
-	 * function's total counts each sample once (the outermost call). */
-	uint32_t *slot = calloc(s->n_strings, sizeof(*slot));
-	uint32_t *on_stack = NULL;
-	struct visit *visit = NULL;
-	struct vg_stack_function *fns = NULL;
-	size_t n_fns = 0, cap_fns = 0;
-
-	ensure_totals(s);
-	*out = NULL;
-	*n = 0;
-	if (!slot)
-		goto nomem;
-	for (size_t i = 0; i < s->n_frames; i++) {
-		const struct vg_stack_frame *f = &s->frames[i];
-
-		if (f->retired)
-			continue;
-		if (slot[f->name]) {
-			fns[slot[f->name] - 1].inlined |= f->inlined;
-			continue;
-		}
-		if (VG_GROW(fns, cap_fns, n_fns + 1) < 0)
-			goto nomem;
-		fns[n_fns] = (struct vg_stack_function){
-			.name = f->name, .file = f->file, .inlined = f->inlined,
-			.kernel = f->kernel,
-		};
-		slot[f->name] = (uint32_t)++n_fns;
-	}
-	if (n_fns && !(on_stack = calloc(n_fns, sizeof(*on_stack))))
-		goto nomem;
-	/* Iterative depth-first walk; a "leave" step after a node's subtree
-	 * pops its function. */
-	if (s->n_nodes && !(visit = malloc(2 * s->n_nodes * sizeof(*visit))))
-		goto nomem;
-	for (size_t t = 0; t < s->n_threads; t++) {
-		size_t top = 0;
-
-		visit[top++] = (struct visit){s->threads[t].root, false};
-		while (top) {
-			struct visit step = visit[--top];
-			const struct vg_stack_node *node = &s->nodes[step.node];
-			size_t fn = node->frame == VG_STACKS_NONE ? SIZE_MAX
-				    : slot[s->frames[node->frame].name] - 1;
-
-			if (step.leave) {
-				on_stack[fn]--;
-				continue;
-			}
-			if (fn != SIZE_MAX) {
-				if (!on_stack[fn]++)
-					fns[fn].total += node->total;
-				fns[fn].self += node->self;
-				visit[top++] = (struct visit){step.node, true};
-			}
-			for (uint32_t c = node->first_child; c != VG_STACKS_NONE;
-			     c = s->nodes[c].next_sibling)
-				visit[top++] = (struct visit){c, false};
-		}
-	}
-	if (n_fns)
-		qsort_r(fns, n_fns, sizeof(*fns), by_share, (void *)s);
-	free(slot);
-	free(on_stack);
-	free(visit);
-	*out = fns;
-	*n = n_fns;
-	return 0;
-nomem:
-	free(slot);
-	free(on_stack);
-	free(visit);
-	free(fns);
-	return vg_error_set(err, -ENOMEM, "cannot total the functions: out of memory");
 }

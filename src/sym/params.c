@@ -1,10 +1,10 @@
-/* params.c - the parameters of a probed function for --args (params.h):
+/* params.c - a function's parameters as its entry holds them (params.h):
  * System V x86-64 classification of each DWARF formal parameter, only as
  * far as vigil can be sure which integer register holds it (see
- * vg_probe_params), and its type named as C prints it.
+ * vg_sym_params), and its type named as C prints it.
  *
  * The DWARF is the symbolizer's own (vg_symbolizer_dwarf).  Never prints. */
-#include "probe/params.h"
+#include "sym/params.h"
 
 #include <dwarf.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 
 #define N_INT_REGS 6
 
-const char *vg_probe_param_reg_name(unsigned reg)
+const char *vg_sym_param_reg_name(unsigned reg)
 {
 	static const char *const names[N_INT_REGS] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9" };
 
@@ -241,7 +241,7 @@ static bool is_float_encoding(Dwarf_Word enc)
 	       enc == DW_ATE_imaginary_float || enc == DW_ATE_decimal_float;
 }
 
-static enum param_class classify_base(Dwarf_Die *t, struct vg_probe_param *p)
+static enum param_class classify_base(Dwarf_Die *t, struct vg_sym_param *p)
 {
 	Dwarf_Word enc;
 	int size = dwarf_bytesize(t);
@@ -262,7 +262,7 @@ static enum param_class classify_base(Dwarf_Die *t, struct vg_probe_param *p)
 
 /* An enum is its underlying type: DW_AT_type (DWARF 3+), else its own
  * encoding (some producers), else C's default, a signed int. */
-static enum param_class classify_enum(Dwarf_Die *t, struct vg_probe_param *p)
+static enum param_class classify_enum(Dwarf_Die *t, struct vg_sym_param *p)
 {
 	Dwarf_Die under;
 	Dwarf_Word enc;
@@ -287,7 +287,7 @@ static enum param_class classify_enum(Dwarf_Die *t, struct vg_probe_param *p)
  * DWARF 5); any other aggregate over 16 bytes goes to memory.  An
  * aggregate of 16 bytes or less is split over integer and SSE registers
  * by its fields' classes, which vigil does not work out: stop there. */
-static enum param_class classify_aggregate(Dwarf_Die *t, struct vg_probe_param *p)
+static enum param_class classify_aggregate(Dwarf_Die *t, struct vg_sym_param *p)
 {
 	Dwarf_Word cc;
 	int size = dwarf_bytesize(t);
@@ -302,7 +302,7 @@ static enum param_class classify_aggregate(Dwarf_Die *t, struct vg_probe_param *
 	return PARAM_STOP;
 }
 
-static enum param_class classify_type(Dwarf_Die *type, struct vg_probe_param *p)
+static enum param_class classify_type(Dwarf_Die *type, struct vg_sym_param *p)
 {
 	Dwarf_Die t;
 
@@ -329,7 +329,7 @@ static enum param_class classify_type(Dwarf_Die *type, struct vg_probe_param *p)
 	}
 }
 
-static enum param_class classify_param(Dwarf_Die *param, struct vg_probe_param *p)
+static enum param_class classify_param(Dwarf_Die *param, struct vg_sym_param *p)
 {
 	const char *name = attr_string(param, DW_AT_name);
 	Dwarf_Die type;
@@ -343,7 +343,7 @@ static enum param_class classify_param(Dwarf_Die *param, struct vg_probe_param *
 }
 
 struct param_fill {
-	struct vg_probe_param *params;
+	struct vg_sym_param *params;
 	size_t max, n;
 	unsigned reg;   /* next integer register */
 };
@@ -351,7 +351,7 @@ struct param_fill {
 static void fill_unnamed(struct param_fill *f)
 {
 	while (f->n < f->max && f->reg < N_INT_REGS)
-		f->params[f->n++] = (struct vg_probe_param){
+		f->params[f->n++] = (struct vg_sym_param){
 			.kind = VG_PARAM_UNKNOWN, .size = 8, .reg = f->reg++,
 		};
 }
@@ -374,7 +374,7 @@ static bool has_params(Dwarf_Die *fn)
 static bool returns_in_memory(Dwarf_Die *fn)
 {
 	Dwarf_Die t;
-	struct vg_probe_param scratch;
+	struct vg_sym_param scratch;
 	int tag;
 
 	if (!attr_die(fn, DW_AT_type, &t) || dwarf_peel_type(&t, &t) != 0)
@@ -400,13 +400,13 @@ static void params_of(Dwarf_Die *fn, struct param_fill *f)
 	 * ahead of the parameters (a slot of its own, so the registers
 	 * listed stay rdi, rsi, ... in order). */
 	if (returns_in_memory(fn) && f->n < f->max)
-		f->params[f->n++] = (struct vg_probe_param){
+		f->params[f->n++] = (struct vg_sym_param){
 			.name = "", .type = "", .kind = VG_PARAM_POINTER, .size = 8, .reg = f->reg++,
 		};
 	if (dwarf_child(src, &c) != 0)
 		return;
 	do {
-		struct vg_probe_param p;
+		struct vg_sym_param p;
 		int tag = dwarf_tag(&c);
 
 		if (f->n >= f->max || f->reg >= N_INT_REGS)
@@ -479,7 +479,7 @@ static bool function_die(Dwarf *dw, uint64_t addr, Dwarf_Die *out)
 	return false;
 }
 
-int vg_probe_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_probe_param *params,
+int vg_sym_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_sym_param *params,
 		    size_t max, size_t *n, struct vg_error *err)
 {
 	struct param_fill f = { .params = params, .max = max < N_INT_REGS ? max : N_INT_REGS };
