@@ -231,6 +231,31 @@ static cJSON *watch_json(const struct vg_watch *w, uint64_t start_ns)
 	return o;
 }
 
+/* The pointer slots between the root and the leaf (an expression's
+ * a->b->c: the root is &a, hop "a->b" is here), each with its writes. */
+static cJSON *hops_json(const struct vg_watch *w, uint64_t start_ns)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t k = 0; k < w->req.n_mid; k++) {
+		const struct vg_watch_hop *h = &w->mid[k];
+		cJSON *o = cJSON_CreateObject();
+
+		add_text_or_null(o, "expr", w->req.mid_inputs[k]);
+		cJSON_AddNumberToObject(o, "offset", (double)w->req.mid_offsets[k]);
+		if (h->bound)
+			vg_json_add_addr(o, "slot_runtime_va", h->addr);
+		else
+			cJSON_AddNullToObject(o, "slot_runtime_va");
+		cJSON_AddNumberToObject(o, "writes", (double)h->log.writes);
+		cJSON_AddNumberToObject(o, "traps", (double)h->log.accepted_hits);
+		log_json(o, &h->log, start_ns, true, "writer_sites", "samples");
+		cJSON_AddBoolToObject(o, "samples_truncated", h->log.samples_truncated);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
+}
+
 static cJSON *dependent_json(const struct vg_watch *w, uint64_t start_ns)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -280,6 +305,17 @@ static cJSON *dependent_json(const struct vg_watch *w, uint64_t start_ns)
 					g->bound_ns > start_ns ? (double)(g->bound_ns - start_ns) : 0);
 		/* Leaf writes in this window (pointer stored, breakpoint not
 		 * yet moved) cannot have been seen. */
+		if (w->req.n_mid) {
+			cJSON *m = cJSON_AddArrayToObject(gj, "hop_slots");
+
+			for (size_t k = 0; k < w->req.n_mid; k++) {
+				char buf[24];
+
+				snprintf(buf, sizeof(buf), "0x%" PRIx64, g->mid_addr[k]);
+				cJSON_AddItemToArray(m, g->mid_addr[k] ? cJSON_CreateString(buf)
+								       : cJSON_CreateNull());
+			}
+		}
 		if (i > 0)
 			cJSON_AddNumberToObject(gj, "rebind_latency_ns",
 						g->bound_ns > g->pointer_written_ns
@@ -290,6 +326,7 @@ static cJSON *dependent_json(const struct vg_watch *w, uint64_t start_ns)
 	cJSON_AddBoolToObject(o, "samples_truncated", w->leaf.samples_truncated);
 	log_json(o, &w->log, start_ns, false, "root_writer_sites", "root_samples");
 	cJSON_AddBoolToObject(o, "root_samples_truncated", w->log.samples_truncated);
+	cJSON_AddItemToObject(o, "hops", hops_json(w, start_ns));
 	return o;
 }
 
@@ -542,10 +579,20 @@ int vg_report_watch_table(FILE *out, const struct vg_watch_session *s, const str
 		             PRIu64 "  traps %" PRIu64 "\n", w->req.leaf_offset, w->len,
 		             vg_binding_name(w->binding), w->n_gens ? w->n_gens - 1 : 0, w->log.writes,
 		             w->leaf.writes, w->leaf.accepted_hits);
-		for (size_t g = 0; g < w->n_gens; g++)
-			fprintf(out, "  gen %u  pointer 0x%" PRIx64 "  leaf 0x%" PRIx64 "  %s  hits %" PRIu64 "\n",
+		for (size_t k = 0; k < w->req.n_mid; k++) {
+			fprintf(out, "  hop %zu  ", k + 2);
+			vg_text_put(out, w->req.mid_inputs[k] ? w->req.mid_inputs[k] : "?");
+			fprintf(out, "  +%" PRIu64 "  writes %" PRIu64 "  traps %" PRIu64 "\n",
+			        w->req.mid_offsets[k], w->mid[k].log.writes, w->mid[k].log.accepted_hits);
+		}
+		for (size_t g = 0; g < w->n_gens; g++) {
+			fprintf(out, "  gen %u  pointer 0x%" PRIx64 "  leaf 0x%" PRIx64 "  %s  hits %" PRIu64,
 			             w->gens[g].index, w->gens[g].pointer, w->gens[g].leaf_addr,
 			             vg_binding_name(w->gens[g].state), w->gens[g].hits);
+			for (size_t k = 0; k < w->req.n_mid; k++)
+				fprintf(out, "  hop%zu 0x%" PRIx64, k + 2, w->gens[g].mid_addr[k]);
+			fputc('\n', out);
+		}
 		print_log(out, "  ", &w->leaf, start, true);
 		fprintf(out, "  # pointer slot writes:\n");
 		print_log(out, "  ", &w->log, start, false);
