@@ -163,7 +163,7 @@ int vg_watch_new(struct vg_target *t, struct vg_symbolizer *sym, const struct vg
 		int rc;
 
 		w->req = reqs[i];
-		w->len = reqs[i].follow ? 8 : opt->len;
+		w->len = reqs[i].follow ? 8 : reqs[i].len ? reqs[i].len : opt->len;
 		w->rw = opt->rw;
 		w->slot = w->leaf_slot = -1;
 		rc = check_location(s, &reqs[i], reqs[i].addr, w->len, !opt->rw && !reqs[i].follow,
@@ -190,7 +190,7 @@ int vg_watch_new(struct vg_target *t, struct vg_symbolizer *sym, const struct vg
 
 			uint64_t mid_addr[VG_WATCH_MAX_SLOTS - 2];
 
-			w->len = opt->len;   /* the leaf's; the slot itself is 8 */
+			w->len = reqs[i].len ? reqs[i].len : opt->len;   /* the leaf's; the slot itself is 8 */
 			b = watch_resolve_leaf(s, w, NULL, &p, mid_addr);
 			for (size_t k = 0; k < w->req.n_mid; k++) {
 				w->mid[k].slot = -1;

@@ -81,6 +81,10 @@ struct vg_watch_request {
 	size_t n_mid;
 	uint64_t mid_offsets[VG_WATCH_MAX_SLOTS - 2];
 	const char *mid_inputs[VG_WATCH_MAX_SLOTS - 2];  /* "cfg->next" or NULL (borrowed) */
+	unsigned len;              /* of the location or leaf; 0: the options' len
+	                            * (an expression's comes from its type) */
+	const char *expr;          /* an expression watch: the text (borrowed), else NULL */
+	const char *type_name;     /* its type, "enum mode" (borrowed) */
 };
 
 struct vg_watch_options {
