@@ -19,6 +19,7 @@
 #include "expr/eval.h"
 #include "expr/parse.h"
 #include "report/json.h"
+#include "report/print.h"
 #include "report/watch.h"
 #include "target/maps.h"
 #include "target/mem.h"
@@ -254,11 +255,36 @@ static void progress_line(const struct vg_watch_session *s, void *arg)
 		vg_watch_perf_stats(s)->lost);
 }
 
+/* What the report needs to show an expression's values by their type. */
+struct typed_ctx {
+	struct vg_expr_env *env;
+	const struct vg_type *type;
+};
+
+static char *format_typed(void *arg, const unsigned char *bytes, unsigned len)
+{
+	const struct typed_ctx *c = arg;
+	const struct vg_type *st = vg_type_strip(c->type);
+	struct vg_print_opts o = { .max_depth = 20, .max_elements = 200 };
+	char sym[160] = "";
+
+	if (st && st->kind == VG_TYPE_POINTER && len == 8) {
+		uint64_t p = 0;
+
+		for (unsigned i = 8; i-- > 0;)
+			p = p << 8 | bytes[i];
+		if (p)
+			vg_expr_env_describe(c->env, p, sym, sizeof(sym));
+	}
+	return vg_report_print_scalar(c->type, bytes, len, sym, &o);
+}
+
 /* An expression watch: its lvalue, its length from its type, and the
  * pointers read on the way as a chain (root slot, mid hops, leaf offset)
  * that the watch re-binds when one of them is written. */
 static int expr_request(struct vg_cli *cli, struct vg_expr_env *env, const char *text,
-			struct vg_expr_result *res, char **type_name, struct vg_watch_request *q)
+			struct vg_expr_result *res, char **type_name, struct typed_ctx *typed,
+			struct vg_watch_request *q)
 {
 	struct vg_error err = { 0 };
 	struct vg_expr *e = NULL;
@@ -299,6 +325,9 @@ static int expr_request(struct vg_cli *cli, struct vg_expr_env *env, const char 
 	q->expr = text;
 	q->type_name = *type_name;
 	q->len = (unsigned)size;
+	*typed = (struct typed_ctx){ env, res->type };
+	q->format = format_typed;
+	q->format_arg = typed;
 	if (res->n_hops + 1 > VG_WATCH_MAX_SLOTS)
 		return cli_usage_error(cli, "%s needs %zu debug registers (%zu pointer hops + leaf); x86 has 4 "
 				       "(DR0-DR3): watch a shorter path, e.g. from a pointer it reaches",
@@ -339,7 +368,8 @@ static int expr_request(struct vg_cli *cli, struct vg_expr_env *env, const char 
 static int build_requests(struct vg_cli *cli, const struct watch_args *a,
 			  const struct vg_images *imgs, const struct vg_image *bin,
 			  struct vg_mem *mem, struct vg_expr_env **env,
-			  struct vg_expr_result *results, struct vg_watch_request *reqs,
+			  struct vg_expr_result *results, struct typed_ctx *typed,
+			  struct vg_watch_request *reqs,
 			  char **owned, size_t *n)
 {
 	struct vg_error err = { 0 };
@@ -380,7 +410,7 @@ static int build_requests(struct vg_cli *cli, const struct watch_args *a,
 				return cli_out_of_memory(cli, "for the expression environment");
 			vg_expr_env_set_thread(*env, cli->target->pid, cli->target->pid);
 		}
-		r = expr_request(cli, *env, spec, &results[i], &owned[i], q);
+		r = expr_request(cli, *env, spec, &results[i], &owned[i], &typed[i], q);
 		if (r)
 			return r;
 	}
@@ -402,6 +432,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	struct vg_watch_session *s = NULL;
 	struct vg_watch_request reqs[MAX_WATCHES];
 	struct vg_expr_result results[MAX_WATCHES] = { 0 };
+	struct typed_ctx typed[MAX_WATCHES] = { 0 };
 	struct vg_expr_env *env = NULL;
 	char *owned[MAX_WATCHES] = { 0 };
 	const char *bin_match = NULL;
@@ -425,7 +456,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	r = cli_load_images(cli, a.bin_path, a.force_bin, maps, mem, &imgs, &bin, &bin_match);
 	if (r)
 		goto out;
-	r = build_requests(cli, &a, imgs, bin, mem, &env, results, reqs, owned, &n);
+	r = build_requests(cli, &a, imgs, bin, mem, &env, results, typed, reqs, owned, &n);
 	if (r)
 		goto out;
 	main_img = vg_images_main(imgs);

@@ -85,6 +85,11 @@ struct vg_watch_request {
 	                            * (an expression's comes from its type) */
 	const char *expr;          /* an expression watch: the text (borrowed), else NULL */
 	const char *type_name;     /* its type, "enum mode" (borrowed) */
+	/* The value written as its type says (enum name, signed, bool,
+	 * pointer <symbol>): a malloc'ed string or NULL.  The watch knows no
+	 * types; reports call it for the leaf's values.  NULL: hex only. */
+	char *(*format)(void *arg, const unsigned char *bytes, unsigned len);
+	void *format_arg;
 };
 
 struct vg_watch_options {
