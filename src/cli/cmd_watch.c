@@ -314,8 +314,9 @@ static int expr_request(struct vg_cli *cli, struct vg_expr_env *env, const char 
 		if (st && (st->kind == VG_TYPE_STRUCT || st->kind == VG_TYPE_UNION || st->kind == VG_TYPE_CLASS) &&
 		    st->n_members && st->members[0].name)
 			return cli_usage_error(cli, "%s is %s (%" PRIu64 " bytes): a hardware breakpoint watches "
-					       "1, 2, 4 or 8 aligned bytes; watch one member (%s.%s)",
-					       text, tn, size, text, st->members[0].name);
+					       "1, 2, 4 or 8 aligned bytes; watch one member (%s%s%s.%s)",
+					       text, tn, size, text[0] == '*' ? "(" : "", text,
+					       text[0] == '*' ? ")" : "", st->members[0].name);
 		return cli_usage_error(cli, "%s is %s (%" PRIu64 " bytes): a hardware breakpoint watches 1, 2, "
 				       "4 or 8 aligned bytes; watch one member or element", text, tn, size);
 	}
@@ -332,9 +333,12 @@ static int expr_request(struct vg_cli *cli, struct vg_expr_env *env, const char 
 		return cli_usage_error(cli, "%s needs %zu debug registers (%zu pointer hops + leaf); x86 has 4 "
 				       "(DR0-DR3): watch a shorter path, e.g. from a pointer it reaches",
 				       text, res->n_hops + 1, res->n_hops);
-	fprintf(stderr, "# %s needs %zu debug register%s: %zu hop%s + leaf; this machine has %d\n", text,
-		res->n_hops + 1, res->n_hops ? "s" : "", res->n_hops, res->n_hops == 1 ? "" : "s",
-		VG_WATCH_MAX_SLOTS);
+	if (res->n_hops)
+		fprintf(stderr, "# %s needs %zu debug registers: %zu hop%s + leaf; this machine has %d\n",
+			text, res->n_hops + 1, res->n_hops, res->n_hops == 1 ? "" : "s", VG_WATCH_MAX_SLOTS);
+	else
+		fprintf(stderr, "# %s needs 1 debug register (no pointer hop); this machine has %d\n",
+			text, VG_WATCH_MAX_SLOTS);
 	if (res->n_hops == 0) {
 		q->addr = res->addr;
 		return 0;

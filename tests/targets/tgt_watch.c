@@ -262,6 +262,7 @@ static void write_truth(const char *state)
 	fprintf(f, "line setmid %d\nline val %d\n", LINE_SETMID, LINE_VAL);
 	truth_symbol(f, "g_head", &g_head, sizeof(g_head));
 	truth_symbol(f, "g_chead", &g_chead, sizeof(g_chead));
+	truth_symbol(f, "g_cmids", g_cmids, sizeof(g_cmids));
 	if (!strcmp(mode, "allkinds")) {
 		truth_symbol(f, "g_area", &g_area, sizeof(g_area));
 		for (size_t i = 0; i < sizeof(allkinds) / sizeof(allkinds[0]); i++) {
@@ -342,6 +343,8 @@ int main(int argc, char **argv)
 	truth_init(120);
 	truth_path = argv[1];
 	mode = argv[2];
+	for (int i = 0; i < MAX_OBJS; i++)   /* g_head->mid->tail->val reachable in every mode */
+		g_cmids[i].tail = &g_ctails[i];
 	arg1 = strtol(argv[3], NULL, 10);
 	arg2 = argc > 4 ? strtol(argv[4], NULL, 10) : 0;
 
@@ -463,8 +466,6 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "chain")) {
 		if (arg1 < 0 || arg1 >= MAX_OBJS || arg2 < 0)
 			die("chain M N: M < 64");
-		for (int i = 0; i < MAX_OBJS; i++)
-			g_cmids[i].tail = &g_ctails[i];
 		write_truth("ready");
 		wait_go();
 		for (long g = 0; g <= arg1; g++) {
