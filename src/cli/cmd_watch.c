@@ -26,9 +26,9 @@
 #include "watch/watch.h"
 
 const char cmd_watch_usage[] =
-	"usage: vigil watch PID|NAME ADDR... [--follow PTR_SLOT+OFFSET]... [--len 1|2|4|8]\n"
-	"                   [--access w|rw] [--duration TIME] [--max-events N] [--max-samples N]\n"
-	"                   [--regs] [--stacks] [--bin FILE [--force-bin]] [--json]\n"
+	"usage: vigil watch PID|NAME ADDR|EXPR... [--expr EXPR]... [--follow PTR_SLOT+OFFSET]...\n"
+	"                   [--len 1|2|4|8] [--access w|rw] [--duration TIME] [--max-events N]\n"
+	"                   [--max-samples N] [--regs] [--stacks] [--bin FILE [--force-bin]] [--json]\n"
 	"\n"
 	"Who writes this location?  Arms a hardware data breakpoint (x86 debug\n"
 	"registers, through perf_event_open) on every thread of a running process,\n"
@@ -46,7 +46,14 @@ const char cmd_watch_usage[] =
 	"system call) are one write.  'writes' counts executions, 'traps' breakpoint\n"
 	"hits (traps >= writes).\n"
 	"\n"
-	"x86 has 4 debug registers per thread: a watch takes 1, a --follow takes 2.\n"
+	"An argument that is no ADDR form is a C expression over the DWARF, as vigil\n"
+	"print reads it ('g_head->mid->tail->val'): its length comes from its type\n"
+	"(1, 2, 4 or 8 bytes), each pointer it reads is watched too, and a write to\n"
+	"one moves the breakpoints after it (as --follow); written values are also\n"
+	"shown by their type.\n"
+	"\n"
+	"x86 has 4 debug registers per thread: a watch takes 1, a --follow takes 2,\n"
+	"an expression 1 per pointer hop + 1 (said on stderr before arming).\n"
 	"Stops at --duration, --max-events, when the target exits, or on Ctrl-C; the\n"
 	"report is printed in every case.  Every count says whether it is exact.\n"
 	"\n"
@@ -58,8 +65,10 @@ const char cmd_watch_usage[] =
 	"  --follow P+OFF   watch the pointer stored at P and the location *P + OFF;\n"
 	"                   when P is written the leaf breakpoint moves to the new\n"
 	"                   target (a new generation); P takes the ADDR forms\n"
+	"  --expr EXPR      watch EXPR as an expression even if it reads as an ADDR\n"
+	"                   (--expr g_count: the length from its type)\n"
 	"  --len N          bytes watched: 1, 2, 4 or 8 (default 8); ADDR must be\n"
-	"                   aligned to N\n"
+	"                   aligned to N; an expression's length is its type's\n"
 	"  --access w|rw    writes only (default), or reads and writes\n"
 	"  --duration TIME  stop after TIME: 2s, 500ms, 1.5s, 1m (a bare number is\n"
 	"                   milliseconds; default: until Ctrl-C)\n"
@@ -80,7 +89,8 @@ const char cmd_watch_usage[] =
 	"examples:\n"
 	"  vigil watch 4242 g_config+16 --len 4 --regs\n"
 	"  vigil watch 4242 0x7ffd5e8c1a28 --duration 5s --json\n"
-	"  vigil watch 4242 --follow g_queue+8 --len 4 --regs   (*g_queue + 8)\n";
+	"  vigil watch 4242 --follow g_queue+8 --len 4 --regs   (*g_queue + 8)\n"
+	"  vigil watch 4242 'g_head->mid->tail->val'\n";
 
 #define MAX_WATCHES 8
 
