@@ -7,7 +7,8 @@
 # write to the old, unreachable leaf (never counted), N writes through the
 # path.  Every write through the path counted in its generation, each
 # generation at the slots the target read, the re-point seen on hop 2,
-# the leaf's values typed (int64_t: negative decimals).
+# the leaf's values typed (int64_t: negative decimals).  Then g_head->mid
+# alone (one hop + leaf): its pointer values typed with their symbols.
 source "$(dirname "$0")/lib.sh"
 
 M=${WATCH_M:-3}
@@ -100,4 +101,35 @@ eq_list(f"{w}: leaf values typed (int64_t)", [str(v - (1 << 64) if v >> 63 else 
 done()
 print(f"ok: {expr}: {M} re-points of the middle pointer, {N} writes in each of {M + 1} generations, "
       f"{M} decoys unseen ({MODE})")
+PY
+
+# A pointer leaf: g_head->mid (one hop + leaf), its values typed with the
+# symbol they point into.
+truth2=$T/truth2
+start_target tgt_watch "$truth2" chain 2 1
+wait_truth "$truth2" ready
+pid2=$(truth_get "$truth2" pid)
+watch_env "$truth2" repoint setmid
+vg_watch_start run2 watch "$pid2" 'g_head->mid' --duration 2000 --json
+grep -qxF "# g_head->mid needs 2 debug registers: 1 hop + leaf; this machine has 4" "$T/run2.err" ||
+	{ show_last; fail "vigil watch g_head->mid: no slot budget line on stderr"; }
+kill -USR1 "$pid2"
+wait_truth "$truth2" done
+vg_watch_wait 20
+assert_rc 0 "vigil watch g_head->mid --duration 2000"
+vg_py "$truth2" <<'PY' || { show_last; fail "$LAST_CMD: report differs (above)"; }
+import os, sys
+from watchcheck import *
+T = os.environ["T"]
+truth = WatchTruth(sys.argv[1])
+w = "watch g_head->mid"
+d = (load_json(f"{T}/run2.out").get("dependent_watches") or [{}])[0]
+eq(f"{w}: type", "struct cmid *", d.get("type"))
+eq(f"{w}: hops", [], d.get("hops"))
+eq(f"{w}: leaf_offset", 8, d.get("leaf_offset"))
+mids = truth.syms["g_cmids"]["runtime"]
+eq_list(f"{w}: values typed", [f"(struct cmid *) {mids + 16 * g:#x} <g_cmids+{16 * g}>" for g in (1, 2)],
+        [(s.get("value") or {}).get("typed") for s in d.get("samples") or []])
+done()
+print(f"ok: g_head->mid: 2 pointer writes typed with their symbols ({MODE})")
 PY
