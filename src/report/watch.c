@@ -626,6 +626,12 @@ int vg_report_watch_table(FILE *out, const struct vg_watch_session *s, const str
 		print_log(out, "  ", &w->leaf, start, true, &w->req);
 		fprintf(out, "  # pointer slot writes:\n");
 		print_log(out, "  ", &w->log, start, false, NULL);
+		for (size_t k = 0; k < w->req.n_mid; k++) {
+			fprintf(out, "  # hop %zu writes (", k + 2);
+			vg_text_put(out, w->req.mid_inputs[k] ? w->req.mid_inputs[k] : "?");
+			fputs("):\n", out);
+			print_log(out, "  ", &w->mid[k].log, start, true, NULL);
+		}
 	}
 	fprintf(out, "# lost %" PRIu64 ", undecodable %" PRIu64 ", other processes %" PRIu64
 	             ", setup hits %" PRIu64 "\n", st->lost, st->undecodable, st->other_process,
