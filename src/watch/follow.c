@@ -116,30 +116,38 @@ static bool move_slot(struct vg_watch_session *s, struct vg_watch *w, int slot, 
 /* A pointer of the chain was written: take the root's new value (from the
  * sample, or re-read it), walk the hops after it, move each one whose slot
  * changed, then the leaf.  Hops first: a write through the new path to a
- * hop slot is seen as soon as possible. */
+ * hop slot is seen as soon as possible.  Then the chain is read once more:
+ * a pointer stored into a hop's new slot before its breakpoint moved would
+ * otherwise leave the chain bound to a stale path until the next write
+ * (bounded: a target re-pointing faster than this loop is caught by the
+ * next trap). */
 void watch_rebind(struct vg_watch_session *s, struct vg_watch *w, uint64_t written_ns,
 		   const uint64_t *known)
 {
-	uint64_t p = 0, mid_addr[VG_WATCH_MAX_SLOTS - 2];
-	enum vg_binding b = watch_resolve_leaf(s, w, known, &p, mid_addr);
-	bool same = b == w->binding && p == w->pointer;
+	for (int pass = 0; pass < 3; pass++) {
+		uint64_t p = 0, mid_addr[VG_WATCH_MAX_SLOTS - 2];
+		enum vg_binding b = watch_resolve_leaf(s, w, pass == 0 ? known : NULL, &p, mid_addr);
+		bool same = b == w->binding && p == w->pointer;
 
-	for (size_t k = 0; k < w->req.n_mid; k++)
-		same = same && mid_addr[k] == w->mid[k].addr;
-	if (same)
-		return;   /* rewritten with the same value: nothing moved */
-	for (size_t k = 0; k < w->req.n_mid; k++) {
-		if (mid_addr[k] == w->mid[k].addr)
-			continue;
-		if (!move_slot(s, w, w->mid[k].slot, mid_addr[k], 8, false))
+		for (size_t k = 0; k < w->req.n_mid; k++)
+			same = same && mid_addr[k] == w->mid[k].addr;
+		if (same)
+			return;   /* rewritten with the same value: nothing moved */
+		for (size_t k = 0; k < w->req.n_mid; k++) {
+			if (mid_addr[k] == w->mid[k].addr)
+				continue;
+			if (!move_slot(s, w, w->mid[k].slot, mid_addr[k], 8, false))
+				b = VG_BIND_FAILED;
+			w->mid[k].addr = mid_addr[k];
+			w->mid[k].bound = mid_addr[k] != PARK_ADDR;
+		}
+		if (!move_slot(s, w, w->leaf_slot, b == VG_BIND_BOUND ? p + w->req.leaf_offset : PARK_ADDR,
+			       w->len, w->rw))
 			b = VG_BIND_FAILED;
-		w->mid[k].addr = mid_addr[k];
-		w->mid[k].bound = mid_addr[k] != PARK_ADDR;
+		watch_add_generation(w, p, b, written_ns);
+		if (w->req.n_mid == 0 || b == VG_BIND_FAILED)
+			return;   /* one slot: its own breakpoint saw any later store */
 	}
-	if (!move_slot(s, w, w->leaf_slot, b == VG_BIND_BOUND ? p + w->req.leaf_offset : PARK_ADDR,
-		       w->len, w->rw))
-		b = VG_BIND_FAILED;
-	watch_add_generation(w, p, b, written_ns);
 }
 
 /* The generation a leaf write at time t to addr belongs to. */
