@@ -259,6 +259,8 @@ static void progress_line(const struct vg_watch_session *s, void *arg)
 		const struct vg_watch *w = vg_watch_at(s, i);
 
 		hits += w->log.accepted_hits + w->leaf.accepted_hits;
+		for (size_t k = 0; k < w->req.n_mid; k++)
+			hits += w->mid[k].log.accepted_hits;
 	}
 	fprintf(stderr, "\r# watching: %" PRIu64 " s, %" PRIu64 " hits, %" PRIu64 " lost   ",
 		(uint64_t)((vg_perf_now() - vg_watch_start_ns(s)) / 1000000000u), hits,

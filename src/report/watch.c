@@ -308,7 +308,13 @@ static cJSON *dependent_json(const struct vg_watch *w, uint64_t start_ns)
 	cJSON_AddNumberToObject(o, "accepted_hits", (double)w->leaf.accepted_hits);
 	cJSON_AddNumberToObject(o, "writes", (double)w->leaf.writes);
 	cJSON_AddNumberToObject(o, "traps", (double)w->leaf.accepted_hits);
-	cJSON_AddNumberToObject(o, "setup_hits", (double)(w->log.setup_hits + w->leaf.setup_hits));
+	{
+		uint64_t setup = w->log.setup_hits + w->leaf.setup_hits;
+
+		for (size_t k = 0; k < w->req.n_mid; k++)
+			setup += w->mid[k].log.setup_hits;
+		cJSON_AddNumberToObject(o, "setup_hits", (double)setup);
+	}
 	cJSON_AddNumberToObject(o, "rebind_failures", w->rebind_failures);
 	gens = cJSON_AddArrayToObject(o, "generations");
 	for (size_t i = 0; i < w->n_gens; i++) {
