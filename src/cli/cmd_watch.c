@@ -16,16 +16,19 @@
 #include "cli/cli.h"
 #include "elf/addrspec.h"
 #include "elf/image.h"
+#include "expr/eval.h"
+#include "expr/parse.h"
 #include "report/json.h"
+#include "report/print.h"
 #include "report/watch.h"
 #include "target/maps.h"
 #include "target/mem.h"
 #include "watch/watch.h"
 
 const char cmd_watch_usage[] =
-	"usage: vigil watch PID|NAME ADDR... [--follow PTR_SLOT+OFFSET]... [--len 1|2|4|8]\n"
-	"                   [--access w|rw] [--duration TIME] [--max-events N] [--max-samples N]\n"
-	"                   [--regs] [--stacks] [--bin FILE [--force-bin]] [--json]\n"
+	"usage: vigil watch PID|NAME ADDR|EXPR... [--expr EXPR]... [--follow PTR_SLOT+OFFSET]...\n"
+	"                   [--len 1|2|4|8] [--access w|rw] [--duration TIME] [--max-events N]\n"
+	"                   [--max-samples N] [--regs] [--stacks] [--bin FILE [--force-bin]] [--json]\n"
 	"\n"
 	"Who writes this location?  Arms a hardware data breakpoint (x86 debug\n"
 	"registers, through perf_event_open) on every thread of a running process,\n"
@@ -43,7 +46,14 @@ const char cmd_watch_usage[] =
 	"system call) are one write.  'writes' counts executions, 'traps' breakpoint\n"
 	"hits (traps >= writes).\n"
 	"\n"
-	"x86 has 4 debug registers per thread: a watch takes 1, a --follow takes 2.\n"
+	"An argument that is no ADDR form is a C expression over the DWARF, as vigil\n"
+	"print reads it ('g_head->mid->tail->val'): its length comes from its type\n"
+	"(1, 2, 4 or 8 bytes), each pointer it reads is watched too, and a write to\n"
+	"one moves the breakpoints after it (as --follow); written values are also\n"
+	"shown by their type.\n"
+	"\n"
+	"x86 has 4 debug registers per thread: a watch takes 1, a --follow takes 2,\n"
+	"an expression 1 per pointer hop + 1 (said on stderr before arming).\n"
 	"Stops at --duration, --max-events, when the target exits, or on Ctrl-C; the\n"
 	"report is printed in every case.  Every count says whether it is exact.\n"
 	"\n"
@@ -55,8 +65,10 @@ const char cmd_watch_usage[] =
 	"  --follow P+OFF   watch the pointer stored at P and the location *P + OFF;\n"
 	"                   when P is written the leaf breakpoint moves to the new\n"
 	"                   target (a new generation); P takes the ADDR forms\n"
+	"  --expr EXPR      watch EXPR as an expression even if it reads as an ADDR\n"
+	"                   (--expr g_count: the length from its type)\n"
 	"  --len N          bytes watched: 1, 2, 4 or 8 (default 8); ADDR must be\n"
-	"                   aligned to N\n"
+	"                   aligned to N; an expression's length is its type's\n"
 	"  --access w|rw    writes only (default), or reads and writes\n"
 	"  --duration TIME  stop after TIME: 2s, 500ms, 1.5s, 1m (a bare number is\n"
 	"                   milliseconds; default: until Ctrl-C)\n"
@@ -77,13 +89,20 @@ const char cmd_watch_usage[] =
 	"examples:\n"
 	"  vigil watch 4242 g_config+16 --len 4 --regs\n"
 	"  vigil watch 4242 0x7ffd5e8c1a28 --duration 5s --json\n"
-	"  vigil watch 4242 --follow g_queue+8 --len 4 --regs   (*g_queue + 8)\n";
+	"  vigil watch 4242 --follow g_queue+8 --len 4 --regs   (*g_queue + 8)\n"
+	"  vigil watch 4242 'g_head->mid->tail->val'\n";
 
 #define MAX_WATCHES 8
+
+/* A chain hop further than this from the pointer before it is not a
+ * member or constant index of what that pointer points to (an index
+ * read from memory, a[g_i]): it cannot be re-bound from that pointer. */
+#define MAX_HOP_OFFSET (16ull << 20)
 
 struct watch_args {
 	const char *pid;
 	const char *addrs[MAX_WATCHES];
+	bool is_expr[MAX_WATCHES];   /* --expr: an expression even if it reads as an ADDR */
 	size_t n_addrs;
 	const char *follows[MAX_WATCHES];
 	size_t n_follows;
@@ -101,10 +120,11 @@ static int parse_number(struct vg_cli *cli, const char *opt, const char *arg, ui
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_args *a)
 {
-	enum { OPT_FOLLOW = 256, OPT_LEN, OPT_ACCESS, OPT_DURATION, OPT_MAX_EVENTS,
+	enum { OPT_FOLLOW = 256, OPT_EXPR, OPT_LEN, OPT_ACCESS, OPT_DURATION, OPT_MAX_EVENTS,
 	       OPT_MAX_SAMPLES, OPT_REGS, OPT_STACKS, OPT_BIN, OPT_FORCE_BIN, OPT_JSON };
 	static const struct option opts[] = {
 		{ "follow", required_argument, NULL, OPT_FOLLOW },
+		{ "expr", required_argument, NULL, OPT_EXPR },
 		{ "len", required_argument, NULL, OPT_LEN },
 		{ "access", required_argument, NULL, OPT_ACCESS },
 		{ "duration", required_argument, NULL, OPT_DURATION },
@@ -143,6 +163,12 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_ar
 			if (a->n_addrs + a->n_follows >= MAX_WATCHES)
 				return cli_usage_error(cli, "too many locations (at most %d, and the hardware takes 4)", MAX_WATCHES);
 			a->follows[a->n_follows++] = optarg;
+			break;
+		case OPT_EXPR:
+			if (a->n_addrs + a->n_follows >= MAX_WATCHES)
+				return cli_usage_error(cli, "too many locations (at most %d, and the hardware takes 4)", MAX_WATCHES);
+			a->is_expr[a->n_addrs] = true;
+			a->addrs[a->n_addrs++] = optarg;
 			break;
 		case OPT_LEN:
 			if (vg_parse_u64(optarg, 0, &v) < 0 || (v != 1 && v != 2 && v != 4 && v != 8))
@@ -233,17 +259,134 @@ static void progress_line(const struct vg_watch_session *s, void *arg)
 		const struct vg_watch *w = vg_watch_at(s, i);
 
 		hits += w->log.accepted_hits + w->leaf.accepted_hits;
+		for (size_t k = 0; k < w->req.n_mid; k++)
+			hits += w->mid[k].log.accepted_hits;
 	}
 	fprintf(stderr, "\r# watching: %" PRIu64 " s, %" PRIu64 " hits, %" PRIu64 " lost   ",
 		(uint64_t)((vg_perf_now() - vg_watch_start_ns(s)) / 1000000000u), hits,
 		vg_watch_perf_stats(s)->lost);
 }
 
-/* Resolve every ADDR and --follow slot into requests (validated later by
- * vg_watch_new, before anything is armed). */
+/* What the report needs to show an expression's values by their type. */
+struct typed_ctx {
+	struct vg_expr_env *env;
+	const struct vg_type *type;
+};
+
+static char *format_typed(void *arg, const unsigned char *bytes, unsigned len)
+{
+	const struct typed_ctx *c = arg;
+	const struct vg_type *st = vg_type_strip(c->type);
+	struct vg_print_opts o = { .max_depth = 20, .max_elements = 200 };
+	char sym[160] = "";
+
+	if (st && st->kind == VG_TYPE_POINTER && len == 8) {
+		uint64_t p = 0;
+
+		for (unsigned i = 8; i-- > 0;)
+			p = p << 8 | bytes[i];
+		if (p)
+			vg_expr_env_describe(c->env, p, sym, sizeof(sym));
+	}
+	return vg_report_print_scalar(c->type, bytes, len, sym, &o);
+}
+
+/* An expression watch: its lvalue, its length from its type, and the
+ * pointers read on the way as a chain (root slot, mid hops, leaf offset)
+ * that the watch re-binds when one of them is written. */
+static int expr_request(struct vg_cli *cli, struct vg_expr_env *env, const char *text,
+			struct vg_expr_result *res, char **type_name, struct typed_ctx *typed,
+			struct vg_watch_request *q)
+{
+	struct vg_error err = { 0 };
+	struct vg_expr *e = NULL;
+	const struct vg_type *st;
+	uint64_t size, prev;
+	char tn[256];
+	int r;
+
+	if (vg_expr_parse(text, &e, &err) < 0)
+		return cli_fail(cli, &err);
+	r = vg_expr_eval(env, e, res, &err);
+	vg_expr_free(e);
+	if (r < 0) {
+		vg_target_explain(cli->target, err.code, &err);
+		return cli_fail(cli, &err);
+	}
+	if (!res->lvalue)
+		return cli_usage_error(cli, "%s: not an object in memory (an lvalue): nothing to watch", text);
+	vg_type_name(res->type, tn, sizeof(tn));
+	if (res->bit_size)
+		return cli_usage_error(cli, "%s: a bit-field (%s : %u): a breakpoint watches whole bytes; "
+				       "watch its storage unit by address (vigil print --json gives its offset)",
+				       text, tn, res->bit_size);
+	size = vg_type_size(res->type);
+	if (size != 1 && size != 2 && size != 4 && size != 8) {
+		st = vg_type_strip(res->type);
+		if (st && (st->kind == VG_TYPE_STRUCT || st->kind == VG_TYPE_UNION || st->kind == VG_TYPE_CLASS) &&
+		    st->n_members && st->members[0].name)
+			return cli_usage_error(cli, "%s is %s (%" PRIu64 " bytes): a hardware breakpoint watches "
+					       "1, 2, 4 or 8 aligned bytes; watch one member (%s%s%s.%s)",
+					       text, tn, size, text[0] == '*' ? "(" : "", text,
+					       text[0] == '*' ? ")" : "", st->members[0].name);
+		return cli_usage_error(cli, "%s is %s (%" PRIu64 " bytes): a hardware breakpoint watches 1, 2, "
+				       "4 or 8 aligned bytes; watch one member or element", text, tn, size);
+	}
+	if (!(*type_name = strdup(tn)))
+		return cli_out_of_memory(cli, "for the expression");
+	q->input = text;
+	q->expr = text;
+	q->type_name = *type_name;
+	q->len = (unsigned)size;
+	*typed = (struct typed_ctx){ env, res->type };
+	q->format = format_typed;
+	q->format_arg = typed;
+	if (res->n_hops + 1 > VG_WATCH_MAX_SLOTS)
+		return cli_usage_error(cli, "%s needs %zu debug registers (%zu pointer hops + leaf); x86 has 4 "
+				       "(DR0-DR3): watch a shorter path, e.g. from a pointer it reaches",
+				       text, res->n_hops + 1, res->n_hops);
+	if (res->n_hops)
+		fprintf(stderr, "# %s needs %zu debug registers: %zu hop%s + leaf; this machine has %d\n",
+			text, res->n_hops + 1, res->n_hops, res->n_hops == 1 ? "" : "s", VG_WATCH_MAX_SLOTS);
+	else
+		fprintf(stderr, "# %s needs 1 debug register (no pointer hop); this machine has %d\n",
+			text, VG_WATCH_MAX_SLOTS);
+	if (res->n_hops == 0) {
+		q->addr = res->addr;
+		return 0;
+	}
+	q->follow = true;
+	q->addr = res->hops[0].slot;
+	prev = res->hops[0].value;
+	for (size_t k = 1; k <= res->n_hops; k++) {
+		uint64_t at = k < res->n_hops ? res->hops[k].slot : res->addr;
+
+		if (at - prev >= MAX_HOP_OFFSET)
+			return cli_usage_error(cli, "%s: %s is not reached from %s by a member or a constant "
+					       "index, so it cannot be re-bound when that pointer changes",
+					       text, k < res->n_hops ? res->hops[k].expr : text,
+					       res->hops[k - 1].expr);
+		if (k < res->n_hops) {
+			q->mid_offsets[k - 1] = at - prev;
+			q->mid_inputs[k - 1] = res->hops[k].expr;
+			prev = res->hops[k].value;
+		} else {
+			q->leaf_offset = at - prev;
+		}
+	}
+	q->n_mid = res->n_hops - 1;
+	return 0;
+}
+
+/* Resolve every ADDR, expression and --follow slot into requests
+ * (validated later by vg_watch_new, before anything is armed).  An
+ * argument that is no ADDR form is an expression over the DWARF. */
 static int build_requests(struct vg_cli *cli, const struct watch_args *a,
 			  const struct vg_images *imgs, const struct vg_image *bin,
-			  struct vg_watch_request *reqs, char **owned, size_t *n)
+			  struct vg_mem *mem, struct vg_expr_env **env,
+			  struct vg_expr_result *results, struct typed_ctx *typed,
+			  struct vg_watch_request *reqs,
+			  char **owned, size_t *n)
 {
 	struct vg_error err = { 0 };
 
@@ -265,11 +408,27 @@ static int build_requests(struct vg_cli *cli, const struct watch_args *a,
 				return r;
 			owned[i] = slot;
 		}
-		if (vg_addr_parse(follow ? slot : spec, imgs, bin, &addr, &err) < 0)
+		if ((follow || !a->is_expr[i]) &&
+		    vg_addr_parse(follow ? slot : spec, imgs, bin, &addr, &err) == 0) {
+			q->addr = addr.runtime;
+			q->symbol = addr.symbol;
+			q->symbol_offset = addr.symbol_offset;
+			continue;
+		}
+		if (follow)
 			return cli_fail(cli, &err);
-		q->addr = addr.runtime;
-		q->symbol = addr.symbol;
-		q->symbol_offset = addr.symbol_offset;
+		vg_error_clear(&err);
+		if (!*env) {
+			char root[64];
+
+			snprintf(root, sizeof(root), "/proc/%d/root", (int)cli->target->mm_pid);
+			if (!(*env = vg_expr_env_new(imgs, mem, root)))
+				return cli_out_of_memory(cli, "for the expression environment");
+			vg_expr_env_set_thread(*env, cli->target->pid, cli->target->pid);
+		}
+		r = expr_request(cli, *env, spec, &results[i], &owned[i], &typed[i], q);
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -288,6 +447,9 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	struct vg_symbolizer *sym = NULL;
 	struct vg_watch_session *s = NULL;
 	struct vg_watch_request reqs[MAX_WATCHES];
+	struct vg_expr_result results[MAX_WATCHES] = { 0 };
+	struct typed_ctx typed[MAX_WATCHES] = { 0 };
+	struct vg_expr_env *env = NULL;
 	char *owned[MAX_WATCHES] = { 0 };
 	const char *bin_match = NULL;
 	struct cli_stop_signals stop = { .fd = -1 };
@@ -310,7 +472,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	r = cli_load_images(cli, a.bin_path, a.force_bin, maps, mem, &imgs, &bin, &bin_match);
 	if (r)
 		goto out;
-	r = build_requests(cli, &a, imgs, bin, reqs, owned, &n);
+	r = build_requests(cli, &a, imgs, bin, mem, &env, results, typed, reqs, owned, &n);
 	if (r)
 		goto out;
 	main_img = vg_images_main(imgs);
@@ -379,6 +541,9 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	}
 out:
 	vg_watch_free(s);
+	for (size_t i = 0; i < MAX_WATCHES; i++)
+		vg_expr_result_clear(&results[i]);
+	vg_expr_env_free(env);
 	cli_stop_signals_end(&stop);
 	vg_symbolizer_free(sym);
 	vg_image_free(bin);

@@ -402,6 +402,39 @@ int vg_report_print_text(FILE *out, const struct vg_print_item *item, const stru
 	return ferror(out) ? -EIO : 0;
 }
 
+char *vg_report_print_scalar(const struct vg_type *t, const unsigned char *bytes, size_t n,
+			     const char *sym, const struct vg_print_opts *o)
+{
+	unsigned char b[8] = { 0 }, ok[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	struct vg_value_ptr ptr = { 0 };
+	struct vg_value v = { 0 };
+	struct fmt f = { .v = &v, .o = o };
+	char *text = NULL;
+	size_t len = 0;
+
+	if (n > sizeof(b))
+		n = sizeof(b);
+	memcpy(b, bytes, n);
+	v.type = t;
+	v.type_size = v.size = n;
+	v.bytes = b;
+	v.ok = ok;
+	if (sym && *sym) {
+		snprintf(ptr.sym, sizeof(ptr.sym), "%s", sym);
+		v.ptrs = &ptr;
+		v.n_ptrs = 1;
+	}
+	f.out = open_memstream(&text, &len);
+	if (!f.out)
+		return NULL;
+	fmt_value(&f, t, 0, 0, 0, 0, true);
+	if (fclose(f.out) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /* ------------------------------------------------------------------ */
 /* JSON                                                                 */
 

@@ -30,6 +30,13 @@ struct vg_print_item {
 int vg_report_print_text(FILE *out, const struct vg_print_item *item,
 			 const struct vg_print_opts *o);
 
+/* A value of at most 8 bytes (a watch's written value) formatted as
+ * print formats it (enum names, bools, signed integers, pointers with the
+ * symbol they point into: sym, or "" for none) into a malloc'ed string;
+ * NULL on out-of-memory. */
+char *vg_report_print_scalar(const struct vg_type *t, const unsigned char *bytes, size_t n,
+			     const char *sym, const struct vg_print_opts *o);
+
 /* The whole document for items[0..n); NULL on out-of-memory. */
 cJSON *vg_report_print_json(const struct vg_target *t, const struct vg_print_item *items,
 			    size_t n, const struct vg_print_opts *o);

@@ -114,9 +114,23 @@ static int64_t value_delta(const struct vg_watch_value *v)
 	return vg_writer_delta(&w, v->value);
 }
 
-static cJSON *value_json(const struct vg_watch_value *v)
+/* The value as the expression's type shows it, malloc'ed; NULL when the
+ * watch has no type or the value is not known whole. */
+static char *typed_value(const struct vg_watch_request *q, const struct vg_watch_value *v)
+{
+	unsigned char b[8];
+
+	if (!q || !q->format || (v->kind != VG_VALUE_REGISTER && v->kind != VG_VALUE_IMMEDIATE))
+		return NULL;
+	for (unsigned i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v->value >> (8 * i));
+	return q->format(q->format_arg, b, v->width ? v->width : 8);
+}
+
+static cJSON *value_json(const struct vg_watch_value *v, const struct vg_watch_request *q)
 {
 	cJSON *o = cJSON_CreateObject();
+	char *typed = typed_value(q, v);
 
 	cJSON_AddStringToObject(o, "kind", vg_value_kind_name(v->kind));
 	add_text_or_null(o, "register", v->register_name[0] ? v->register_name : NULL);
@@ -126,6 +140,10 @@ static cJSON *value_json(const struct vg_watch_value *v)
 		add_text_or_null(o, "why", v->why);
 	} else {
 		vg_json_add_addr(o, "value", v->value);
+	}
+	if (q && q->format) {
+		add_text_or_null(o, "typed", typed);
+		free(typed);
 	}
 	if (v->kind == VG_VALUE_ADD_IMMEDIATE || v->kind == VG_VALUE_ADD_REGISTER) {
 		char d[24];
@@ -137,7 +155,7 @@ static cJSON *value_json(const struct vg_watch_value *v)
 }
 
 static void log_json(cJSON *o, const struct vg_watch_log *l, uint64_t start_ns, bool generations,
-		     const char *sites_key, const char *samples_key)
+		     const char *sites_key, const char *samples_key, const struct vg_watch_request *q)
 {
 	cJSON *sites = cJSON_AddArrayToObject(o, sites_key);
 	cJSON *samples = cJSON_AddArrayToObject(o, samples_key);
@@ -182,7 +200,7 @@ static void log_json(cJSON *o, const struct vg_watch_log *l, uint64_t start_ns, 
 		cJSON_AddNumberToObject(sj, "traps", (double)s->traps);
 		if (generations)
 			cJSON_AddNumberToObject(sj, "generation", s->generation);
-		cJSON_AddItemToObject(sj, "value", value_json(&s->value));
+		cJSON_AddItemToObject(sj, "value", value_json(&s->value, q));
 		if (s->n_callchain) {
 			cJSON *cc = cJSON_AddArrayToObject(sj, "callchain");
 
@@ -203,6 +221,8 @@ static cJSON *watch_json(const struct vg_watch *w, uint64_t start_ns)
 	bool changed = w->initial_ok && w->latest_ok && memcmp(w->initial, w->latest, w->len) != 0;
 
 	vg_json_add_text(o, "input", w->req.input);
+	add_text_or_null(o, "expr", w->req.expr);
+	add_text_or_null(o, "type", w->req.type_name);
 	vg_json_add_addr(o, "runtime_va", w->req.addr);
 	if (w->has_static)
 		vg_json_add_addr(o, "static_va", w->static_va);
@@ -220,15 +240,40 @@ static cJSON *watch_json(const struct vg_watch *w, uint64_t start_ns)
 	cJSON_AddItemToObject(o, "latest_value", value_hex(w->latest, w->len, w->latest_ok));
 	cJSON_AddBoolToObject(o, "changed", changed);
 	if (w->log.has_last_value)
-		cJSON_AddItemToObject(o, "last_written_value", value_json(&w->log.last_value));
+		cJSON_AddItemToObject(o, "last_written_value", value_json(&w->log.last_value, &w->req));
 	cJSON_AddNumberToObject(o, "accepted_hits", (double)w->log.accepted_hits);
 	cJSON_AddNumberToObject(o, "writes", (double)w->log.writes);
 	cJSON_AddNumberToObject(o, "traps", (double)w->log.accepted_hits);
 	cJSON_AddNumberToObject(o, "setup_hits", (double)w->log.setup_hits);
 	cJSON_AddNumberToObject(o, "hits_after_stop", (double)w->log.after_stop);
-	log_json(o, &w->log, start_ns, false, "writer_sites", "samples");
+	log_json(o, &w->log, start_ns, false, "writer_sites", "samples", &w->req);
 	cJSON_AddBoolToObject(o, "samples_truncated", w->log.samples_truncated);
 	return o;
+}
+
+/* The pointer slots between the root and the leaf (an expression's
+ * a->b->c: the root is &a, hop "a->b" is here), each with its writes. */
+static cJSON *hops_json(const struct vg_watch *w, uint64_t start_ns)
+{
+	cJSON *arr = cJSON_CreateArray();
+
+	for (size_t k = 0; k < w->req.n_mid; k++) {
+		const struct vg_watch_hop *h = &w->mid[k];
+		cJSON *o = cJSON_CreateObject();
+
+		add_text_or_null(o, "expr", w->req.mid_inputs[k]);
+		cJSON_AddNumberToObject(o, "offset", (double)w->req.mid_offsets[k]);
+		if (h->bound)
+			vg_json_add_addr(o, "slot_runtime_va", h->addr);
+		else
+			cJSON_AddNullToObject(o, "slot_runtime_va");
+		cJSON_AddNumberToObject(o, "writes", (double)h->log.writes);
+		cJSON_AddNumberToObject(o, "traps", (double)h->log.accepted_hits);
+		log_json(o, &h->log, start_ns, true, "writer_sites", "samples", NULL);
+		cJSON_AddBoolToObject(o, "samples_truncated", h->log.samples_truncated);
+		cJSON_AddItemToArray(arr, o);
+	}
+	return arr;
 }
 
 static cJSON *dependent_json(const struct vg_watch *w, uint64_t start_ns)
@@ -238,6 +283,8 @@ static cJSON *dependent_json(const struct vg_watch *w, uint64_t start_ns)
 	cJSON *gens;
 
 	vg_json_add_text(o, "input", w->req.input);
+	add_text_or_null(o, "expr", w->req.expr);
+	add_text_or_null(o, "type", w->req.type_name);
 	vg_json_add_addr(o, "ptr_slot_runtime_va", w->req.addr);
 	if (w->has_static)
 		vg_json_add_addr(o, "ptr_slot_static_va", w->static_va);
@@ -261,7 +308,13 @@ static cJSON *dependent_json(const struct vg_watch *w, uint64_t start_ns)
 	cJSON_AddNumberToObject(o, "accepted_hits", (double)w->leaf.accepted_hits);
 	cJSON_AddNumberToObject(o, "writes", (double)w->leaf.writes);
 	cJSON_AddNumberToObject(o, "traps", (double)w->leaf.accepted_hits);
-	cJSON_AddNumberToObject(o, "setup_hits", (double)(w->log.setup_hits + w->leaf.setup_hits));
+	{
+		uint64_t setup = w->log.setup_hits + w->leaf.setup_hits;
+
+		for (size_t k = 0; k < w->req.n_mid; k++)
+			setup += w->mid[k].log.setup_hits;
+		cJSON_AddNumberToObject(o, "setup_hits", (double)setup);
+	}
 	cJSON_AddNumberToObject(o, "rebind_failures", w->rebind_failures);
 	gens = cJSON_AddArrayToObject(o, "generations");
 	for (size_t i = 0; i < w->n_gens; i++) {
@@ -280,16 +333,28 @@ static cJSON *dependent_json(const struct vg_watch *w, uint64_t start_ns)
 					g->bound_ns > start_ns ? (double)(g->bound_ns - start_ns) : 0);
 		/* Leaf writes in this window (pointer stored, breakpoint not
 		 * yet moved) cannot have been seen. */
+		if (w->req.n_mid) {
+			cJSON *m = cJSON_AddArrayToObject(gj, "hop_slots");
+
+			for (size_t k = 0; k < w->req.n_mid; k++) {
+				char buf[24];
+
+				snprintf(buf, sizeof(buf), "0x%" PRIx64, g->mid_addr[k]);
+				cJSON_AddItemToArray(m, g->mid_addr[k] ? cJSON_CreateString(buf)
+								       : cJSON_CreateNull());
+			}
+		}
 		if (i > 0)
 			cJSON_AddNumberToObject(gj, "rebind_latency_ns",
 						g->bound_ns > g->pointer_written_ns
 						? (double)(g->bound_ns - g->pointer_written_ns) : 0);
 		cJSON_AddItemToArray(gens, gj);
 	}
-	log_json(o, &w->leaf, start_ns, true, "writer_sites", "samples");
+	log_json(o, &w->leaf, start_ns, true, "writer_sites", "samples", &w->req);
 	cJSON_AddBoolToObject(o, "samples_truncated", w->leaf.samples_truncated);
-	log_json(o, &w->log, start_ns, false, "root_writer_sites", "root_samples");
+	log_json(o, &w->log, start_ns, false, "root_writer_sites", "root_samples", NULL);
 	cJSON_AddBoolToObject(o, "root_samples_truncated", w->log.samples_truncated);
+	cJSON_AddItemToObject(o, "hops", hops_json(w, start_ns));
 	return o;
 }
 
@@ -461,23 +526,31 @@ static void print_site(FILE *out, const char *indent, const struct vg_watch_site
 		fprintf(out, "%s  caveat: %s\n", indent, s->caveat);
 }
 
-static void print_value(FILE *out, const struct vg_watch_value *v)
+static void print_value(FILE *out, const struct vg_watch_value *v, const struct vg_watch_request *q)
 {
+	char *typed = typed_value(q, v);
+
+	if (typed) {
+		fputs("value ", out);
+		vg_text_put(out, typed);
+		fputs("  ", out);
+		free(typed);
+	}
 	if (v->kind == VG_VALUE_UNKNOWN)
 		fprintf(out, "value ?  (%s)", v->why ? v->why : "unknown");
 	else if (v->kind == VG_VALUE_REGISTER)
-		fprintf(out, "value 0x%" PRIx64 "  (register %s)", v->value, v->register_name);
+		fprintf(out, "%s0x%" PRIx64 "  (register %s)", q && q->format ? "" : "value ", v->value, v->register_name);
 	else if (v->kind == VG_VALUE_ADD_IMMEDIATE)
 		fprintf(out, "value %+" PRId64 "  (added to the old value)", value_delta(v));
 	else if (v->kind == VG_VALUE_ADD_REGISTER)
 		fprintf(out, "value %+" PRId64 "  (register %s added to the old value)", value_delta(v),
 		             v->register_name);
 	else
-		fprintf(out, "value 0x%" PRIx64 "  (immediate)", v->value);
+		fprintf(out, "%s0x%" PRIx64 "  (immediate)", q && q->format ? "" : "value ", v->value);
 }
 
 static void print_log(FILE *out, const char *indent, const struct vg_watch_log *l, uint64_t start,
-		      bool gens)
+		      bool gens, const struct vg_watch_request *q)
 {
 	for (size_t i = 0; i < l->n_sites; i++)
 		print_site(out, indent, &l->sites[i]);
@@ -491,7 +564,7 @@ static void print_log(FILE *out, const char *indent, const struct vg_watch_log *
 			fprintf(out, "gen %u  ", s->generation);
 		if (s->traps > 1)
 			fprintf(out, "traps %" PRIu64 "  ", s->traps);
-		print_value(out, &s->value);
+		print_value(out, &s->value, q);
 		fprintf(out, "\n");
 	}
 	if (l->samples_truncated)
@@ -533,7 +606,7 @@ int vg_report_watch_table(FILE *out, const struct vg_watch_session *s, const str
 				fputs("?", out);
 			fprintf(out, "  writes %" PRIu64 "  traps %" PRIu64 "\n", w->log.writes,
 			             w->log.accepted_hits);
-			print_log(out, "  ", &w->log, start, false);
+			print_log(out, "  ", &w->log, start, false, &w->req);
 			continue;
 		}
 		fprintf(out, "follow %zu  slot 0x%012" PRIx64 "  ", i + 1, w->req.addr);
@@ -542,13 +615,29 @@ int vg_report_watch_table(FILE *out, const struct vg_watch_session *s, const str
 		             PRIu64 "  traps %" PRIu64 "\n", w->req.leaf_offset, w->len,
 		             vg_binding_name(w->binding), w->n_gens ? w->n_gens - 1 : 0, w->log.writes,
 		             w->leaf.writes, w->leaf.accepted_hits);
-		for (size_t g = 0; g < w->n_gens; g++)
-			fprintf(out, "  gen %u  pointer 0x%" PRIx64 "  leaf 0x%" PRIx64 "  %s  hits %" PRIu64 "\n",
+		for (size_t k = 0; k < w->req.n_mid; k++) {
+			fprintf(out, "  hop %zu  ", k + 2);
+			vg_text_put(out, w->req.mid_inputs[k] ? w->req.mid_inputs[k] : "?");
+			fprintf(out, "  +%" PRIu64 "  writes %" PRIu64 "  traps %" PRIu64 "\n",
+			        w->req.mid_offsets[k], w->mid[k].log.writes, w->mid[k].log.accepted_hits);
+		}
+		for (size_t g = 0; g < w->n_gens; g++) {
+			fprintf(out, "  gen %u  pointer 0x%" PRIx64 "  leaf 0x%" PRIx64 "  %s  hits %" PRIu64,
 			             w->gens[g].index, w->gens[g].pointer, w->gens[g].leaf_addr,
 			             vg_binding_name(w->gens[g].state), w->gens[g].hits);
-		print_log(out, "  ", &w->leaf, start, true);
+			for (size_t k = 0; k < w->req.n_mid; k++)
+				fprintf(out, "  hop%zu 0x%" PRIx64, k + 2, w->gens[g].mid_addr[k]);
+			fputc('\n', out);
+		}
+		print_log(out, "  ", &w->leaf, start, true, &w->req);
 		fprintf(out, "  # pointer slot writes:\n");
-		print_log(out, "  ", &w->log, start, false);
+		print_log(out, "  ", &w->log, start, false, NULL);
+		for (size_t k = 0; k < w->req.n_mid; k++) {
+			fprintf(out, "  # hop %zu writes (", k + 2);
+			vg_text_put(out, w->req.mid_inputs[k] ? w->req.mid_inputs[k] : "?");
+			fputs("):\n", out);
+			print_log(out, "  ", &w->mid[k].log, start, true, NULL);
+		}
 	}
 	fprintf(out, "# lost %" PRIu64 ", undecodable %" PRIu64 ", other processes %" PRIu64
 	             ", setup hits %" PRIu64 "\n", st->lost, st->undecodable, st->other_process,

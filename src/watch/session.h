@@ -30,11 +30,12 @@
 #define REGS_STRING ((1ull << PERF_REG_X86_IP) | (1ull << PERF_REG_X86_CX) | \
 		     (1ull << PERF_REG_X86_DI) | (1ull << PERF_REG_X86_SI) | (1ull << PERF_REG_X86_FLAGS))
 
-enum role { ROLE_PLAIN, ROLE_ROOT, ROLE_LEAF };
+enum role { ROLE_PLAIN, ROLE_ROOT, ROLE_MID, ROLE_LEAF };
 
 struct slot_map {
 	size_t watch;
 	enum role role;
+	unsigned hop;                  /* ROLE_MID: which of the watch's mid hops */
 };
 
 struct vg_watch_session {
@@ -84,11 +85,14 @@ uint64_t watch_le_value(const unsigned char *p, unsigned len);
 /* Append a generation (binding) to a follow; -ENOMEM. */
 int watch_add_generation(struct vg_watch *w, uint64_t pointer, enum vg_binding state,
 			 uint64_t written_ns);
-/* Where *slot + offset is (known: the slot's value when a sample said
- * it, else NULL to read it), or why the leaf cannot be bound. */
+/* Where the leaf is, following the root slot (known: its value when a
+ * sample said it, else NULL to read it) through the chain's mid hops
+ * (their slots into mid_addr, PARK_ADDR past a break), or why it cannot
+ * be bound. */
 enum vg_binding watch_resolve_leaf(struct vg_watch_session *s, struct vg_watch *w,
-				   const uint64_t *known, uint64_t *pointer);
-/* The slot was written at written_ns: move the leaf (a new generation). */
+				   const uint64_t *known, uint64_t *pointer, uint64_t *mid_addr);
+/* A pointer of the chain was written at written_ns: move every hop
+ * after it and the leaf (a new generation). */
 void watch_rebind(struct vg_watch_session *s, struct vg_watch *w, uint64_t written_ns,
 		  const uint64_t *known);
 /* The generation a leaf write at time t to addr belongs to. */

@@ -134,13 +134,14 @@ int vg_watch_new(struct vg_target *t, struct vg_symbolizer *sym, const struct vg
 
 	*out = NULL;
 	for (size_t i = 0; i < n; i++)
-		need += reqs[i].follow ? 2 : 1;
+		need += reqs[i].follow ? 2 + (unsigned)reqs[i].n_mid : 1;
 	if (n == 0)
 		return vg_error_set(err, -EINVAL, "nothing to watch");
 	if (need > VG_WATCH_MAX_SLOTS)
 		return vg_error_set(err, -EINVAL,
 				    "%zu watch%s need %u hardware debug registers; x86 has 4 (DR0-DR3): "
-				    "a plain watch takes 1, a --follow takes 2 (pointer slot and leaf)",
+				    "a plain watch takes 1, a --follow takes 2 (pointer slot and leaf), "
+				    "an expression 1 per pointer hop + 1 for the leaf",
 				    n, n == 1 ? "" : "es", need);
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->w = calloc(n, sizeof(*s->w)))) {
@@ -162,7 +163,7 @@ int vg_watch_new(struct vg_target *t, struct vg_symbolizer *sym, const struct vg
 		int rc;
 
 		w->req = reqs[i];
-		w->len = reqs[i].follow ? 8 : opt->len;
+		w->len = reqs[i].follow ? 8 : reqs[i].len ? reqs[i].len : opt->len;
 		w->rw = opt->rw;
 		w->slot = w->leaf_slot = -1;
 		rc = check_location(s, &reqs[i], reqs[i].addr, w->len, !opt->rw && !reqs[i].follow,
@@ -187,8 +188,15 @@ int vg_watch_new(struct vg_target *t, struct vg_symbolizer *sym, const struct vg
 			uint64_t p = 0;
 			enum vg_binding b;
 
-			w->len = opt->len;   /* the leaf's; the slot itself is 8 */
-			b = watch_resolve_leaf(s, w, NULL, &p);
+			uint64_t mid_addr[VG_WATCH_MAX_SLOTS - 2];
+
+			w->len = reqs[i].len ? reqs[i].len : opt->len;   /* the leaf's; the slot itself is 8 */
+			b = watch_resolve_leaf(s, w, NULL, &p, mid_addr);
+			for (size_t k = 0; k < w->req.n_mid; k++) {
+				w->mid[k].slot = -1;
+				w->mid[k].addr = mid_addr[k];
+				w->mid[k].bound = mid_addr[k] != PARK_ADDR;
+			}
 			if (watch_add_generation(w, p, b, 0) < 0) {
 				vg_watch_free(s);
 				return vg_error_set(err, -ENOMEM, "out of memory");
@@ -239,7 +247,7 @@ static int map_slot(struct vg_watch_session *s, int slot, size_t watch, enum rol
 		return slot;
 	if (VG_GROW(s->map, s->cap_map, (size_t)slot + 1) < 0)
 		return -ENOMEM;
-	s->map[slot] = (struct slot_map){ watch, role };
+	s->map[slot] = (struct slot_map){ watch, role, 0 };
 	if ((size_t)slot + 1 > s->n_map)
 		s->n_map = (size_t)slot + 1;
 	return slot;
@@ -273,7 +281,7 @@ static int add_emulated(struct vg_watch_session *s, const char *group, size_t wa
 		if (tail == colon + 1 || tail != p + len)
 			return vg_error_set(err, -EINVAL, "VIGIL_WATCH_EMULATE_TRAPS: bad offset in '%.*s'",
 					    (int)len, p);
-		base_attr(s, &a, role == ROLE_ROOT);
+		base_attr(s, &a, role == ROLE_ROOT || role == ROLE_MID);
 		a.type = (uint32_t)type;
 		a.config2 = off;
 		/* perf_event_open reads the path itself, at attach: it
@@ -300,7 +308,7 @@ static int add_breakpoint(struct vg_watch_session *s, uint64_t addr, unsigned le
 {
 	struct perf_event_attr a;
 
-	base_attr(s, &a, role == ROLE_ROOT);
+	base_attr(s, &a, role == ROLE_ROOT || role == ROLE_MID);
 	a.type = PERF_TYPE_BREAKPOINT;
 	a.bp_type = rw ? HW_BREAKPOINT_RW : HW_BREAKPOINT_W;
 	a.bp_addr = addr;
@@ -325,6 +333,15 @@ static char *next_group(char **cursor)
 	return g;
 }
 
+/* Which mid hop the slots from first on belong to (an emulated group
+ * maps several). */
+static void set_hop(struct vg_watch_session *s, int first, size_t hop)
+{
+	for (size_t j = (size_t)first; j < s->n_map; j++)
+		if (s->map[j].role == ROLE_MID)
+			s->map[j].hop = (unsigned)hop;
+}
+
 static int build_slots(struct vg_watch_session *s, struct vg_error *err)
 {
 	const char *env = s->opt.emulate_traps;
@@ -342,6 +359,15 @@ static int build_slots(struct vg_watch_session *s, struct vg_error *err)
 			      : vg_error_set(err, -EINVAL, "VIGIL_WATCH_EMULATE_TRAPS: no group for watch %zu", i + 1);
 			if (r >= 0)
 				w->slot = r;
+			for (size_t k = 0; r >= 0 && w->req.follow && k < w->req.n_mid; k++) {
+				g = next_group(&cursor);
+				r = g ? add_emulated(s, g, i, ROLE_MID, err)
+				      : vg_error_set(err, -EINVAL, "VIGIL_WATCH_EMULATE_TRAPS: no group for hop %zu of watch %zu", k + 2, i + 1);
+				if (r >= 0) {
+					w->mid[k].slot = r;
+					set_hop(s, r, k);
+				}
+			}
 			if (r >= 0 && w->req.follow) {
 				g = next_group(&cursor);
 				r = g ? add_emulated(s, g, i, ROLE_LEAF, err)
@@ -353,6 +379,11 @@ static int build_slots(struct vg_watch_session *s, struct vg_error *err)
 		}
 		r = w->slot = add_breakpoint(s, w->req.addr, w->req.follow ? 8 : w->len,
 					     w->req.follow ? false : w->rw, i, first, err);
+		for (size_t k = 0; r >= 0 && w->req.follow && k < w->req.n_mid; k++) {
+			r = w->mid[k].slot = add_breakpoint(s, w->mid[k].addr, 8, false, i, ROLE_MID, err);
+			if (r >= 0)
+				set_hop(s, r, k);
+		}
 		if (r >= 0 && w->req.follow) {
 			const struct vg_watch_generation *g = &w->gens[0];
 
@@ -449,6 +480,8 @@ static void on_sample(const struct vg_perf_hit *hit, void *arg)
 	if (hit->before_start) {
 		if (m.role == ROLE_LEAF)
 			w->leaf.setup_hits++;
+		else if (m.role == ROLE_MID)
+			w->mid[m.hop].log.setup_hits++;
 		else
 			w->log.setup_hits++;
 		return;
@@ -457,6 +490,8 @@ static void on_sample(const struct vg_perf_hit *hit, void *arg)
 	    (s->opt.max_events && s->accepted_total >= s->opt.max_events)) {
 		if (m.role == ROLE_LEAF)
 			w->leaf.after_stop++;
+		else if (m.role == ROLE_MID)
+			w->mid[m.hop].log.after_stop++;
 		else
 			w->log.after_stop++;
 		return;
@@ -470,6 +505,11 @@ static void on_sample(const struct vg_perf_hit *hit, void *arg)
 			     w->log.n_samples && w->log.samples[w->log.n_samples - 1].time_ns == smp->time;
 
 		watch_rebind(s, w, smp->time, known ? &v->value : NULL);
+	} else if (m.role == ROLE_MID) {
+		/* A pointer inside the chain: everything after it is re-read. */
+		watch_record(s, &w->mid[m.hop].log, smp, w->mid[m.hop].addr, 8,
+			     (unsigned)(w->n_gens ? w->n_gens - 1 : 0));
+		watch_rebind(s, w, smp->time, NULL);
 	} else if (m.role == ROLE_LEAF) {
 		struct vg_watch_generation *g = watch_generation_of(w, smp->time, smp->addr, s->emulated);
 
@@ -635,6 +675,10 @@ void vg_watch_disarm(struct vg_watch_session *s)
 			qsort(w->log.samples, w->log.n_samples, sizeof(*w->log.samples), cmp_sample_time);
 		if (w->leaf.n_samples > 1)
 			qsort(w->leaf.samples, w->leaf.n_samples, sizeof(*w->leaf.samples), cmp_sample_time);
+		for (size_t k = 0; k < w->req.n_mid; k++)
+			if (w->mid[k].log.n_samples > 1)
+				qsort(w->mid[k].log.samples, w->mid[k].log.n_samples,
+				      sizeof(*w->mid[k].log.samples), cmp_sample_time);
 		/* A dead process has no latest value: a read would only find
 		 * the file's bytes behind a private mapping. */
 		w->latest_ok = alive && !changed && watch_read_value(s->mem, w->req.addr, w->req.follow ? 8 : w->len, w->latest);
@@ -660,6 +704,8 @@ struct vg_watch_session *vg_watch_free(struct vg_watch_session *s)
 		free(s->w[i].gens);
 		log_free(&s->w[i].log);
 		log_free(&s->w[i].leaf);
+		for (size_t k = 0; k < s->w[i].req.n_mid; k++)
+			log_free(&s->w[i].mid[k].log);
 	}
 	vg_unwinder_free(s->unwinder);
 	for (size_t i = 0; i < s->n_reasons; i++)

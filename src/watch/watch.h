@@ -73,7 +73,23 @@ struct vg_watch_request {
 	const char *symbol;        /* resolved symbol or NULL (borrowed) */
 	uint64_t symbol_offset;
 	bool follow;
-	uint64_t leaf_offset;      /* follow: leaf = *addr + leaf_offset */
+	uint64_t leaf_offset;      /* follow: leaf = *(last hop) + leaf_offset */
+	/* A chain (an expression a->b->c.d): more pointer slots between the
+	 * root and the leaf.  Hop k (1..n_mid) is the 8-byte slot at
+	 * *(hop k-1) + mid_offsets[k-1]; each is watched and a write to any
+	 * hop re-binds everything after it.  --follow is the chain with none. */
+	size_t n_mid;
+	uint64_t mid_offsets[VG_WATCH_MAX_SLOTS - 2];
+	const char *mid_inputs[VG_WATCH_MAX_SLOTS - 2];  /* "cfg->next" or NULL (borrowed) */
+	unsigned len;              /* of the location or leaf; 0: the options' len
+	                            * (an expression's comes from its type) */
+	const char *expr;          /* an expression watch: the text (borrowed), else NULL */
+	const char *type_name;     /* its type, "enum mode" (borrowed) */
+	/* The value written as its type says (enum name, signed, bool,
+	 * pointer <symbol>): a malloc'ed string or NULL.  The watch knows no
+	 * types; reports call it for the leaf's values.  NULL: hex only. */
+	char *(*format)(void *arg, const unsigned char *bytes, unsigned len);
+	void *format_arg;
 };
 
 struct vg_watch_options {
@@ -154,10 +170,19 @@ struct vg_watch_log {
 	struct vg_attributor *attr; /* owned: decoding caches and each thread's last write */
 };
 
+/* A pointer slot between the root and the leaf of a chain. */
+struct vg_watch_hop {
+	int slot;
+	uint64_t addr;             /* where the slot is now; PARK (0x1000) while unbound */
+	bool bound;
+	struct vg_watch_log log;   /* the pointer's writes */
+};
+
 struct vg_watch_generation {
 	unsigned index;            /* 0 = the binding at start */
 	uint64_t pointer;          /* value of the slot */
 	uint64_t leaf_addr;        /* pointer + offset */
+	uint64_t mid_addr[VG_WATCH_MAX_SLOTS - 2]; /* chain: each hop's slot (0: unbound) */
 	enum vg_binding state;
 	uint64_t bound_ns;         /* when the breakpoint moved (or setup) */
 	uint64_t pointer_written_ns; /* the root sample that caused it (0 for gen 0) */
@@ -187,6 +212,7 @@ struct vg_watch {
 	struct vg_watch_generation *gens;
 	size_t n_gens, cap_gens;
 	struct vg_watch_log leaf;
+	struct vg_watch_hop mid[VG_WATCH_MAX_SLOTS - 2];  /* chain: req.n_mid of them */
 	unsigned rebind_failures;
 	char rebind_error[768];
 };

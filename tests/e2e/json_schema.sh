@@ -16,7 +16,8 @@
 # debuglink, stripped: symtab, dynsym, nothing); watch (live_watch) on an
 # idle target and on tgt_watch, which
 # stores (register, immediate, lock add, rep movsb, read(2); a followed
-# pointer re-pointed twice), with hardware breakpoints where they fire and
+# pointer re-pointed twice; an expression of three hops), with hardware
+# breakpoints where they fire and
 # VIGIL_WATCH_EMULATE_TRAPS (uprobes) where they do not; probe (live_probe)
 # on tgt_probe, which calls its functions on SIGUSR1: --per-thread,
 # --latency, --args, --stacks, FILE:LINE (two inlined sites), SYMBOL+OFF
@@ -317,8 +318,10 @@ emu() {
 # tgt_watch (tests/targets/tgt_watch.c): every kind of store, and a follow.
 start_target tgt_watch "$T/wk.truth" kinds 3
 start_target tgt_watch "$T/wf.truth" follow 2 3
+start_target tgt_watch "$T/wc.truth" chain 2 2
 wait_truth "$T/wk.truth" ready
 wait_truth "$T/wf.truth" ready
+wait_truth "$T/wc.truth" ready
 # g_rbuf (read(2): a kernel write) only with real breakpoints: a
 # uprobe cannot stand in for a trap in the kernel.
 rbuf=()
@@ -331,6 +334,11 @@ watch_go watch_follow "$T/wf.truth" "$(emu "$T/wf.truth" repoint);$(emu "$T/wf.t
 	watch "$(truth_get "$T/wf.truth" pid)" --follow g_ptr+8 --regs --max-samples 2 --duration 1500 --json
 assert_rc 0
 record_case watch_follow live_watch
+# An expression: three hops, the middle one re-pointed; typed values.
+watch_go watch_expr "$T/wc.truth" "$(emu "$T/wc.truth" repoint);$(emu "$T/wc.truth" setmid);$(emu "$T/wc.truth" imm);$(emu "$T/wc.truth" val)" \
+	watch "$(truth_get "$T/wc.truth" pid)" 'g_head->mid->tail->val' --duration 1500 --json
+assert_rc 0
+record_case watch_expr live_watch
 
 # watch errors: validation comes before arming, so these need no
 # breakpoint that fires.

@@ -6,7 +6,10 @@
 # an unaligned address (names the aligned address and --len), an unmapped
 # one, a read-only one (.rodata, .text) for a write watch, five plain watches (5
 # debug registers), three follows (6), --len 3, a dead PID, a --duration
-# out of range (0, over a year, 2^64-1).
+# out of range (0, over a year, 2^64-1); expressions: an unknown member
+# (print's error, with the suggestion), a type wider than 8 bytes (a member
+# suggested), a null pointer hop at start (exit 1: the expression is fine,
+# the target's value is not), more hops than debug registers.
 source "$(dirname "$0")/lib.sh"
 
 truth=$T/truth
@@ -45,6 +48,14 @@ PY
 	echo "ok: $name: exit $rc, $(head -c 160 "$T/$name.err")"
 }
 
+refuse expr_member 2 "g_head->mdi: struct chead has no member 'mdi'; did you mean 'mid'\\?" \
+	"$pid" 'g_head->mdi->tail->val'
+refuse expr_wide 2 "g_chead is struct chead \\(16 bytes\\): a hardware breakpoint watches 1, 2, 4 or 8 aligned bytes; watch one member \\(g_chead.tag\\)" \
+	"$pid" --expr g_chead
+refuse expr_deref_wide 2 "watch one member \\(\\(\\*g_head\\).tag\\)" "$pid" '*g_head'
+refuse expr_null 1 "g_nomid->tail: null pointer g_nomid" "$pid" 'g_nomid->tail->val'
+refuse expr_hops 2 "needs 5 debug registers \\(4 pointer hops \\+ leaf\\); x86 has 4" \
+	"$pid" '(*g_headp)->mid->tail->val'
 aligned=$(printf '0x%x' "$cell")
 refuse unaligned 2 "not aligned to --len 8.*$aligned --len 8" "$pid" g_cell+4
 refuse unaligned_len 2 "not aligned to --len 4" "$pid" g_cell+2 --len 4

@@ -30,9 +30,10 @@ class WatchTruth(Truth):
                                  "count": int(count), "first": int(first, 16)})
         self.gens = []
         for rest in self.kv.get("gen", []):
-            idx, ptr, writes, first = rest.split()
+            idx, ptr, writes, first, *mid = rest.split()
             self.gens.append({"index": int(idx), "pointer": int(ptr, 16),
-                              "writes": int(writes), "first": int(first, 16)})
+                              "writes": int(writes), "first": int(first, 16),
+                              "mid_slot": int(mid[0], 16) if mid else None})
         self.state = self.kv.get("state", [""])[-1]
 
     def one(self, key):

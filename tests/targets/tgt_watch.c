@@ -16,6 +16,12 @@
  *               vgw_libc_inner, a CFI walk does not)
  *   follow M N  N leaf writes through g_ptr (gen 0), then M times: re-point
  *               g_ptr to the next object, sleep 100 ms, N leaf writes
+ *   chain M N   the expression g_head->mid->tail->val (three pointer
+ *               hops): N writes through it (gen 0), then M times: re-point
+ *               the middle pointer g_head->mid to the next g_cmids[g]
+ *               (whose tail is g_ctails[g]), sleep 100 ms, one write to
+ *               the old tail's val (no longer reachable: a decoy that must
+ *               not count), N writes through the path
  *
  * Writes the truth (truth.h) with "state ready", waits for SIGUSR1 (the
  * go: sent once vigil has armed), does the writes, rewrites the truth with
@@ -34,7 +40,10 @@
  *   thread IDX TID LATE COUNT 0xFIRSTVALUE   (threads/single/exit: thread IDX wrote
  *                                             FIRSTVALUE + i for i < COUNT)
  *   kinds_reg R 0xFIRSTVALUE, ... (kinds: what was written)
- *   gen IDX 0xPOINTER LEAFWRITES 0xFIRSTVALUE (follow) */
+ *   gen IDX 0xPOINTER LEAFWRITES 0xFIRSTVALUE (follow; chain: POINTER is
+ *                                             the tail, and 0xMIDSLOT follows:
+ *                                             where the tail pointer was read)
+ *   decoys N                                  (chain) */
 #include <elf.h>
 #include <limits.h>
 #include <link.h>
@@ -65,6 +74,16 @@ __attribute__((used, aligned(64))) struct obj *g_ptr = &g_objs[0];
 /* Other aligned slots (five watches, three follows). */
 __attribute__((used, aligned(64))) uint64_t g_more[8];
 __attribute__((used, aligned(64))) struct obj *g_ptrs[4] = { &g_objs[1], &g_objs[2], &g_objs[3], &g_objs[4] };
+/* chain: g_head->mid->tail->val. */
+struct ctail { uint64_t tag; int64_t val; };
+struct cmid { uint64_t tag; struct ctail *tail; };
+struct chead { uint64_t tag; struct cmid *mid; };
+__attribute__((used, aligned(64))) struct ctail g_ctails[MAX_OBJS];
+__attribute__((used, aligned(64))) struct cmid g_cmids[MAX_OBJS];
+__attribute__((used, aligned(64))) struct chead g_chead = { 1, &g_cmids[0] };
+__attribute__((used, aligned(64))) struct chead *g_head = &g_chead;
+__attribute__((used)) struct chead **g_headp = &g_head;   /* one hop too many */
+__attribute__((used)) struct cmid *g_nomid;                /* a null hop */
 /* Read-only: a write watch must be refused. */
 __attribute__((used, aligned(64))) const uint64_t g_rodata = 0x0123456789abcdefULL;
 
@@ -77,6 +96,9 @@ void vgw_rep_movsb(void *d, const void *s, size_t n);
 long vgw_read(int fd);
 void vgw_repoint(struct obj *p);
 void vgw_store_leaf(struct obj *p, uint64_t v);
+void vgw_set_mid(struct chead *h, struct cmid *m);
+void vgw_store_val(struct ctail *t, int64_t v);
+void vgw_store_decoy(struct ctail *t, int64_t v);
 #define VGW __attribute__((noipa)) void
 VGW vgw_store_reg(uint64_t v) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_reg\nvgw_after_reg:" : "=m"(g_cell) : "a"(v)); } enum { LINE_REG = __LINE__ };
 VGW vgw_store_imm(void) { __asm__ volatile("movq $0x1234abcd, %0\n\t.globl vgw_after_imm\nvgw_after_imm:" : "=m"(g_cell)); } enum { LINE_IMM = __LINE__ };
@@ -85,7 +107,11 @@ VGW vgw_rep_movsb(void *d, const void *s, size_t n) { __asm__ volatile("rep movs
 __attribute__((noipa)) long vgw_read(int fd) { return read(fd, g_rbuf, sizeof(g_rbuf)); } enum { LINE_READ = __LINE__ };
 VGW vgw_repoint(struct obj *p) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_repoint\nvgw_after_repoint:" : "=m"(g_ptr) : "r"(p)); } enum { LINE_REPOINT = __LINE__ };
 VGW vgw_store_leaf(struct obj *p, uint64_t v) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_leaf\nvgw_after_leaf:" : "=m"(p->field) : "a"(v)); } enum { LINE_LEAF = __LINE__ };
+VGW vgw_set_mid(struct chead *h, struct cmid *m) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_setmid\nvgw_after_setmid:" : "=m"(h->mid) : "r"(m)); } enum { LINE_SETMID = __LINE__ };
+VGW vgw_store_val(struct ctail *t, int64_t v) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_val\nvgw_after_val:" : "=m"(t->val) : "a"(v)); } enum { LINE_VAL = __LINE__ };
+VGW vgw_store_decoy(struct ctail *t, int64_t v) { __asm__ volatile("movq %1, %0" : "=m"(t->val) : "a"(v)); }
 
+extern char vgw_after_setmid[], vgw_after_val[];
 extern char vgw_after_reg[], vgw_after_imm[], vgw_after_lock[], vgw_after_rep[],
 	vgw_after_repoint[], vgw_after_leaf[];
 
@@ -193,12 +219,14 @@ static struct {
 /* kinds */
 static uint64_t kinds_first_reg;
 
-/* follow */
+/* follow, chain */
 static struct {
 	uint64_t pointer;
 	long writes;
 	uint64_t first;
+	uint64_t mid_slot;
 } gens[MAX_OBJS];
+static long chain_decoys;
 
 static void die(const char *what)
 {
@@ -229,6 +257,12 @@ static void write_truth(const char *state)
 	truth_emu(f, "rep", vgw_after_rep);
 	truth_emu(f, "repoint", vgw_after_repoint);
 	truth_emu(f, "leaf", vgw_after_leaf);
+	truth_emu(f, "setmid", vgw_after_setmid);
+	truth_emu(f, "val", vgw_after_val);
+	fprintf(f, "line setmid %d\nline val %d\n", LINE_SETMID, LINE_VAL);
+	truth_symbol(f, "g_head", &g_head, sizeof(g_head));
+	truth_symbol(f, "g_chead", &g_chead, sizeof(g_chead));
+	truth_symbol(f, "g_cmids", g_cmids, sizeof(g_cmids));
 	if (!strcmp(mode, "allkinds")) {
 		truth_symbol(f, "g_area", &g_area, sizeof(g_area));
 		for (size_t i = 0; i < sizeof(allkinds) / sizeof(allkinds[0]); i++) {
@@ -257,6 +291,13 @@ static void write_truth(const char *state)
 			for (long g = 0; g <= arg1; g++)
 				fprintf(f, "gen %ld 0x%llx %ld 0x%llx\n", g, (unsigned long long)gens[g].pointer,
 					gens[g].writes, (unsigned long long)gens[g].first);
+		} else if (!strcmp(mode, "chain")) {
+			for (long g = 0; g <= arg1; g++)
+				fprintf(f, "gen %ld 0x%llx %ld 0x%llx 0x%llx\n", g,
+					(unsigned long long)gens[g].pointer, gens[g].writes,
+					(unsigned long long)gens[g].first,
+					(unsigned long long)gens[g].mid_slot);
+			fprintf(f, "decoys %ld\n", chain_decoys);
 		}
 		fprintf(f, "g_cell 0x%llx\n", (unsigned long long)g_cell);
 	}
@@ -302,6 +343,8 @@ int main(int argc, char **argv)
 	truth_init(120);
 	truth_path = argv[1];
 	mode = argv[2];
+	for (int i = 0; i < MAX_OBJS; i++)   /* g_head->mid->tail->val reachable in every mode */
+		g_cmids[i].tail = &g_ctails[i];
 	arg1 = strtol(argv[3], NULL, 10);
 	arg2 = argc > 4 ? strtol(argv[4], NULL, 10) : 0;
 
@@ -417,6 +460,29 @@ int main(int argc, char **argv)
 			gens[g].first = ((uint64_t)g << 32) | 0xf0000ULL;
 			for (long i = 0; i < arg2; i++)
 				vgw_store_leaf(g_ptr, gens[g].first + (uint64_t)i);
+		}
+		write_truth("done");
+		truth_wait_forever();
+	} else if (!strcmp(mode, "chain")) {
+		if (arg1 < 0 || arg1 >= MAX_OBJS || arg2 < 0)
+			die("chain M N: M < 64");
+		write_truth("ready");
+		wait_go();
+		for (long g = 0; g <= arg1; g++) {
+			if (g > 0) {
+				struct ctail *old = g_head->mid->tail;
+
+				vgw_set_mid(g_head, &g_cmids[g]);
+				msleep(100);           /* vigil re-binds before the writes */
+				vgw_store_decoy(old, -1);   /* unreachable now: not counted */
+				chain_decoys++;
+			}
+			gens[g].pointer = (uint64_t)(uintptr_t)g_head->mid->tail;
+			gens[g].mid_slot = (uint64_t)(uintptr_t)&g_head->mid->tail;
+			gens[g].writes = arg2;
+			gens[g].first = (uint64_t)-((g + 1) * 1000);   /* negative: a signed leaf */
+			for (long i = 0; i < arg2; i++)
+				vgw_store_val(g_head->mid->tail, (int64_t)(gens[g].first + (uint64_t)i));
 		}
 		write_truth("done");
 		truth_wait_forever();
