@@ -19,7 +19,7 @@
 set -eu
 
 build="build-essential pkg-config meson ninja-build clang bpftool libbpf-dev
-libelf-dev libdw-dev libdebuginfod-dev libzydis-dev libcjson-dev libcmocka-dev
+libelf-dev libdw-dev libdebuginfod-dev libcurl4-openssl-dev libzydis-dev libcjson-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libiberty-dev
 binutils xz-utils libc6-dbg"
 test="python3 python3-jsonschema libclang-rt-14-dev llvm-14 elfutils
