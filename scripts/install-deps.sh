@@ -2,7 +2,9 @@
 # install-deps.sh [SET...]: installs the Debian 12 packages of the named sets
 # (default: build), and only those dpkg says are missing.
 #
-#   build   compile vigil and its eBPF programs, run `make demo`
+#   build   compile vigil and its eBPF programs, run `make demo` (the -dev
+#           packages of libdebuginfod and libcurl give headers only: vigil
+#           dlopens those libraries when a run needs them)
 #   test    what the tests run besides vigil: python3, the reference tools
 #           vigil is compared with (eu-addr2line, llvm-symbolizer, perf,
 #           debuginfod, dwz), the libFuzzer runtime, zsh (its completion)
@@ -19,7 +21,7 @@
 set -eu
 
 build="build-essential pkg-config meson ninja-build clang bpftool libbpf-dev
-libelf-dev libdw-dev libdebuginfod-dev libzydis-dev libcjson-dev libcmocka-dev
+libelf-dev libdw-dev libdebuginfod-dev libcurl4-openssl-dev libzydis-dev libcjson-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libiberty-dev
 binutils xz-utils libc6-dbg"
 test="python3 python3-jsonschema libclang-rt-14-dev llvm-14 elfutils

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -17,6 +19,7 @@
 #include "profile/profile.h"
 #include "unwind/unwind.h"
 #include "report/profile.h"
+#include "report/push.h"
 #include "report/stack_format.h"
 #include "sym/symbolizer.h"
 #include "util/outfile.h"
@@ -25,6 +28,7 @@ const char cmd_profile_usage[] =
 	"usage: vigil profile PID|NAME|-- CMD [--freq HZ] [--duration TIME] [--event EVENT] [--tid TID]...\n"
 	"                     [--unwind dwarf|fp] [--no-kernel]\n"
 	"                     [--format table|folded|pprof|speedscope|svg|json] [-o FILE]...\n"
+	"                     [--every TIME [--keep N] [--push URL [--service NAME] [--label K=V]...]]\n"
 	"\n"
 	"Where does this process spend its time?  Samples every thread of a running\n"
 	"process, threads created later included, with a clock (cpu-clock by default:\n"
@@ -40,7 +44,8 @@ const char cmd_profile_usage[] =
 	CLI_LAUNCH_HELP
 	"\n"
 	"options:\n"
-	"  --freq HZ         samples per second of running thread (default 999)\n"
+	"  --freq HZ         samples per second of running thread (default 999;\n"
+	"                    19 with --every)\n"
 	"  --duration TIME   stop after TIME: 2s, 500ms, 1.5s, 1m (a bare number is\n"
 	"                    milliseconds; default: until Ctrl-C)\n"
 	"  --event EVENT     cpu-clock (default), task-clock, or with a hardware PMU\n"
@@ -63,6 +68,22 @@ const char cmd_profile_usage[] =
 	"  --stack-bytes N   dwarf: user stack bytes copied per sample (default 8192;\n"
 	"                    deeper stacks end with stack_end in unwind_stops)\n"
 	"  --json            same as --format json\n"
+	"\n"
+	"continuous profiling:\n"
+	"  --every TIME      one profile per TIME (at least 1s) until --duration or\n"
+	"                    Ctrl-C; the sampling never pauses between periods.  -o\n"
+	"                    is then a strftime pattern of the period's start\n"
+	"                    ('cpu-%Y%m%dT%H%M%S.pb.gz') or a directory (files\n"
+	"                    cpu-YYYYmmddTHHMMSS.EXT in --format's format, pprof by\n"
+	"                    default); each file appears whole (written, then renamed)\n"
+	"  --keep N          keep only the last N files of each -o pattern\n"
+	"  --push URL        POST each period's pprof to a Pyroscope-compatible server\n"
+	"                    (http://HOST:4040: its /ingest API); a failed push is\n"
+	"                    reported with its HTTP status and the next period is\n"
+	"                    pushed as usual\n"
+	"  --service NAME    the application name pushed (default: the process's\n"
+	"                    name)\n"
+	"  --label K=V       a label of every pushed profile (repeatable)\n"
 	"  -h, --help        this help\n"
 	"\n"
 	"A progress line on a terminal shows elapsed time, samples and losses.\n"
@@ -74,7 +95,9 @@ const char cmd_profile_usage[] =
 	"  vigil profile 4242 --format pprof -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
 	"  vigil profile 4242 --unwind fp --format folded | flamegraph.pl > f.svg\n"
 	"  vigil profile redis-server --duration 30s -o cpu.pb.gz\n"
-	"  vigil profile -o flame.svg -- ./build/myprog --input big.txt\n";
+	"  vigil profile -o flame.svg -- ./build/myprog --input big.txt\n"
+	"  vigil profile 4242 --every 10s -o '/var/lib/vigil/cpu-%Y%m%dT%H%M%S.pb.gz' --keep 360\n"
+	"  vigil profile redis-server --every 10s --push http://pyroscope:4040 --label env=prod\n";
 
 #define PROFILE_MAX_OUTPUTS 8
 
@@ -94,6 +117,11 @@ struct profile_args {
 	struct profile_output outs[PROFILE_MAX_OUTPUTS];
 	size_t n_outs;
 	uint64_t top;
+	bool freq_given;
+	uint64_t every_ms;                      /* --every; 0: one profile */
+	uint64_t keep;                          /* --keep; 0: all */
+	struct vg_push_opts push;               /* --push: url set */
+	char dir_pattern[PROFILE_MAX_OUTPUTS][4096];
 };
 
 /* One output per -o (standard output without any), each in the format
@@ -133,10 +161,83 @@ static int plan_outputs(struct vg_cli *cli, struct profile_args *a)
 	return 0;
 }
 
+/* The file name extension of each stack format, for -o DIRECTORY. */
+static const char *format_extension(const char *format)
+{
+	static const struct { const char *format, *ext; } exts[] = {
+		{ "pprof", ".pb.gz" }, { "svg", ".svg" }, { "folded", ".folded" },
+		{ "speedscope", ".speedscope.json" }, { "table", ".txt" },
+	};
+
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+		if (strcmp(exts[i].format, format) == 0)
+			return exts[i].ext;
+	return NULL;
+}
+
+/* --every: each -o is a strftime pattern of the period's start, or a
+ * directory that gets cpu-%Y%m%dT%H%M%S.EXT files; the JSON document
+ * describes a whole run and is not written per period.  A low default
+ * frequency: continuous profiling runs for days next to the service. */
+static int plan_continuous(struct vg_cli *cli, struct profile_args *a)
+{
+	int r;
+
+	if (a->format_name && strcmp(a->format_name, "json") == 0)
+		return cli_usage_error(cli, "--every writes stack profiles (table, folded, pprof, speedscope, svg), not the JSON report");
+	if (!a->freq_given)
+		a->o.freq = 19;
+	if (a->push.url) {
+		struct vg_error err = { 0 };
+
+		struct vg_push_opts check = a->push;
+
+		/* The URL and labels now; a default service (the process's
+		 * name) once attached. */
+		if (!check.service)
+			check.service = "service";
+		if (vg_push_check(&check, &err) < 0)
+			return cli_usage_error(cli, "%s", err.msg);
+		if (!a->push.service)
+			a->push.service = "";
+	} else if (a->push.service || a->push.n_labels) {
+		return cli_usage_error(cli, "--%s needs --push", a->push.service ? "service" : "label");
+	}
+	for (size_t i = 0; i < a->n_out_args; i++) {
+		const char *arg = a->out_args[i], *ext;
+		struct stat st;
+
+		if (strcmp(arg, "-") == 0 || stat(arg, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		ext = format_extension(a->format_name ? a->format_name : "pprof");
+		snprintf(a->dir_pattern[i], sizeof(a->dir_pattern[i]), "%s%scpu-%%Y%%m%%dT%%H%%M%%S%s",
+			 arg, arg[strlen(arg) - 1] == '/' ? "" : "/", ext);
+		a->out_args[i] = a->dir_pattern[i];   /* its extension names its format */
+	}
+	/* Pushing alone writes nothing locally. */
+	if (a->push.url && a->n_out_args == 0) {
+		a->n_outs = 0;
+		return a->keep ? cli_usage_error(cli, "--keep needs -o") : 0;
+	}
+	r = plan_outputs(cli, a);
+	if (r)
+		return r;
+	for (size_t i = 0; i < a->n_outs; i++) {
+		if (a->outs[i].path && !strchr(a->outs[i].path, '%'))
+			return cli_usage_error(cli, "with --every, -o '%s' must be a directory or a strftime pattern such as 'cpu-%%Y%%m%%dT%%H%%M%%S.pb.gz' (one file per period)",
+					       a->outs[i].arg);
+		if (!a->outs[i].format)
+			return cli_usage_error(cli, "--every writes stack profiles, not the JSON report (-o '%s')",
+					       a->outs[i].arg);
+	}
+	return 0;
+}
+
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_args *a)
 {
 	enum { OPT_FREQ = 256, OPT_DURATION, OPT_EVENT, OPT_TID, OPT_UNWIND, OPT_NO_KERNEL,
-	       OPT_FORMAT, OPT_TOP, OPT_JSON, OPT_STACK_BYTES };
+	       OPT_FORMAT, OPT_TOP, OPT_JSON, OPT_STACK_BYTES, OPT_EVERY, OPT_KEEP, OPT_PUSH,
+	       OPT_SERVICE, OPT_LABEL };
 	static const struct option opts[] = {
 		{ "freq", required_argument, NULL, OPT_FREQ },
 		{ "duration", required_argument, NULL, OPT_DURATION },
@@ -149,6 +250,11 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "push", required_argument, NULL, OPT_PUSH },
+		{ "service", required_argument, NULL, OPT_SERVICE },
+		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -170,6 +276,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 			if (vg_parse_u64(optarg, 1, &v) < 0 || v == 0 || v > 100000)
 				return cli_usage_error(cli, "invalid --freq '%s': expected 1 to 100000 (Hz)", optarg);
 			a->o.freq = v;
+			a->freq_given = true;
 			break;
 		case OPT_DURATION:
 			if (cli_parse_duration(cli, "--duration", optarg, 1, CLI_MAX_DURATION_MS, &v))
@@ -231,6 +338,27 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 				return cli_usage_error(cli, "invalid --stack-bytes '%s': a multiple of 8 up to 65528", optarg);
 			a->o.stack_bytes = (uint32_t)v;
 			break;
+		case OPT_EVERY:
+			if (cli_parse_duration(cli, "--every", optarg, 1000, CLI_MAX_DURATION_MS, &v))
+				return VG_EXIT_USAGE;
+			a->every_ms = v;
+			break;
+		case OPT_KEEP:
+			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > 1000000)
+				return cli_usage_error(cli, "invalid --keep '%s': expected 1 to 1000000 (files)", optarg);
+			a->keep = v;
+			break;
+		case OPT_PUSH:
+			a->push.url = optarg;
+			break;
+		case OPT_SERVICE:
+			a->push.service = optarg;
+			break;
+		case OPT_LABEL:
+			if (a->push.n_labels == VG_PUSH_MAX_LABELS)
+				return cli_usage_error(cli, "at most %d --label", VG_PUSH_MAX_LABELS);
+			a->push.labels[a->push.n_labels++] = optarg;
+			break;
 		case 'h':
 			fputs(cmd_profile_usage, stdout);
 			return -1;
@@ -250,6 +378,11 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 		a->format_name = "json";
 	if (cli->json && strcmp(a->format_name, "json") != 0)
 		return cli_usage_error(cli, "--json and --format %s disagree", a->format_name);
+	if (a->every_ms)
+		return plan_continuous(cli, a);
+	if (a->keep || a->push.url || a->push.service || a->push.n_labels)
+		return cli_usage_error(cli, "--%s needs --every", a->keep ? "keep" : a->push.url ? "push"
+				       : a->push.service ? "service" : "label");
 	return plan_outputs(cli, a);
 }
 
@@ -287,7 +420,8 @@ static int write_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 /* One output: opened (a file only now, renamed over its path only when
  * complete), written, committed.  0, or the exit code after printing. */
 static int write_output(struct vg_cli *cli, const struct vg_profile *p,
-			const struct profile_args *a, const struct profile_output *o,
+			const struct vg_stacks *stacks, const struct profile_args *a,
+			const struct profile_output *o, const char *path,
 			const struct vg_stacks_meta *meta)
 {
 	struct vg_error err = { 0 };
@@ -295,8 +429,8 @@ static int write_output(struct vg_cli *cli, const struct vg_profile *p,
 	FILE *out = stdout;
 	int r;
 
-	if (o->path) {
-		if (vg_outfile_open(&of, o->path, 0, &err) < 0)
+	if (path) {
+		if (vg_outfile_open(&of, path, 0, &err) < 0)
 			return cli_fail(cli, &err);
 		out = vg_outfile_stream(&of);
 		if (!out) {
@@ -307,7 +441,7 @@ static int write_output(struct vg_cli *cli, const struct vg_profile *p,
 	if (o->format) {
 		struct vg_stack_write_opts wo = { .meta = meta, .top = (size_t)a->top };
 
-		r = o->format->write(out, vg_profile_stacks(p), &wo, &err);
+		r = o->format->write(out, stacks, &wo, &err);
 	} else {
 		r = write_json(cli, p, out);
 		if (r > 0) {
@@ -336,6 +470,158 @@ static int write_output(struct vg_cli *cli, const struct vg_profile *p,
 	return 0;
 }
 
+/* The file name of a period from its -o pattern; 0 when the pattern
+ * makes an empty or too long name. */
+static size_t period_name(char *buf, size_t size, const char *pattern, time_t t)
+{
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	/* The pattern is the user's -o: a format string is what it is for. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	return strftime(buf, size, pattern, &tm);
+#pragma GCC diagnostic pop
+}
+
+/* --every: what the period callback needs and what it tells at the end. */
+struct continuous {
+	struct vg_cli *cli;
+	const struct profile_args *a;
+	const struct vg_stacks_meta *base;  /* the run's meta; per period: times, losses */
+	int64_t wall_minus_mono;            /* one offset: consecutive windows share bounds */
+	uint64_t lost_before, throttled_before;
+	uint64_t periods, pushes, pushes_failed, writes_failed;
+	/* --keep: the files written per output, oldest first */
+	char **kept[PROFILE_MAX_OUTPUTS];
+	size_t n_kept[PROFILE_MAX_OUTPUTS];
+};
+
+static void keep_file(struct continuous *c, size_t i, const char *path)
+{
+	char *copy = strdup(path), **grown;
+
+	if (!copy)
+		return;
+	/* The same name twice (two periods in one second of a coarse
+	 * pattern): the file was replaced, it is one file. */
+	if (c->n_kept[i] && strcmp(c->kept[i][c->n_kept[i] - 1], path) == 0) {
+		free(copy);
+		return;
+	}
+	grown = realloc(c->kept[i], (c->n_kept[i] + 1) * sizeof(*grown));
+	if (!grown) {
+		free(copy);
+		return;
+	}
+	c->kept[i] = grown;
+	c->kept[i][c->n_kept[i]++] = copy;
+	while (c->n_kept[i] > c->a->keep) {
+		/* Only a file this run wrote is removed. */
+		if (unlink(c->kept[i][0]) < 0 && errno != ENOENT)
+			fprintf(stderr, "vigil: warning: cannot remove '%s' (--keep): %s\n",
+				c->kept[i][0], strerror(errno));
+		free(c->kept[i][0]);
+		memmove(c->kept[i], c->kept[i] + 1, --c->n_kept[i] * sizeof(*grown));
+	}
+}
+
+static void push_period(struct continuous *c, const struct vg_stacks *s,
+			const struct vg_stacks_meta *m, uint64_t from_s, uint64_t until_s, char *said,
+			size_t size)
+{
+	const struct vg_stack_format *pprof = vg_stack_format_find("pprof");
+	struct vg_stack_write_opts wo = { .meta = m };
+	struct vg_error err = { 0 };
+	char *body = NULL;
+	size_t len = 0;
+	long status = 0;
+	FILE *f = open_memstream(&body, &len);
+	int r = f ? pprof->write(f, s, &wo, &err) : -ENOMEM;
+
+	if (f && fclose(f) != 0 && r == 0)
+		r = -ENOMEM;
+	if (r == 0)
+		r = vg_push_pprof(&c->a->push, body, len, from_s, until_s, m->frequency_hz, &status, &err);
+	free(body);
+	c->pushes++;
+	if (r < 0) {
+		c->pushes_failed++;
+		/* Never the end of the profiling: the next period is pushed. */
+		fprintf(stderr, "vigil: warning: %s\n", err.msg[0] ? err.msg : strerror(-r));
+		snprintf(said, size, "; push failed (HTTP %ld)", status);
+		return;
+	}
+	snprintf(said, size, "; pushed (HTTP %ld)", status);
+}
+
+/* One period's profile: to every -o (the name from the period's start)
+ * and to the --push server. */
+static void write_period(struct continuous *c, const struct vg_profile *p,
+			 const struct vg_stacks *s, uint64_t start_ns, uint64_t end_ns)
+{
+	struct vg_stacks_meta m = *c->base;
+	const struct vg_perf_stats *ps = vg_profile_perf_stats(p);
+	uint64_t wall_start = (uint64_t)((int64_t)start_ns + c->wall_minus_mono);
+	uint64_t wall_end = (uint64_t)((int64_t)end_ns + c->wall_minus_mono);
+	time_t t = (time_t)(wall_start / 1000000000u);
+	char written[1024] = "", pushed[64] = "";
+	size_t wlen = 0;
+
+	m.start_time_ns = wall_start;
+	m.duration_ns = end_ns - start_ns;
+	m.lost = ps->lost - c->lost_before;
+	m.throttled = ps->throttled - c->throttled_before;
+	c->lost_before = ps->lost;
+	c->throttled_before = ps->throttled;
+	c->periods++;
+	for (size_t i = 0; i < c->a->n_outs; i++) {
+		const struct profile_output *o = &c->a->outs[i];
+		char path[4096];
+
+		if (o->path && period_name(path, sizeof(path), o->path, t) == 0) {
+			fprintf(stderr, "vigil: warning: -o '%s' makes an empty or too long name\n", o->path);
+			c->writes_failed++;
+			continue;
+		}
+		if (write_output(c->cli, p, s, c->a, o, o->path ? path : NULL, &m)) {
+			c->writes_failed++;   /* said by write_output; the next period tries again */
+			continue;
+		}
+		if (!o->path) {
+			fflush(stdout);
+			continue;
+		}
+		if (c->a->keep)
+			keep_file(c, i, path);
+		if (wlen < sizeof(written))
+			wlen += (size_t)snprintf(written + wlen, sizeof(written) - wlen, "%s%s",
+						 wlen ? ", " : "; written to ", path);
+	}
+	if (c->a->push.url)
+		push_period(c, s, &m, wall_start / 1000000000u, wall_end / 1000000000u, pushed,
+			    sizeof(pushed));
+	fprintf(stderr, "# period %" PRIu64 ": %" PRIu64 " samples in %.1f s, %" PRIu64 " lost%s%s\n",
+		c->periods, vg_stacks_total(s), (double)m.duration_ns / 1e9, m.lost, written, pushed);
+}
+
+static void on_period(struct vg_profile *p, struct vg_stacks *s, uint64_t start_ns,
+		      uint64_t end_ns, void *arg)
+{
+	if (isatty(STDERR_FILENO))
+		fputs("\r\033[K", stderr);
+	write_period(arg, p, s, start_ns, end_ns);
+}
+
+static void continuous_free(struct continuous *c)
+{
+	for (size_t i = 0; i < PROFILE_MAX_OUTPUTS; i++) {
+		for (size_t k = 0; k < c->n_kept[i]; k++)
+			free(c->kept[i][k]);
+		free(c->kept[i]);
+	}
+}
+
 int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 {
 	struct profile_args a;
@@ -344,6 +630,8 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	struct vg_profile *p = NULL;
 	struct vg_stacks_meta meta;
 	struct cli_stop_signals stop = { .fd = -1 };
+	struct vg_stacks_meta base;
+	struct continuous cont = { 0 };
 	char cut_why[256], written[1024] = "";
 	size_t wlen = 0;
 	int r;
@@ -353,10 +641,20 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	r = parse_args(cli, argc, argv, &a);
 	if (r)
 		return r < 0 ? 0 : r;
-	/* A bad -o is refused now, not after the profile it would lose. */
-	for (size_t i = 0; i < a.n_outs; i++)
-		if (a.outs[i].path && vg_outfile_check(a.outs[i].path, &err) < 0)
+	/* A bad -o is refused now, not after the profile it would lose (a
+	 * pattern: the name it makes now). */
+	for (size_t i = 0; i < a.n_outs; i++) {
+		char now_path[4096];
+		const char *path = a.outs[i].path;
+
+		if (path && a.every_ms) {
+			if (period_name(now_path, sizeof(now_path), path, time(NULL)) == 0)
+				return cli_usage_error(cli, "-o '%s' makes an empty or too long file name", path);
+			path = now_path;
+		}
+		if (path && vg_outfile_check(path, &err) < 0)
 			return cli_fail(cli, &err);
+	}
 	/* Ctrl-C and SIGTERM end the profile, not vigil, from the start: one
 	 * during the setup stops it at once, and the report follows. */
 	cli_stop_signals_begin(&stop);
@@ -372,6 +670,29 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		vg_target_explain(cli->target, err.code, &err);
 		r = cli_fail(cli, &err);
 		goto out;
+	}
+	if (a.push.url && !a.push.service[0]) {
+		a.push.service = cli->target->comm;
+		if (vg_push_check(&a.push, &err) < 0) {
+			vg_error_reset(&err, -EINVAL, "the process's name '%s' cannot be a service name: give --service NAME",
+				       cli->target->comm);
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+	}
+	if (a.every_ms) {
+		struct timespec wall;
+		const struct vg_image *main_img = vg_images_main(vg_symbolizer_images(sym));
+
+		vg_report_profile_meta(p, cli->target, &base, cut_why, sizeof(cut_why));
+		base.stacks_cut = 0;   /* counted over the whole run, not per period */
+		base.stacks_cut_why = NULL;
+		base.main_path = main_img ? main_img->path : NULL;
+		clock_gettime(CLOCK_REALTIME, &wall);
+		cont = (struct continuous){ .cli = cli, .a = &a, .base = &base };
+		cont.wall_minus_mono = (int64_t)((uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec) -
+				       (int64_t)vg_perf_now();
+		vg_profile_set_period(p, a.every_ms * 1000000u, on_period, &cont);
 	}
 	r = cli_launch_release(cli);   /* "-- CMD": sampled from its first instruction */
 	if (r)
@@ -394,6 +715,26 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	vg_profile_stop(p);
 	if (isatty(STDERR_FILENO))
 		fputs("\r\033[K", stderr);
+	if (a.every_ms) {
+		const struct vg_perf_stats *ps = vg_profile_perf_stats(p);
+
+		/* The last period, cut by the stop. */
+		write_period(&cont, p, vg_profile_stacks(p), vg_profile_period_start_ns(p),
+			     vg_profile_end_ns(p));
+		fprintf(stderr, "# %" PRIu64 " samples in %.1f s (%s) over %" PRIu64 " period%s, %" PRIu64
+			" lost, %" PRIu64 " throttled",
+			vg_profile_stats(p)->samples, (double)vg_profile_duration_ns(p) / 1e9,
+			vg_stop_name(vg_profile_stop_reason(p)), cont.periods, cont.periods == 1 ? "" : "s",
+			ps->lost, ps->throttled);
+		if (a.push.url)
+			fprintf(stderr, "; %" PRIu64 " push%s, %" PRIu64 " failed", cont.pushes,
+				cont.pushes == 1 ? "" : "es", cont.pushes_failed);
+		fputc('\n', stderr);
+		cli_print_target_notes(cli->target);
+		r = cont.writes_failed ? VG_EXIT_RUNTIME
+		    : vg_profile_stop_reason(p) == VG_STOP_TARGET_EXEC ? VG_EXIT_GONE : 0;
+		goto out;
+	}
 	vg_report_profile_meta(p, cli->target, &meta, cut_why, sizeof(cut_why));
 	{
 		const struct vg_image *main_img = vg_images_main(vg_symbolizer_images(sym));
@@ -401,7 +742,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		meta.main_path = main_img ? main_img->path : NULL;
 	}
 	for (size_t i = 0; i < a.n_outs; i++) {
-		r = write_output(cli, p, &a, &a.outs[i], &meta);
+		r = write_output(cli, p, vg_profile_stacks(p), &a, &a.outs[i], a.outs[i].path, &meta);
 		if (r)
 			goto out;
 		if (a.outs[i].path && wlen < sizeof(written))
@@ -426,6 +767,7 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	cli_print_target_notes(cli->target);
 	r = vg_profile_stop_reason(p) == VG_STOP_TARGET_EXEC ? VG_EXIT_GONE : 0;
 out:
+	continuous_free(&cont);
 	vg_profile_free(p);
 	cli_stop_signals_end(&stop);
 	vg_symbolizer_free(sym);

@@ -60,6 +60,13 @@ struct vg_profile {
 	/* Thread names seen (tid -> named) to read /proc once per thread. */
 	pid_t *named;
 	size_t n_named, cap_named;
+	/* Continuous mode (vg_profile_set_period): the trie of the period
+	 * that ended, waiting for the end of the drain to be handed over. */
+	uint64_t period_ns, period_start_ns, period_end_ns;
+	vg_profile_period_fn *period_fn;
+	void *period_arg;
+	struct vg_stacks *ended;
+	uint64_t ended_start_ns, ended_end_ns;
 };
 
 static const struct {
@@ -255,12 +262,12 @@ static int address_ids(struct vg_profile *p, uint64_t addr, bool kernel, uint32_
 
 /* After the stop: addresses still in no image get one more chance (a
  * library mapped in the last moments, its MMAP2 read after its samples). */
-static void resolve_late(struct vg_profile *p)
+static void resolve_late(struct vg_profile *p, struct vg_stacks *s)
 {
 	uint64_t *addrs = NULL;
 	size_t n = 0;
 
-	if (vg_stacks_unresolved(p->stacks, &addrs, &n) < 0 || n == 0) {
+	if (vg_stacks_unresolved(s, &addrs, &n) < 0 || n == 0) {
 		free(addrs);
 		return;
 	}
@@ -275,8 +282,8 @@ static void resolve_late(struct vg_profile *p)
 		vg_sym_lookup(p->sym, addrs[i], &res, NULL);
 		if (!res.image)
 			continue;
-		k = vg_stacks_sym_frames(p->stacks, &res, false, in, MAX_INLINE, &site);
-		vg_stacks_reintern_address(p->stacks, &site, in, k, NULL);
+		k = vg_stacks_sym_frames(s, &res, false, in, MAX_INLINE, &site);
+		vg_stacks_reintern_address(s, &site, in, k, NULL);
 	}
 	free(addrs);
 }
@@ -350,6 +357,54 @@ static size_t dwarf_frames(struct vg_profile *p, const struct vg_perf_sample *s,
 	return n;
 }
 
+/* The period ended: its trie is set aside (handed over after the drain,
+ * where writing it cannot hold the rings up mid-batch) and a new one
+ * takes the samples, which keep coming: the events stay open.  A second
+ * boundary before the hand-over (a drain longer than a period) keeps
+ * filling the new trie: the next period is then longer, never lost. */
+static void rotate(struct vg_profile *p)
+{
+	struct vg_stacks *fresh;
+
+	/* The period the duration ends is the last: its trie is the one
+	 * vg_profile_stop leaves, with no empty period after it. */
+	if (p->ended || (p->deadline_ns && p->period_end_ns >= p->deadline_ns))
+		return;
+	fresh = vg_stacks_new();
+	if (!fresh)
+		return;   /* out of memory: the period goes on */
+	p->ended = p->stacks;
+	p->ended_start_ns = p->period_start_ns;
+	p->ended_end_ns = p->period_end_ns;
+	p->stacks = fresh;
+	/* Thread names are read again so that each period's file names
+	 * its threads. */
+	p->n_named = 0;
+	p->period_start_ns = p->period_end_ns;
+	p->period_end_ns += p->period_ns;
+}
+
+/* The ended period, complete (late addresses resolved), to its reader. */
+static void hand_over(struct vg_profile *p)
+{
+	struct vg_stacks *s = p->ended;
+
+	if (!s)
+		return;
+	p->ended = NULL;
+	resolve_late(p, s);
+	p->period_fn(p, s, p->ended_start_ns, p->ended_end_ns, p->period_arg);
+	vg_stacks_free(s);
+}
+
+void vg_profile_set_period(struct vg_profile *p, uint64_t period_ns, vg_profile_period_fn *fn,
+			   void *arg)
+{
+	p->period_ns = period_ns;
+	p->period_fn = fn;
+	p->period_arg = arg;
+}
+
 static void on_sample(const struct vg_perf_hit *hit, void *arg)
 {
 	struct vg_profile *p = arg;
@@ -373,6 +428,8 @@ static void on_sample(const struct vg_perf_hit *hit, void *arg)
 		p->st.samples_other_tid++;
 		return;
 	}
+	if (p->period_ns && s->time >= p->period_end_ns)
+		rotate(p);
 	if (p->o.unwind == VG_UNWIND_MODE_FP) {
 		n = callchain_frames(p, s, 0, true);
 	} else {
@@ -520,6 +577,10 @@ static enum vg_stop run_drain(void *arg)
 	struct run *r = arg;
 
 	vg_perf_set_drain(r->p->set, &r->c);
+	/* A period with no sample in it (an idle target) ends by the clock. */
+	if (r->p->period_ns && !r->p->ended && vg_perf_now() >= r->p->period_end_ns)
+		rotate(r->p);
+	hand_over(r->p);
 	/* exec(): another program, which the images do not describe (the
 	 * set drops its samples by time from the COMM on). */
 	if (vg_perf_set_stats(r->p->set)->exec_ns) {
@@ -553,6 +614,8 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 	if (!p->set)
 		return vg_error_set(err, -EINVAL, "internal: profile not started");
 	p->deadline_ns = p->o.duration_ms ? p->start_ns + p->o.duration_ms * 1000000ull : 0;
+	p->period_start_ns = p->start_ns;
+	p->period_end_ns = p->start_ns + p->period_ns;
 	/* The stop is the end, whatever stopped it, and never later than
 	 * the deadline: samples are cut where the duration ends. */
 	p->stop = vg_observe(&o, p->t, p->start_ns, p->o.duration_ms, stop_fd, &p->end_ns);
@@ -573,7 +636,8 @@ void vg_profile_stop(struct vg_profile *p)
 	vg_perf_set_enable(p->set, false);
 	/* What the kernel wrote before the stop is still in the rings. */
 	vg_perf_set_drain(p->set, &c);
-	resolve_late(p);
+	hand_over(p);
+	resolve_late(p, p->stacks);
 	p->perf_st = *vg_perf_set_stats(p->set);
 	t = vg_perf_set_threads(p->set, &n);
 	p->threads = malloc(n * sizeof(*t) + 1);
@@ -604,6 +668,10 @@ const struct vg_cover_tid *vg_profile_threads(const struct vg_profile *p, size_t
 
 enum vg_stop vg_profile_stop_reason(const struct vg_profile *p) { return p->stop; }
 uint64_t vg_profile_start_ns(const struct vg_profile *p) { return p->start_ns; }
+uint64_t vg_profile_period_start_ns(const struct vg_profile *p)
+{
+	return p->period_ns ? p->period_start_ns : p->start_ns;
+}
 uint64_t vg_profile_end_ns(const struct vg_profile *p) { return p->end_ns; }
 
 uint64_t vg_profile_duration_ns(const struct vg_profile *p)

@@ -80,6 +80,23 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 		   void (*progress)(const struct vg_profile *p, void *arg),
 		   void *arg, struct vg_error *err);
 
+/* Continuous mode, set before run: every period_ns of sampling (from the
+ * start), fn gets the trie of the period [start_ns, end_ns) that ended
+ * (vg_perf_now's clock), complete and symbolized, and the profile goes on
+ * into a new trie without closing its events, so nothing between two
+ * periods is missed.  A sample belongs to the period of its own
+ * timestamp as far as the rings' order allows (a sample read from
+ * another CPU's ring after the boundary goes to the next period).  s is
+ * borrowed for the call and freed after it.  The last, partial period is
+ * vg_profile_stacks after vg_profile_stop, from
+ * vg_profile_period_start_ns to vg_profile_end_ns. */
+typedef void vg_profile_period_fn(struct vg_profile *p, struct vg_stacks *s,
+				  uint64_t start_ns, uint64_t end_ns, void *arg);
+void vg_profile_set_period(struct vg_profile *p, uint64_t period_ns,
+			   vg_profile_period_fn *fn, void *arg);
+/* Start of the current period (of the profile without one). */
+uint64_t vg_profile_period_start_ns(const struct vg_profile *p);
+
 /* After run: events closed, the trie complete. */
 void vg_profile_stop(struct vg_profile *p);
 

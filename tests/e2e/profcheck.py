@@ -122,6 +122,80 @@ def pprof_top(path, tmp, what):
     return flat, p.stdout
 
 
+def _varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
+def _fields(b):
+    """(field number, wire type, value) of one protobuf message: varints
+    as ints, length-delimited as bytes (the only two pprof uses)."""
+    i = 0
+    while i < len(b):
+        key, i = _varint(b, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = _varint(b, i)
+        elif wt == 2:
+            n, i = _varint(b, i)
+            v, i = b[i:i + n], i + n
+        else:
+            raise ValueError(f"wire type {wt} is not used by profile.proto")
+        yield num, wt, v
+
+
+def pprof_summary(data, what):
+    """What a continuous-mode test needs of a gzipped profile.proto, read
+    without Go (its field numbers are upstream's profile.proto): the
+    string table, time_nanos, duration_nanos and the sum of the first
+    sample value (samples/count)."""
+    import gzip
+    try:
+        raw = gzip.decompress(data)
+    except OSError as e:
+        check(False, f"{what}: not gzip: {e}")
+        return None
+    strings, time_ns, dur_ns, total = [], 0, 0, 0
+    for num, wt, v in _fields(raw):
+        if num == 6 and wt == 2:
+            strings.append(v.decode("utf-8", "replace"))
+        elif num == 9 and wt == 0:
+            time_ns = v
+        elif num == 10 and wt == 0:
+            dur_ns = v
+        elif num == 2 and wt == 2:
+            for sn, swt, sv in _fields(v):
+                if sn == 2 and swt == 2:      # value, packed
+                    first, _ = _varint(sv, 0)
+                    total += first
+                    break
+                if sn == 2 and swt == 0:
+                    total += sv
+                    break
+    return {"strings": strings, "time_nanos": time_ns, "duration_nanos": dur_ns,
+            "samples": total}
+
+
+def pprof_raw(path, tmp, what):
+    """`go tool pprof -raw` of a file (None without go): Go's own reader
+    decodes it, as any Pyroscope server would."""
+    import shutil
+    if not shutil.which("go"):
+        return None
+    env = dict(os.environ, HOME=tmp, GOCACHE=f"{tmp}/gocache", GOPATH=f"{tmp}/gopath",
+               GOTOOLCHAIN="local", GOPROXY="off", PPROF_TMPDIR=tmp)
+    p = subprocess.run(["go", "tool", "pprof", "-symbolize=none", "-raw", path],
+                       capture_output=True, text=True, env=env)
+    check(p.returncode == 0, f"{what}: go tool pprof -raw exit {p.returncode}: {p.stderr.strip()[:600]}")
+    return p.stdout
+
+
 # ---- speedscope ----------------------------------------------------------
 SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 

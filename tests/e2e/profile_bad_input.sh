@@ -4,7 +4,7 @@
 # "vigil: error: ..." naming what is wrong, nothing on stdout, and with
 # --json an error document with the same exit code: a dead PID, a PID that
 # is not a number, --freq 0 / abc, --format flame, --unwind lbr, --event
-# bogus, --duration -5 / 1.5ms / 2x; as user nobody against a root target: exit 3;
+# bogus, --duration -5 / 1.5ms / 2x; --every's misuses (below); as user nobody against a root target: exit 3;
 # --event cycles without a hardware PMU: exit 3 naming cpu-clock.
 source "$(dirname "$0")/lib.sh"
 
@@ -32,6 +32,17 @@ refuse duration 2 "duration|-5" "$pid" --duration -5
 refuse duration_submilli 2 "invalid --duration '1.5ms'" "$pid" --duration 1.5ms
 refuse duration_unit 2 "invalid --duration '2x'" "$pid" --duration 2x
 refuse duration_u64max 2 "invalid --duration '18446744073709551615'" "$pid" --duration 18446744073709551615
+# Continuous mode (--every): a period under 1 s, a plain -o file (one
+# name for every period), the JSON report, --push/--keep/--label without
+# what they need, a URL that is not http(s), a label that is not K=V.
+refuse every_short 2 "invalid --every '500ms'" "$pid" --every 500ms --duration 2s
+refuse every_plain_o 2 "must be a directory or a strftime pattern" "$pid" --every 1s -o "$T/one.pb.gz"
+refuse every_json 2 "not the JSON report" "$pid" --every 1s -o "$T/j-%S.json"
+refuse push_alone 2 "--push needs --every" "$pid" --push http://127.0.0.1:9 --duration 500
+refuse keep_alone 2 "--keep needs --every" "$pid" --keep 3 --duration 500
+refuse label_no_push 2 "--label needs --push" "$pid" --every 1s --label a=b
+refuse push_scheme 2 "invalid --push 'ftp://x'" "$pid" --every 1s --push ftp://x
+refuse push_label 2 "invalid --label 'a'" "$pid" --every 1s --push http://127.0.0.1:9 --label a
 # A hardware event where there is no PMU (most VMs, this one): exit 3 with
 # the remedy, before any sampling.  Where perf itself can count cycles,
 # vigil must sample them.
