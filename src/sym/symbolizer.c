@@ -926,6 +926,8 @@ int vg_symbolizer_refresh(struct vg_symbolizer *s, struct vg_error *err)
 		return 0;
 	pthread_mutex_lock(&s->lock);
 	rc = sym_refresh_locked(s, err);
+	/* and the next miss reads what the JIT appended to its perf map */
+	s->perfmap.checked_ns = 0;
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

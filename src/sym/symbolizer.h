@@ -140,7 +140,9 @@ int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
 		  struct vg_sym_result *res, struct vg_error *err);
 
 /* Force a maps refresh now (ignores the rate limit); tests and long-running
- * callers after a known dlopen.  Thread-safe. */
+ * callers after a known dlopen.  The next address in no image also reads
+ * what was appended to the perf map (JIT code) without waiting for its
+ * rate limit.  Thread-safe. */
 int vg_symbolizer_refresh(struct vg_symbolizer *s, struct vg_error *err);
 
 /* The image set currently in use (borrowed; valid until the next lookup
