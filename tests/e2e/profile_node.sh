@@ -20,20 +20,22 @@ require("fs").writeFileSync(process.argv[2], "ready\n");
 for (;;)
 	t += vigilHotLoop(5e6);
 JS
-node --perf-basic-prof "$T/hot.js" "$T/ready" </dev/null &
+# (in $T: node --perf-basic-prof also writes isolate-*-v8.log to its cwd)
+(cd "$T" && exec node --perf-basic-prof "$T/hot.js" "$T/ready" </dev/null) &
 pid=$!
 track_pid "$pid"
 map=/tmp/perf-$pid.map
 trap 'rm -f "$map"; vg_cleanup' EXIT
 wait_truth "$T/ready"
-# V8 names the function in the map once it compiles it (at once, then
-# again per tier): wait for the line.
-for ((i = 0; i < 500; i++)); do
-	grep -q 'vigilHotLoop' "$map" 2>/dev/null && break
+# V8 names the function in the map as it compiles it, once per tier, but
+# through a buffered stream: wait for the optimized tier's line ("JS:*")
+# to reach the file, since no reader can name what is still in node.
+for ((i = 0; i < 1000; i++)); do
+	grep -q 'JS:\*vigilHotLoop' "$map" 2>/dev/null && break
 	sleep 0.01
 done
-grep -q 'vigilHotLoop' "$map" || harness_error "node wrote no vigilHotLoop line to $map"
-sleep 0.5   # let the optimizing tier take over
+grep -q 'JS:\*vigilHotLoop' "$map" ||
+	harness_error "node wrote no JS:*vigilHotLoop line to $map within 10 s"
 
 vg json profile "$pid" --duration 2s --freq 999 -o "$T/p.json"
 assert_rc 0
