@@ -221,7 +221,7 @@ static void lookup(struct vg_profile *p, uint64_t addr, bool kernel, struct vg_s
 	uint64_t now;
 
 	vg_sym_lookup(p->sym, addr, res, NULL);
-	if (kernel || res->image)
+	if (kernel || res->image || res->source == VG_SYMSRC_PERF_MAP)
 		return;
 	now = vg_perf_now();
 	if (now - p->last_miss_refresh_ns < 50000000u)
@@ -280,7 +280,7 @@ static void resolve_late(struct vg_profile *p, struct vg_stacks *s)
 		size_t k;
 
 		vg_sym_lookup(p->sym, addrs[i], &res, NULL);
-		if (!res.image)
+		if (!res.image && res.source != VG_SYMSRC_PERF_MAP)
 			continue;
 		k = vg_stacks_sym_frames(s, &res, false, in, MAX_INLINE, &site);
 		vg_stacks_reintern_address(s, &site, in, k, NULL);

@@ -18,6 +18,12 @@ size_t vg_stacks_sym_frames(struct vg_stacks *s, const struct vg_sym_result *res
 		if (vg_stacks_intern_image(s, "[kernel.kallsyms]", NULL, 0, 0, 0, true, &site->image,
 					   NULL) < 0)
 			site->image = VG_STACKS_NONE;
+	} else if (!res->image && res->source == VG_SYMSRC_PERF_MAP) {
+		/* JIT code: one mapping for the perf map's names, no file */
+		site->static_address = res->address;
+		if (vg_stacks_intern_image(s, res->image_path, NULL, 0, 0, 0, false, &site->image,
+					   NULL) < 0)
+			site->image = VG_STACKS_NONE;
 	} else if (res->image) {
 		char bid[160];
 

@@ -14,7 +14,8 @@
 
 /* Fill in[0..max) from res and complete site (whose address and kernel
  * the caller set): static_address, and image, interned in s ("[kernel.
- * kallsyms]" for a kernel address; VG_STACKS_NONE when in no image or
+ * kallsyms]" for a kernel address, "[perf-PID.map]" for JIT code the
+ * perf map names; VG_STACKS_NONE when in no image or
  * out of memory).  Returns the number of frames, 0 when nothing is
  * known.  The strings are res's: intern them (vg_stacks_intern_address)
  * while res lives. */

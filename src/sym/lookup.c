@@ -77,6 +77,54 @@ static const char *no_image_reason(struct vg_symbolizer *s, uint64_t addr,
 	return buf;
 }
 
+/* JIT code: an address in no image that the process's perf map names.
+ * The map is read at the first such address and again, at most once a
+ * second, when an address misses (the JIT keeps appending). */
+static bool lookup_perfmap(struct vg_symbolizer *s, uint64_t addr,
+			   struct vg_sym_result *res)
+{
+	const struct vg_perfmap_entry *e;
+	struct vg_error e2 = { 0 };
+	uint64_t now = sym_now_ns();
+	int rc;
+
+	if (!s->target)
+		return false;
+	if (!s->perfmap_opened) {
+		s->perfmap_opened = true;
+		s->perfmap_usable = vg_perfmap_open_target(&s->perfmap, s->target->pid,
+							   s->target->mm_pid, NULL) == 0;
+		if (!s->perfmap_usable)
+			vg_perfmap_free(&s->perfmap);
+	}
+	if (!s->perfmap_usable)
+		return false;
+	e = s->perfmap.checked_ns ? vg_perfmap_lookup(&s->perfmap, addr) : NULL;
+	if (!e) {
+		rc = vg_perfmap_update(&s->perfmap, now, VG_SYM_REFRESH_NS, &e2);
+		if (rc < 0 && rc != -ENOENT && !s->perfmap_warned) {
+			s->perfmap_warned = true;
+			sym_warn(s, "cannot use the perf map of the process (JIT code names): %s", e2.msg);
+		}
+		e = vg_perfmap_lookup(&s->perfmap, addr);
+	}
+	if (!e)
+		return false;
+	res->image_path = s->perfmap.label;
+	res->static_address = addr;
+	res->has_symbol = true;
+	res->symbol_raw = e->name;
+	res->symbol = sym_display_name(s, e->name, false);
+	res->symbol_address = e->start;
+	res->symbol_size = e->end - e->start;
+	res->offset = addr - e->start;
+	res->source = VG_SYMSRC_PERF_MAP;
+	res->frames[0] = (struct vg_sym_frame){ .function = res->symbol };
+	res->n_frames = 1;
+	res->why = "JIT code named by the process's /tmp/perf-PID.map, which has no source lines";
+	return true;
+}
+
 static const struct vg_image *find_image(struct vg_symbolizer *s, uint64_t addr)
 {
 	if (!s->target) {
@@ -387,6 +435,8 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 		}
 	}
 	if (!img) {
+		if (lookup_perfmap(s, addr, res))
+			return 0;
 		res->why = no_image_reason(s, addr, res);
 		return 0;
 	}
@@ -491,6 +541,8 @@ const char *vg_sym_source_name(enum vg_sym_source src)
 		return "kallsyms";
 	case VG_SYMSRC_EH_FRAME:
 		return "eh_frame";
+	case VG_SYMSRC_PERF_MAP:
+		return "perf-map";
 	default:
 		return "none";
 	}

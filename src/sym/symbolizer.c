@@ -743,6 +743,8 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 	if (s->pm.fd >= 0)
 		vg_procmap_close(&s->pm);
 	vg_kallsyms_free(s->ksyms);
+	if (s->perfmap_opened)
+		vg_perfmap_free(&s->perfmap);
 	cache_free(&s->names);
 	unnamed_free(&s->unnamed);
 	for (size_t i = 0; i < s->n_warnings; i++)
@@ -924,6 +926,8 @@ int vg_symbolizer_refresh(struct vg_symbolizer *s, struct vg_error *err)
 		return 0;
 	pthread_mutex_lock(&s->lock);
 	rc = sym_refresh_locked(s, err);
+	/* and the next miss reads what the JIT appended to its perf map */
+	s->perfmap.checked_ns = 0;
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

@@ -46,6 +46,7 @@ enum vg_sym_source {
 	VG_SYMSRC_DEBUGINFOD,    /* "debuginfod" */
 	VG_SYMSRC_KALLSYMS,      /* "kallsyms" */
 	VG_SYMSRC_EH_FRAME,      /* "eh_frame": no symbol, an FDE's function */
+	VG_SYMSRC_PERF_MAP,      /* "perf-map": JIT code, /tmp/perf-PID.map */
 };
 
 struct vg_sym_frame {
@@ -57,8 +58,10 @@ struct vg_sym_frame {
 
 struct vg_sym_result {
 	uint64_t address;
-	const struct vg_image *image;  /* NULL: kernel, or not in any image */
-	const char *image_path;        /* image path, or kernel module "[ext4]" */
+	const struct vg_image *image;  /* NULL: kernel, JIT, or not in any image */
+	/* image path, kernel module "[ext4]", or "[perf-PID.map]" for JIT
+	 * code named by the process's perf map (source VG_SYMSRC_PERF_MAP) */
+	const char *image_path;
 	uint64_t static_address;       /* address - bias */
 
 	bool has_symbol;
@@ -137,7 +140,9 @@ int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
 		  struct vg_sym_result *res, struct vg_error *err);
 
 /* Force a maps refresh now (ignores the rate limit); tests and long-running
- * callers after a known dlopen.  Thread-safe. */
+ * callers after a known dlopen.  The next address in no image also reads
+ * what was appended to the perf map (JIT code) without waiting for its
+ * rate limit.  Thread-safe. */
 int vg_symbolizer_refresh(struct vg_symbolizer *s, struct vg_error *err);
 
 /* The image set currently in use (borrowed; valid until the next lookup

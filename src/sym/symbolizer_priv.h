@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "sym/kallsyms.h"
+#include "sym/perfmap.h"
 #include "sym/symcache.h"
 #include "sym/symbolizer.h"
 #include "target/maps.h"
@@ -101,6 +102,11 @@ struct vg_symbolizer {
 	bool ksyms_warned;
 
 	struct vg_symcache cache;  /* from the environment at open */
+
+	/* JIT code: /tmp/perf-PID.map of a live target, opened at the first
+	 * address in no image, re-read on a miss at most once a second. */
+	struct vg_perfmap perfmap;
+	bool perfmap_opened, perfmap_usable, perfmap_warned;
 
 	struct name_cache names;
 	struct unnamed_cache unnamed;

@@ -224,12 +224,39 @@ static const struct vg_cfi_row *row_at(struct vg_unwinder *u, struct image_cfi *
 	return &s->row;
 }
 
+static bool load8(const uint8_t *stack, size_t len, uint64_t sp0, uint64_t addr,
+		  uint64_t *v);
+
+/* JIT code has no image and so no CFI, but the JITs that name their code
+ * in /tmp/perf-PID.map (V8, HotSpot, .NET) keep a frame pointer in it:
+ * one step through rbp (saved rbp at [rbp], return address at [rbp+8]),
+ * as perf --call-graph fp would, when the frame lies in the copied stack
+ * above the current sp.  Only callee-saved rbp survives: the other
+ * registers become unknown. */
+static bool fp_step(struct vg_cfi_frame *f, const uint8_t *stack, size_t stack_len,
+		    uint64_t sp0)
+{
+	const uint32_t need = 1u << VG_DWARF_BP | 1u << DW_SP;
+	uint64_t bp = f->r[VG_DWARF_BP], next, ra;
+
+	if ((f->known & need) != need || bp < f->r[DW_SP] || bp & 7 ||
+	    !load8(stack, stack_len, sp0, bp, &next) ||
+	    !load8(stack, stack_len, sp0, bp + 8, &ra) || ra == 0)
+		return false;
+	f->r[DW_RA] = ra;
+	f->r[DW_SP] = bp + 16;
+	f->r[VG_DWARF_BP] = next;
+	f->known = need | 1u << DW_RA;
+	return true;
+}
+
 int vg_unwind_dwarf(struct vg_unwinder *u, const struct vg_regs *regs,
 		    const uint8_t *stack, size_t stack_len, uint64_t *ips,
 		    bool *exact, size_t max, size_t *n, enum vg_unwind_stop *why)
 {
 	struct vg_cfi_frame f;
 	bool exact_ip = true;   /* frame 0, or the caller of a signal frame */
+	bool jit_seen = false;  /* a frame in no image was stepped through */
 	uint64_t sp0;
 
 	*n = 0;
@@ -257,6 +284,11 @@ int vg_unwind_dwarf(struct vg_unwinder *u, const struct vg_regs *regs,
 		img = vg_images_find(u->images, ip);
 		c = img ? cfi_of(u, img) : NULL;
 		if (!c) {
+			if (!img && fp_step(&f, stack, stack_len, sp0)) {
+				exact_ip = false;
+				jit_seen = true;
+				continue;
+			}
 			*why = VG_UNWIND_NO_IMAGE;
 			return 0;
 		}
@@ -270,8 +302,16 @@ int vg_unwind_dwarf(struct vg_unwinder *u, const struct vg_regs *regs,
 		 * is not after a call. */
 		if (row->signal && exact)
 			exact[*n - 1] = true;
-		if (vg_cfi_row_step(row, &f, stack, stack_len, sp0, why) < 0)
-			return 0;
+		if (vg_cfi_row_step(row, &f, stack, stack_len, sp0, why) < 0) {
+			/* Below JIT code, the runtime's own stubs often have no
+			 * CFI either (V8's builtins in node's binary) but keep
+			 * the frame pointer the JIT code relies on. */
+			if (*why != VG_UNWIND_NO_CFI || !jit_seen ||
+			    !fp_step(&f, stack, stack_len, sp0))
+				return 0;
+			exact_ip = false;
+			continue;
+		}
 		exact_ip = row->signal;
 		if (f.r[DW_RA] == 0) {
 			*why = VG_UNWIND_OUTERMOST;

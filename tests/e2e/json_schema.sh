@@ -183,6 +183,14 @@ run sym_no_demangle symbolize 0 sym "$pid" main --no-demangle --json
 run sym_tid symbolize 0 sym "$tid" main --json
 run sym_deleted symbolize 0 sym "$delpid" libvgcopy.so:vglib_bump --json
 run sym_odd symbolize 0 sym "$oddpid" main vg_magic --json
+# JIT code named by the process's /tmp/perf-PID.map (source perf-map).
+start_target tgt_jit "$T/jit_truth" 600000
+wait_truth "$T/jit_truth" ready
+jitpid=$(truth_get "$T/jit_truth" pid)
+jitmap=$(truth_get "$T/jit_truth" map)
+read -r _ jitloop <<<"$(truth_get "$T/jit_truth" hot)"
+run sym_jit symbolize 0 sym "$jitpid" "$jitloop" --json
+rm -f "$jitmap"
 # Standard input: blanks trimmed, blank lines skipped, hex without 0x (as
 # perf script prints IPs), lines that are not addresses (one not UTF-8:
 # input_hex, error_hex) answered in place, exit 2.
@@ -546,7 +554,7 @@ def check_symbolize(cmd, doc):
                   f"{at}: offset {r['offset']} not below symbol_size {r['symbol_size']}")
         if r["nearest_symbol"] is not None:
             check(r["symbol"] is None, f"{at}: nearest_symbol beside a symbol")
-        if r["image"] is not None and (offline or r["source"] == "kallsyms"):
+        if r["image"] is not None and (offline or r["source"] in ("kallsyms", "perf-map")):
             eq(f"{at}: static_address is the address", r["address"], r["static_address"])
         fr = r["frames"]
         if fr:
@@ -796,6 +804,9 @@ check(any(len(r["frames"]) >= 3 for r in inl), "sym_bin_inline: no inline chain 
 check(any(r["nearest_symbol"] for r in inl), "sym_bin_inline: no padding answer (nearest_symbol)")
 check(any(r["symbol"] is None and r["file"] for r in inl),
       "sym_bin_inline: no padding answer with a line")
+eq("sym_jit: sources", ["perf-map"], sources("sym_jit"))
+eq("sym_jit: image and symbol", (f"[perf-{docs['sym_jit']['process']['pid']}.map]", "jit_hot_loop"),
+   (results("sym_jit")[0]["image"], results("sym_jit")[0]["symbol"]))
 eq("sym_bin: sources", ["dwarf", "symtab", "none", "none"], sources("sym_bin"))
 eq("sym_bin_symtab: sources", ["symtab", "symtab"], sources("sym_bin_symtab"))
 check(all(r["why"] for r in results("sym_bin_symtab")), "sym_bin_symtab: no why without DWARF")

@@ -556,9 +556,13 @@ static void test_dwarf_cache(void **state)
 	vg_unwinder_stats(u, &st1);
 	assert_int_equal(nb, na);
 	assert_int_equal(st1.rows_decoded, st2.rows_decoded);
+	/* With no image every IP is "JIT code": the walk follows rbp,
+	 * exactly as the frame-pointer walk does, and stops as no_image. */
 	assert_int_equal(vg_unwinder_set_images(u, NULL, NULL), 0);
 	vg_unwind_dwarf(u, &fx.s.regs, fx.s.stack, fx.s.stack_len, b, NULL, MAX_FRAMES, &nb, &wb);
-	assert_int_equal(nb, 1);
+	vg_unwind_fp(&fx.s.regs, fx.s.stack, fx.s.stack_len, a, MAX_FRAMES, &na, &wa);
+	assert_int_equal(nb, na);
+	assert_memory_equal(a, b, na * sizeof a[0]);
 	assert_int_equal(b[0], fx.s.regs.regs[PERF_IP]);
 	assert_int_equal(wb, VG_UNWIND_NO_IMAGE);
 	vg_unwinder_free(u);
@@ -611,9 +615,16 @@ static void test_dwarf_stops(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(why, VG_UNWIND_NO_REGISTER);
 
-	/* An IP in no image. */
+	/* An IP in no image (JIT code): one step through rbp, which the
+	 * comparator's frame holds, to its caller; then CFI again. */
 	regs = fx.s.regs;
 	regs.regs[PERF_IP] = 0x10;
+	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, NULL, MAX_FRAMES, &n, &why);
+	assert_true(n > 2);
+	assert_int_equal(ips[0], 0x10);
+	assert_int_equal(ips[1], full[1]);
+	/* Without rbp it cannot: it stops there. */
+	regs.mask &= ~(1ull << PERF_BP);
 	vg_unwind_dwarf(u, &regs, fx.s.stack, fx.s.stack_len, ips, NULL, MAX_FRAMES, &n, &why);
 	assert_int_equal(n, 1);
 	assert_int_equal(ips[0], 0x10);
