@@ -25,7 +25,7 @@ libelf-dev libdw-dev libdebuginfod-dev libcurl4-openssl-dev libzydis-dev libcjso
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libiberty-dev
 binutils xz-utils libc6-dbg"
 test="python3 python3-jsonschema libclang-rt-14-dev llvm-14 elfutils
-debuginfod curl dwz linux-perf libxml2-utils util-linux mount coreutils zsh"
+debuginfod curl dwz linux-perf libxml2-utils util-linux mount coreutils zsh nodejs"
 bench="gdb bpftrace scanmem ltrace time golang-go chromium"
 
 [ $# -gt 0 ] || set -- build
