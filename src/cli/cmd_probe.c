@@ -17,7 +17,8 @@
 #include "util/outfile.h"
 
 const char cmd_probe_usage[] =
-	"usage: vigil probe PID|NAME LOCATION... [--duration TIME] [--latency] [--args N]\n"
+	"usage: vigil probe PID|NAME LOCATION... [--duration TIME] [--latency] [--retval]\n"
+	"                   [--args N]"
 	"                   [--stacks [--format table|folded|pprof|speedscope|svg]]\n"
 	"                   [--per-thread] [--interval TIME] [--json] [-o FILE]\n"
 	"\n"
@@ -44,6 +45,10 @@ const char cmd_probe_usage[] =
 	"                    milliseconds; default: until Ctrl-C)\n"
 	"  --latency         time every call (entry and return probe, paired per thread,\n"
 	"                    recursion included): min, p50, p90, p99, max, histogram\n"
+	"  --retval          the return value of every call (rax, at a return probe;\n"
+	"                    signed/unsigned/pointer from DWARF's return type): top\n"
+	"                    values and a log2 histogram (bpftrace's retval); only at\n"
+	"                    a function's entry, and one return probe serves --latency\n"
 	"  --args N          the first N integer/pointer arguments (1-6, System V\n"
 	"                    registers rdi rsi rdx rcx r8 r9), named and typed from\n"
 	"                    DWARF: top values and a log2 histogram of integers\n"
@@ -65,7 +70,7 @@ const char cmd_probe_usage[] =
 	"  -h, --help        this help\n"
 	"\n"
 	"Counting costs the target one kernel trap per hit (~1-20 us, the hardware's\n"
-	"price); --latency, --args and --stacks add a record per hit.  While armed,\n"
+	"price); --latency, --retval, --args and --stacks add a record per hit.  While armed,\n"
 	"the kernel keeps a breakpoint in its copy of each probed page; closing the\n"
 	"probes restores the original bytes, which vigil reads back and checks.\n"
 	"vigil never writes into the target.  Needs root or CAP_SYS_ADMIN: the\n"
@@ -77,6 +82,7 @@ const char cmd_probe_usage[] =
 	"  vigil probe 4242 handle_request --latency --stacks\n"
 	"  vigil probe 4242 malloc --stacks --duration 5s --format svg -o malloc.svg\n"
 	"  vigil probe 4242 'libc.so.6:write' --args 3 --interval 1s\n"
+	"  vigil probe 4242 'libc.so.6:read' --retval --latency\n"
 	"  vigil probe 4242 server.c:118 --per-thread --json\n"
 	"  vigil probe -p 4242 handle_request --duration 10s\n"
 	"  vigil probe parse_line -- ./myprog input.txt     (counts from its first call)\n";
@@ -95,11 +101,12 @@ struct probe_args {
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_args *a)
 {
-	enum { OPT_DURATION = 256, OPT_LATENCY, OPT_ARGS, OPT_STACKS, OPT_PER_THREAD,
+	enum { OPT_DURATION = 256, OPT_LATENCY, OPT_RETVAL, OPT_ARGS, OPT_STACKS, OPT_PER_THREAD,
 	       OPT_INTERVAL, OPT_JSON, OPT_TOP, OPT_STACK_BYTES, OPT_FORMAT };
 	static const struct option opts[] = {
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "latency", no_argument, NULL, OPT_LATENCY },
+		{ "retval", no_argument, NULL, OPT_RETVAL },
 		{ "args", required_argument, NULL, OPT_ARGS },
 		{ "stacks", no_argument, NULL, OPT_STACKS },
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
@@ -135,6 +142,9 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			break;
 		case OPT_LATENCY:
 			a->o.latency = true;
+			break;
+		case OPT_RETVAL:
+			a->o.retval = true;
 			break;
 		case OPT_ARGS:
 			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > VG_PROBE_MAX_ARGS)

@@ -164,7 +164,13 @@ static void on_record(const struct vg_probe_record *r, size_t len, void *arg)
 	if (r->kind == VG_PROBE_REC_ENTRY) {
 		on_entry(s, r, len, &s->locs[loc], loc);
 	} else if (r->kind == VG_PROBE_REC_RETURN && s->pairing) {
-		vg_pairing_return(s->pairing, (uint32_t)r->pid_tgid, (uint32_t)loc, r->time_ns, NULL);
+		struct vg_probe_location_result *l = &s->locs[loc];
+
+		/* Only a paired return is of a call counted since arming: its
+		 * value joins the distribution, so it has one value per call. */
+		if (vg_pairing_return(s->pairing, (uint32_t)r->pid_tgid, (uint32_t)loc, r->time_ns, NULL) &&
+		    l->retval.values)
+			vg_values_add(l->retval.values, arg_value(&l->retval.param, r->regs[VG_PR_AX]));
 	} else {
 		s->stats.records_malformed++;
 	}

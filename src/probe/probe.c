@@ -33,6 +33,26 @@ static void decide_latency(struct vg_probe_location_result *l)
 	}
 }
 
+/* --retval: where a return probe can go (decide_latency said so), rax at
+ * each paired return, typed from the function's DWARF. */
+static int decide_retval(struct vg_probe_session *s, struct vg_probe_location_result *l,
+			 struct vg_error *err)
+{
+	int r;
+
+	/* A return value exists only for a function: asking for it
+	 * elsewhere is a mistake in the command, not a fact to report. */
+	if (l->latency_why)
+		return vg_error_set(err, -EINVAL, "--retval: '%s': %s", l->loc.input, l->latency_why);
+	r = vg_sym_return_type(s->sym, l->loc.sites[0].function_addr, &l->retval.param, err);
+	if (r < 0)
+		return r;
+	l->retval.values = vg_values_new(l->retval.param.kind == VG_PARAM_SIGNED);
+	if (!l->retval.values)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
 static int decide_args(struct vg_probe_session *s, struct vg_probe_location_result *l,
 		       struct vg_error *err)
 {
@@ -119,8 +139,13 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 					 s->n_sites, VG_PROBE_MAX_SITES, specs[i], l->loc.n_sites);
 			break;
 		}
-		if (o->latency)
+		/* --retval rides on the return probe --latency uses. */
+		if (o->latency || o->retval)
 			decide_latency(l);
+		if (o->retval)
+			r = decide_retval(s, l, err);
+		if (r < 0)
+			break;
 		if (o->n_args)
 			r = decide_args(s, l, err);
 	}
@@ -137,7 +162,7 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 			s->sites[k].return_fd = -1;
 			s->sites[k].entry_prog = -1;
 			s->sites[k].return_prog = -1;
-			s->sites[k].result.has_return = o->latency && !s->locs[i].latency_why;
+			s->sites[k].result.has_return = (o->latency || o->retval) && !s->locs[i].latency_why;
 		}
 	}
 	/* One per-thread stack pairs every location: the same entry twice
@@ -163,7 +188,7 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 						 s->locs[a->location].loc.input, s->locs[b->location].loc.input,
 						 a->site->runtime_addr);
 		}
-	if (r >= 0 && o->latency) {
+	if (r >= 0 && (o->latency || o->retval)) {
 		s->pairing = vg_pairing_new(s->n_locs);
 		if (!s->pairing)
 			r = vg_error_set(err, -ENOMEM, "out of memory");
@@ -191,6 +216,7 @@ struct vg_probe_session *vg_probe_free(struct vg_probe_session *s)
 
 		for (size_t j = 0; j < l->n_args; j++)
 			vg_values_free(l->args[j].values);
+		vg_values_free(l->retval.values);
 		/* The stacks array borrows the table's entries. */
 		free(l->stacks);
 		if (s->stacks)
@@ -226,7 +252,7 @@ const struct vg_probe_site_result *vg_probe_site(const struct vg_probe_session *
 
 struct vg_latency *vg_probe_latency(struct vg_probe_session *s, size_t loc)
 {
-	return s->pairing && loc < s->n_locs && !s->locs[loc].latency_why
+	return s->o.latency && s->pairing && loc < s->n_locs && !s->locs[loc].latency_why
 		? vg_pairing_latency(s->pairing, (uint32_t)loc) : NULL;
 }
 

@@ -51,6 +51,7 @@ struct vg_probe_opts {
 	uint64_t duration_ms;        /* 0: until stopped */
 	uint64_t interval_ms;        /* 0: no interval callback */
 	bool latency;
+	bool retval;                 /* the return value (rax) of each call */
 	unsigned n_args;             /* 0..6 */
 	bool stacks;
 	bool per_thread;
@@ -86,6 +87,10 @@ struct vg_probe_location_result {
 	 * latency_why), else why not. */
 	const char *latency_why;
 	struct vg_pairing_site_stats pairing;
+	/* --retval: rax at each paired return, typed from the function's
+	 * DWARF return type (values NULL: not asked; a location that is
+	 * no function entry is refused with --retval). */
+	struct vg_probe_arg retval;
 	/* --args */
 	struct vg_probe_arg args[VG_PROBE_MAX_ARGS];
 	size_t n_args;

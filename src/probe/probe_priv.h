@@ -66,7 +66,7 @@ struct vg_probe_session {
 
 static inline bool probe_recording(const struct vg_probe_opts *o)
 {
-	return o->latency || o->n_args || o->stacks;
+	return o->latency || o->retval || o->n_args || o->stacks;
 }
 
 /* arm.c */

@@ -423,7 +423,7 @@ probe_go() {
 }
 probe_go probe_count count live_probe 0 int probe "${prpid[count]}" probe_counted --per-thread --json
 probe_go probe_latency latency live_probe 0 int probe "${prpid[latency]}" probe_sleep --latency --json
-probe_go probe_args args live_probe 0 int probe "${prpid[args]}" probe_args --args 4 --json
+probe_go probe_args args live_probe 0 int probe "${prpid[args]}" probe_args --args 4 --retval --json
 probe_go probe_stacks stacks live_probe 0 int probe "${prpid[stacks]}" probe_leaf --stacks --json
 line=$(truth_get "$T/pr_fileline.truth" line)
 probe_go probe_fileline fileline live_probe 0 int probe "${prpid[fileline]}" "tgt_probe.c:$line" --json
@@ -723,6 +723,7 @@ for name, path in [
     ("probe_count", ("locations", "per_thread", "tid")),
     ("probe_latency", ("locations", "latency", "histogram", "lo_ns")),
     ("probe_args", ("locations", "args", "histogram", "lo")),
+    ("probe_args", ("locations", "retval", "histogram", "lo")),
     ("probe_stacks", ("locations", "stacks", "top", "frames", "address")),
     ("probe_stacks", ("locations", "stacks", "unwind_stops", "outermost")),
     ("probe_offset", ("locations", "latency_note")),
