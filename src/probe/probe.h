@@ -52,6 +52,7 @@ struct vg_probe_opts {
 	uint64_t interval_ms;        /* 0: no interval callback */
 	bool latency;
 	bool retval;                 /* the return value (rax) of each call */
+	const char *filter;          /* --filter EXPR (probe/filter.c), or NULL */
 	unsigned n_args;             /* 0..6 */
 	bool stacks;
 	bool per_thread;
@@ -82,7 +83,12 @@ struct vg_probe_arg {
 struct vg_probe_location_result {
 	struct vg_probe_location loc;
 	size_t first_site;           /* index of loc.sites[0] in the session */
-	uint64_t calls;
+	uint64_t calls;              /* with --filter: the calls that matched */
+	/* --filter: the comparisons every site's entry program makes, and
+	 * the calls seen in all (matched or not). */
+	struct vg_bpf_filter_term filter[VG_BPF_FILTER_MAX_TERMS];
+	size_t n_filter;
+	uint64_t calls_seen;
 	/* --latency: entry+return at every site of this location (NULL
 	 * latency_why), else why not. */
 	const char *latency_why;

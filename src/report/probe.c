@@ -555,6 +555,10 @@ cJSON *vg_report_probe_json(struct vg_probe_session *s, struct vg_symbolizer *sy
 		cJSON_AddNumberToObject(j, "calls", (double)l->calls);
 		cJSON_AddBoolToObject(j, "calls_exact", exact);
 		cJSON_AddNumberToObject(j, "calls_per_s", secs > 0 ? (double)l->calls / secs : 0);
+		if (o->filter)
+			cJSON_AddNumberToObject(j, "calls_seen", (double)l->calls_seen);
+		else
+			cJSON_AddNullToObject(j, "calls_seen");
 		cJSON_AddItemToObject(j, "per_thread", per_thread_json(s, i));
 		cJSON_AddItemToObject(j, "latency", latency_json(s, i));
 		if (o->latency && l->latency_why)
@@ -819,6 +823,11 @@ int vg_report_probe_table(FILE *out, struct vg_probe_session *s, struct vg_symbo
 		fprintf(out, "%*s %5zu %14" PRIu64 " %12.1f\n",
 			(int)(strlen(l->loc.input) < 32 ? 32 - strlen(l->loc.input) : 0), "",
 			l->loc.n_sites, l->calls, secs > 0 ? (double)l->calls / secs : 0);
+		if (o->filter) {
+			fputs("  --filter ", out);
+			vg_text_put(out, o->filter);
+			fprintf(out, ": %" PRIu64 " calls, %" PRIu64 " matched\n", l->calls_seen, l->calls);
+		}
 		for (size_t k = 0; l->loc.n_sites > 1 && k < l->loc.n_sites; k++) {
 			const struct vg_probe_site *ps = &l->loc.sites[k];
 

@@ -315,7 +315,7 @@ static bool probe_possible(void)
 static int load(uint32_t site, enum vg_probe_record_kind kind, bool count, uint32_t stack_bytes,
 		const struct vg_bpf_counters *c, const struct vg_bpf_output *o)
 {
-	struct vg_bpf_prog_spec spec = { site, kind, count, stack_bytes };
+	struct vg_bpf_prog_spec spec = { .site = site, .kind = kind, .count = count, .stack_bytes = stack_bytes };
 	struct vg_error err = { 0 };
 	int fd, r = vg_bpf_prog_load(&spec, c, o, &fd, &err);
 
@@ -770,7 +770,7 @@ static void test_errors(void **state)
 {
 	struct vg_error err = { 0 };
 	struct vg_bpf_counters *c;
-	struct vg_bpf_prog_spec spec = { 0, VG_PROBE_REC_ENTRY, true, 100 };
+	struct vg_bpf_prog_spec spec = { .site = 0, .kind = VG_PROBE_REC_ENTRY, .count = true, .stack_bytes = 100 };
 	char path[64], line[4096];
 	uint64_t data_off = 0;
 	FILE *f;
