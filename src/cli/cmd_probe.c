@@ -35,6 +35,8 @@ const char cmd_probe_usage[] =
 	"  0xADDR, @0xADDR        a runtime address, or a static one of the executable\n"
 	"  FILE:LINE              every address the line tables give that source line,\n"
 	"                         one site per function or inlined copy of it\n"
+	"  usdt:PROVIDER:NAME, usdt:IMAGE:PROVIDER:NAME   a USDT probe (sys/sdt.h),\n"
+	"                         semaphores raised by the kernel\n"
 	"\n"
 	CLI_TARGET_HELP
 	CLI_LAUNCH_HELP

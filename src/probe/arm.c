@@ -106,7 +106,8 @@ static int open_probe(struct vg_probe_session *s, size_t i, bool ret, int *fd,
 		      struct vg_error *err)
 {
 	struct site_state *ss = &s->sites[i];
-	int r = vg_uprobe_open(ss->site->path, ss->site->file_offset, ret, s->probe_task,
+	int r = vg_uprobe_open(ss->site->path, ss->site->file_offset, ss->site->ref_ctr_offset, ret,
+			       s->probe_task,
 			       ret ? ss->return_prog : ss->entry_prog, fd, err);
 
 	/* The program runs from the attach on, enabled or not (the kernel

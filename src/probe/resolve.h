@@ -38,6 +38,7 @@ struct vg_probe_site {
 	const struct vg_image *image;  /* borrowed from the symbolizer's images */
 	char *path;                    /* owned: the path to open (image->open_path) */
 	uint64_t file_offset;
+	uint64_t ref_ctr_offset;       /* usdt: its semaphore's file offset, 0: none */
 	uint64_t runtime_addr;
 	uint64_t static_addr;          /* runtime_addr - image bias */
 	char *function;                /* owned: the symbol containing it, or NULL */

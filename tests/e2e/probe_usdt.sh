@@ -1,0 +1,55 @@
+#!/bin/bash
+# probe_usdt: `vigil probe PID usdt:vigil:tick usdt:vigil:semtick` on
+# tgt_usdt, whose own USDT probes (sys/sdt.h) fire a known number of
+# times (its truth: ticks 1000, semtick N): exact counts from the
+# .note.stapsdt probes.  Both probes have semaphores: semtick fires only
+# while its semaphore is non-zero, which only the kernel raises (uprobe
+# ref_ctr_offset), so semtick's count equal to the target's 300 checks
+# and "semaphore_at_go 1" prove the kernel handled it, not vigil.  The
+# IMAGE form (usdt:tgt_usdt:vigil:tick) finds the same probe.  An unknown
+# probe: exit 2, one line listing the probes there are.
+source "$(dirname "$0")/lib.sh"
+
+for c in both image; do
+	start_target tgt_usdt "$T/$c.truth"
+	eval "pid_$c=$TPID"
+done
+for c in both image; do
+	wait_truth "$T/$c.truth" ready
+done
+
+source "$E2E_DIR/probelib.bash"
+
+probe_bg both int "$T/both.truth" "$pid_both" probe "$pid_both" usdt:vigil:tick usdt:vigil:semtick --json
+assert_rc 0 "vigil probe usdt:"
+check "$T/both.truth" "$T/both.out" '
+obs, locs = check_probe_doc(d, t.pid, w, stop="interrupted", n_locations=2)
+eq(w + ": the target fired (harness)", (1000, 300, "1"), (t.int("ticks"), t.int("semtick"), t.one("semaphore_at_go")))
+eq(w + ": inputs", ["usdt:vigil:tick", "usdt:vigil:semtick"], [l.get("input") for l in locs])
+eq(w + ": tick calls", t.int("ticks"), locs[0].get("calls"))
+eq(w + ": semtick calls (the kernel raised the semaphore)", t.int("semtick"), locs[1].get("calls"))
+for l in locs:
+    eq(w + ": " + l["input"] + " sites", 1, len(l.get("sites") or []))
+    check(str(l.get("image", "")).endswith("/tgt_usdt"), w + ": image %r" % (l.get("image"),))
+'
+echo "ok: usdt:vigil:tick x1000 and usdt:vigil:semtick x300 (semaphore raised by the kernel), exact"
+
+probe_bg image int "$T/image.truth" "$pid_image" probe "$pid_image" usdt:tgt_usdt:vigil:tick --json
+assert_rc 0 "vigil probe usdt:IMAGE:..."
+check "$T/image.truth" "$T/image.out" '
+obs, locs = check_probe_doc(d, t.pid, w, stop="interrupted")
+eq(w + ": tick calls", t.int("ticks"), locs[0].get("calls"))
+'
+echo "ok: usdt:tgt_usdt:vigil:tick: the same probe by image"
+
+vg unknown probe "$pid_both" usdt:vigil:nope --duration 100ms
+assert_rc 2 "unknown USDT probe"
+assert_one_error_line
+grep -qF "no USDT probe vigil:nope in the process's images (its probes: vigil:tick, vigil:semtick)" "$T/unknown.err" ||
+	{ show_last; fail "the error must list the probes there are"; }
+echo "ok: an unknown USDT probe: exit 2, the candidates listed"
+
+vg malformed probe "$pid_both" usdt:vigil --duration 100ms
+assert_rc 2 "malformed usdt location"
+assert_one_error_line
+echo "ok: usdt:PROVIDER alone: exit 2"
