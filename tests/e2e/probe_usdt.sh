@@ -53,3 +53,16 @@ vg malformed probe "$pid_both" usdt:vigil --duration 100ms
 assert_rc 2 "malformed usdt location"
 assert_one_error_line
 echo "ok: usdt:PROVIDER alone: exit 2"
+
+# --list-usdt: both probes, at the addresses the probe run used, with the
+# argument specs sys/sdt.h wrote (len is a long in rsi in tgt_usdt).
+vg list probe "$pid_both" --list-usdt
+assert_rc 0 "--list-usdt"
+tick=$(jget "$T/both.out" 'd["locations"][0]["runtime_addresses"][0]')
+semtick=$(jget "$T/both.out" 'd["locations"][1]["runtime_addresses"][0]')
+grep -qE "^  usdt:vigil:tick  $tick  semaphore 0x[0-9a-f]+  args -8@%[a-z0-9]+ -8@%[a-z0-9]+\$" "$T/list.out" ||
+	{ show_last; fail "--list-usdt: no vigil:tick line at $tick"; }
+grep -qE "^  usdt:vigil:semtick  $semtick  semaphore 0x[0-9a-f]+  args -8@%[a-z0-9]+\$" "$T/list.out" ||
+	{ show_last; fail "--list-usdt: no vigil:semtick line at $semtick"; }
+[[ $(head -n1 "$T/list.out") == */tgt_usdt ]] || { show_last; fail "--list-usdt: the image line first"; }
+echo "ok: --list-usdt: both probes, at the probed addresses, with their argument specs"
