@@ -5,6 +5,7 @@
 #include "elf/usdt.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,5 +169,61 @@ int vg_usdt_image_probes(const struct vg_image *img, struct vg_usdt_probe **out,
 	}
 	*out = c.v;
 	*n = c.n;
+	return 0;
+}
+
+/* x86-64 register names by width: 64, 32, 16, 8 bits. */
+static const char *const reg_names[16][4] = {
+	{ "rax", "eax", "ax", "al" }, { "rbx", "ebx", "bx", "bl" }, { "rcx", "ecx", "cx", "cl" },
+	{ "rdx", "edx", "dx", "dl" }, { "rsi", "esi", "si", "sil" }, { "rdi", "edi", "di", "dil" },
+	{ "rbp", "ebp", "bp", "bpl" }, { "rsp", "esp", "sp", "spl" },
+	{ "r8", "r8d", "r8w", "r8b" }, { "r9", "r9d", "r9w", "r9b" }, { "r10", "r10d", "r10w", "r10b" },
+	{ "r11", "r11d", "r11w", "r11b" }, { "r12", "r12d", "r12w", "r12b" },
+	{ "r13", "r13d", "r13w", "r13b" }, { "r14", "r14d", "r14w", "r14b" },
+	{ "r15", "r15d", "r15w", "r15b" },
+};
+
+static int reg_by_name(const char *name, size_t len)
+{
+	for (int r = 0; r < 16; r++)
+		for (int w = 0; w < 4; w++)
+			if (strlen(reg_names[r][w]) == len && !memcmp(reg_names[r][w], name, len))
+				return r;
+	return -1;
+}
+
+int vg_usdt_args_parse(const char *spec, struct vg_usdt_arg *args, size_t max, size_t *n)
+{
+	const char *p = spec;
+
+	*n = 0;
+	while (*n < max) {
+		struct vg_usdt_arg a = { .reg = -1 };
+		const char *op;
+		unsigned size = 0;
+
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return 0;
+		if (*p == '-') {
+			a.is_signed = true;
+			p++;
+		}
+		while (*p >= '0' && *p <= '9' && size < 100)
+			size = size * 10 + (unsigned)(*p++ - '0');
+		if (*p != '@' || (size != 1 && size != 2 && size != 4 && size != 8))
+			return -EINVAL;
+		a.size = (uint8_t)size;
+		op = ++p;
+		while (*p && *p != ' ')
+			p++;
+		if (op[0] == '%' && p - op > 1) {
+			a.reg = reg_by_name(op + 1, (size_t)(p - op - 1));
+			if (a.reg >= 0)
+				snprintf(a.reg_name, sizeof(a.reg_name), "%s", reg_names[a.reg][0]);
+		}
+		args[(*n)++] = a;
+	}
 	return 0;
 }

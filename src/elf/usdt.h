@@ -32,6 +32,23 @@ struct vg_usdt_probe {
 int vg_usdt_parse_notes(const void *data, size_t len, uint64_t base_addr, bool have_base,
 			int (*cb)(const struct vg_usdt_probe *p, void *arg), void *arg, size_t *bad);
 
+/* One argument of a probe's spec, "[-]SIZE@OPERAND": size in bytes (1,
+ * 2, 4, 8), signed when SIZE has a '-'; reg is the x86-64 register
+ * (VG_USDT_REG_*: rax rbx rcx rdx rsi rdi rbp rsp r8..r15 in that order)
+ * when OPERAND is a register (%rax, %esi, %r8d...), else -1 (memory or
+ * a constant: not read). */
+enum { VG_USDT_REG_RAX, VG_USDT_REG_RBX, VG_USDT_REG_RCX, VG_USDT_REG_RDX, VG_USDT_REG_RSI,
+       VG_USDT_REG_RDI, VG_USDT_REG_RBP, VG_USDT_REG_RSP, VG_USDT_REG_R8 };
+struct vg_usdt_arg {
+	uint8_t size;
+	bool is_signed;
+	int reg;
+	char reg_name[8];     /* the 64-bit name ("rax", "r8"), "" when not a register */
+};
+/* Parses up to max arguments of spec; *n how many.  -EINVAL on a
+ * malformed argument (those before it are in args). */
+int vg_usdt_args_parse(const char *spec, struct vg_usdt_arg *args, size_t max, size_t *n);
+
 /* The probes of an image (its open file through libelf): *out (free()
  * it), *n; 0 with *n = 0 when it has none.  <0 only when out of memory. */
 int vg_usdt_image_probes(const struct vg_image *img, struct vg_usdt_probe **out, size_t *n,

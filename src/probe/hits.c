@@ -125,9 +125,13 @@ static void on_entry(struct vg_probe_session *s, const struct vg_probe_record *r
 
 	if (s->pairing && s->sites[r->site].result.has_return)
 		vg_pairing_entry(s->pairing, tid, (uint32_t)loc, r->time_ns);
-	for (size_t i = 0; i < l->n_args; i++)
-		vg_values_add(l->args[i].values,
-			      arg_value(&l->args[i].param, r->regs[arg_regs[l->args[i].param.reg]]));
+	for (size_t i = 0; i < l->n_args; i++) {
+		/* usdt: where this site's spec put it (resolved at the start). */
+		int pt = l->loc.is_usdt ? s->sites[r->site].usdt_pt[i] : (int)arg_regs[l->args[i].param.reg];
+
+		if (pt >= 0 && pt < VG_PR_COUNT)
+			vg_values_add(l->args[i].values, arg_value(&l->args[i].param, r->regs[pt]));
+	}
 	if (s->stacks && s->unwinder) {
 		struct vg_regs regs;
 		uint64_t ips[STACK_MAX_FRAMES];

@@ -4,9 +4,11 @@
  * the order of arming and disarming and why. */
 #include "probe/probe_priv.h"
 #include "probe/filter.h"
+#include "elf/usdt.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +80,69 @@ static int decide_filter(struct vg_probe_session *s, struct vg_probe_location_re
 			return r;
 	}
 	return vg_probe_filter_parse(s->o.filter, params, n, l->filter, &l->n_filter, err);
+}
+
+/* x86-64 registers in elf/usdt.h's order as pt_regs words. */
+static const int usdt_pt_regs[16] = {
+	VG_PR_AX, VG_PR_BX, VG_PR_CX, VG_PR_DX, VG_PR_SI, VG_PR_DI, VG_PR_BP, VG_PR_SP,
+	VG_PR_R8, VG_PR_R9, VG_PR_R10, VG_PR_R11, VG_PR_R12, VG_PR_R13, VG_PR_R14, VG_PR_R15,
+};
+
+/* usdt: the arguments as the note's spec places them (first site's spec
+ * names and sizes them; each site's own spec says its registers). */
+static int decide_usdt_args(struct vg_probe_session *s, struct vg_probe_location_result *l,
+			    struct vg_error *err)
+{
+	struct vg_usdt_arg a[VG_PROBE_MAX_ARGS];
+	size_t n = 0;
+
+	if (vg_usdt_args_parse(l->loc.sites[0].usdt_args, a, s->o.n_args, &n) < 0 && !n)
+		return vg_error_set(err, -EINVAL, "--args: '%s': its argument spec '%s' is malformed",
+				    l->loc.input, l->loc.sites[0].usdt_args);
+	if (n < s->o.n_args)
+		return vg_error_set(err, -EINVAL, "--args %u: '%s' has %zu argument%s (spec '%s')",
+				    s->o.n_args, l->loc.input, n, n == 1 ? "" : "s", l->loc.sites[0].usdt_args);
+	for (size_t i = 0; i < n; i++) {
+		struct vg_probe_arg *pa = &l->args[i];
+
+		if (a[i].reg < 0)
+			return vg_error_set(err, -EINVAL, "--args: '%s': argument %zu is not in a register "
+					    "(spec '%s'): not read yet", l->loc.input, i,
+					    l->loc.sites[0].usdt_args);
+		memset(&pa->param, 0, sizeof(pa->param));
+		pa->param.kind = a[i].is_signed ? VG_PARAM_SIGNED : VG_PARAM_UNSIGNED;
+		pa->param.size = a[i].size;
+		pa->param.reg = (unsigned)i;
+		snprintf(pa->param.name, sizeof(pa->param.name), "arg%zu", i);
+		snprintf(pa->usdt_reg, sizeof(pa->usdt_reg), "%s", a[i].reg_name);
+		pa->values = vg_values_new(a[i].is_signed);
+		if (!pa->values)
+			return vg_error_set(err, -ENOMEM, "out of memory");
+		l->n_args++;
+	}
+	return 0;
+}
+
+/* Each usdt site's registers for its arguments, from its own spec. */
+static int usdt_site_regs(struct site_state *ss, const struct vg_probe_location_result *l,
+			  struct vg_error *err)
+{
+	struct vg_usdt_arg a[VG_PROBE_MAX_ARGS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < VG_PROBE_MAX_ARGS; i++)
+		ss->usdt_pt[i] = -1;
+	if (!l->n_args)
+		return 0;
+	vg_usdt_args_parse(ss->site->usdt_args, a, l->n_args, &n);
+	for (size_t i = 0; i < l->n_args; i++) {
+		if (i >= n || a[i].reg < 0 || a[i].size != l->args[i].param.size)
+			return vg_error_set(err, -EINVAL, "--args: '%s' at 0x%" PRIx64 ": argument %zu is "
+					    "not in a register of the same size there (spec '%s')",
+					    l->loc.input, ss->site->runtime_addr, i, ss->site->usdt_args);
+		ss->usdt_pt[i] = usdt_pt_regs[a[i].reg];
+	}
+	return 0;
 }
 
 static int decide_args(struct vg_probe_session *s, struct vg_probe_location_result *l,
@@ -182,7 +247,9 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 			r = decide_filter(s, l, err);
 		if (r < 0)
 			break;
-		if (o->n_args)
+		if (o->n_args && l->loc.is_usdt)
+			r = decide_usdt_args(s, l, err);
+		else if (o->n_args)
 			r = decide_args(s, l, err);
 	}
 	if (r >= 0) {
@@ -199,6 +266,8 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 			s->sites[k].entry_prog = -1;
 			s->sites[k].return_prog = -1;
 			s->sites[k].result.has_return = (o->latency || o->retval) && !s->locs[i].latency_why;
+			if (r >= 0 && s->locs[i].loc.is_usdt)
+				r = usdt_site_regs(&s->sites[k], &s->locs[i], err);
 		}
 	}
 	/* One per-thread stack pairs every location: the same entry twice

@@ -77,6 +77,9 @@ struct vg_probe_site_result {
 
 struct vg_probe_arg {
 	struct vg_sym_param param;
+	/* usdt: the register its spec names ("rax"; the record's pt_regs
+	 * word per site is in the session), "" otherwise. */
+	char usdt_reg[8];
 	struct vg_values *values;
 };
 

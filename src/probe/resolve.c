@@ -74,6 +74,7 @@ static void site_clear(struct vg_probe_site *s)
 	free(s->inlined_into);
 	free(s->inlined_function);
 	free(s->file);
+	free(s->usdt_args);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -500,6 +501,10 @@ static int resolve_usdt(const char *spec, struct vg_symbolizer *sym, const struc
 			}
 			s = &out->sites[out->n_sites];
 			rc = fill_site(sym, maps, pid, p->pc + img->bias, s, err);
+			if (rc == 0 && !(s->usdt_args = strdup(p->args))) {
+				site_clear(s);
+				rc = vg_error_set(err, -ENOMEM, "out of memory");
+			}
 			if (rc == 0 && p->semaphore &&
 			    (rc = offset_in_loads(img, p->semaphore, true, &s->ref_ctr_offset, err)) < 0)
 				site_clear(s);
@@ -532,7 +537,7 @@ int vg_probe_resolve(const char *spec, struct vg_symbolizer *sym, struct vg_prob
 	out->is_file_line = is_file_line(spec);
 	if (!out->input)
 		rc = vg_error_set(err, -ENOMEM, "out of memory");
-	else if (is_usdt(spec))
+	else if ((out->is_usdt = is_usdt(spec)))
 		rc = resolve_usdt(spec, sym, maps, pid, out, err);
 	else if (out->is_file_line)
 		rc = resolve_file_line(spec, sym, maps, pid, out, err);

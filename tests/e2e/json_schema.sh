@@ -882,7 +882,7 @@ for name, schema, mutate, what in [
      "a latency bound as a string"),
     ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0]["top"][0].update(value=4096), "a numeric arg value"),
     ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0].update(kind="pointer"), "decimal values of a pointer"),
-    ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0].update(reg="rax"), "an unknown register"),
+    ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0].update(reg="xmm0"), "an unknown register"),
     ("probe_stacks", "live_probe", lambda d: d["locations"][0]["stacks"]["unwind_stops"].update(bogus=1), "an unknown unwind stop"),
     ("probe_stacks", "live_probe", lambda d: d["locations"][0]["stacks"]["top"][0]["frames"][0].update(bogus=1),
      "an undocumented frame key"),

@@ -34,13 +34,22 @@ for l in locs:
 '
 echo "ok: usdt:vigil:tick x1000 and usdt:vigil:semtick x300 (semaphore raised by the kernel), exact"
 
-probe_bg image int "$T/image.truth" "$pid_image" probe "$pid_image" usdt:tgt_usdt:vigil:tick --json
-assert_rc 0 "vigil probe usdt:IMAGE:..."
+probe_bg image int "$T/image.truth" "$pid_image" probe "$pid_image" usdt:tgt_usdt:vigil:tick --args 2 --json
+assert_rc 0 "vigil probe usdt:IMAGE:... --args 2"
 check "$T/image.truth" "$T/image.out" '
 obs, locs = check_probe_doc(d, t.pid, w, stop="interrupted")
 eq(w + ": tick calls", t.int("ticks"), locs[0].get("calls"))
+args = locs[0].get("args") or []
+eq(w + ": args", 2, len(args))
+lens = sorted(((str(int(v.split()[0])), int(v.split()[1])) for v in t.kv["len"]), key=lambda x: (-x[1], int(x[0])))
+if len(args) == 2:
+    i, n = args
+    eq(w + ": arg0 (i) kind, count, distinct", ("signed", 1000, 1000), (i.get("kind"), i.get("count"), i.get("distinct")))
+    eq(w + ": arg1 (len) kind", "signed", n.get("kind"))
+    eq(w + ": arg1 (len) top, as the target counted", lens, [(x.get("value"), x.get("count")) for x in n.get("top") or []])
+    check(all(isinstance(a.get("reg"), str) and a.get("reg") for a in args), w + ": each arg names its register")
 '
-echo "ok: usdt:tgt_usdt:vigil:tick: the same probe by image"
+echo "ok: usdt:tgt_usdt:vigil:tick --args 2: the same probe by image, its arguments by the spec"
 
 vg unknown probe "$pid_both" usdt:vigil:nope --duration 100ms
 assert_rc 2 "unknown USDT probe"

@@ -20,6 +20,18 @@ static int check(const struct vg_usdt_probe *p, void *arg)
 	    !memchr(p->provider, 0, sizeof(p->provider)) || !memchr(p->name, 0, sizeof(p->name)) ||
 	    !memchr(p->args, 0, sizeof(p->args)))
 		abort();
+	{
+		struct vg_usdt_arg a[12];
+		size_t k = 0;
+
+		vg_usdt_args_parse(p->args, a, 12, &k);
+		if (k > 12)
+			abort();
+		for (size_t i = 0; i < k; i++)
+			if ((a[i].size != 1 && a[i].size != 2 && a[i].size != 4 && a[i].size != 8) ||
+			    a[i].reg < -1 || a[i].reg > 15 || (a[i].reg >= 0) != (a[i].reg_name[0] != 0))
+				abort();
+	}
 	(*n)++;
 	return 0;
 }
