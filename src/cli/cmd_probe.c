@@ -227,6 +227,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 		return cli_usage_error(cli, "expected a PID and at least one LOCATION; usage: vigil probe PID LOCATION... [options]");
 	if (a->list_usdt && a->n_specs)
 		return cli_usage_error(cli, "--list-usdt takes no LOCATION");
+	if (a->list_usdt && (a->json || cli->json || a->out_path))
+		return cli_usage_error(cli, "--list-usdt prints a text list to standard output: no --json or -o");
 	if (!a->n_specs && !a->list_usdt)
 		return cli_usage_error(cli, "expected at least one LOCATION after the PID (SYMBOL, IMAGE:SYMBOL, SYMBOL+OFF, 0xADDR, @0xADDR, FILE:LINE)");
 	if (a->format && !a->o.stacks)

@@ -75,3 +75,9 @@ grep -qE "^  usdt:vigil:semtick  $semtick  semaphore 0x[0-9a-f]+  args -8@%[a-z0
 	{ show_last; fail "--list-usdt: no vigil:semtick line at $semtick"; }
 [[ $(head -n1 "$T/list.out") == */tgt_usdt ]] || { show_last; fail "--list-usdt: the image line first"; }
 echo "ok: --list-usdt: both probes, at the probed addresses, with their argument specs"
+
+vg list_o probe "$pid_both" --list-usdt -o "$T/list.txt"
+assert_rc 2 "--list-usdt -o"
+assert_one_error_line
+[[ ! -e $T/list.txt ]] || fail "--list-usdt -o: wrote a file it refused"
+echo "ok: --list-usdt with -o: refused (exit 2), nothing written"
