@@ -14,12 +14,18 @@
 #include "report/probe.h"
 #include "report/stack_format.h"
 #include "sym/symbolizer.h"
+#include <stdlib.h>
+
+#include "elf/usdt.h"
+#include "report/text.h"
 #include "util/outfile.h"
 
 const char cmd_probe_usage[] =
-	"usage: vigil probe PID|NAME LOCATION... [--duration TIME] [--latency] [--args N]\n"
+	"usage: vigil probe PID|NAME LOCATION... [--duration TIME] [--latency] [--retval]\n"
+	"                   [--args N] [--filter EXPR]\n"
 	"                   [--stacks [--format table|folded|pprof|speedscope|svg]]\n"
 	"                   [--per-thread] [--interval TIME] [--json] [-o FILE]\n"
+	"       vigil probe PID|NAME --list-usdt\n"
 	"\n"
 	"Is this code running, how often, how long does it take, with what arguments\n"
 	"and who calls it?  Puts a kernel uprobe on each LOCATION of a running process\n"
@@ -34,6 +40,8 @@ const char cmd_probe_usage[] =
 	"  0xADDR, @0xADDR        a runtime address, or a static one of the executable\n"
 	"  FILE:LINE              every address the line tables give that source line,\n"
 	"                         one site per function or inlined copy of it\n"
+	"  usdt:PROVIDER:NAME, usdt:IMAGE:PROVIDER:NAME   a USDT probe (sys/sdt.h),\n"
+	"                         semaphores raised by the kernel\n"
 	"\n"
 	CLI_TARGET_HELP
 	CLI_LAUNCH_HELP
@@ -44,9 +52,20 @@ const char cmd_probe_usage[] =
 	"                    milliseconds; default: until Ctrl-C)\n"
 	"  --latency         time every call (entry and return probe, paired per thread,\n"
 	"                    recursion included): min, p50, p90, p99, max, histogram\n"
+	"  --retval          the return value of every call (rax, at a return probe;\n"
+	"                    signed/unsigned/pointer from DWARF's return type): top\n"
+	"                    values and a log2 histogram (bpftrace's retval); only at\n"
+	"                    a function's entry, and one return probe serves --latency\n"
 	"  --args N          the first N integer/pointer arguments (1-6, System V\n"
 	"                    registers rdi rsi rdx rcx r8 r9), named and typed from\n"
 	"                    DWARF: top values and a log2 histogram of integers\n"
+	"  --filter EXPR     only the calls whose arguments match are counted, timed\n"
+	"                    and recorded: TERM [&& TERM]... (up to 4), TERM is argN\n"
+	"                    (0-5, arg0 = rdi) or a DWARF parameter name, an operator\n"
+	"                    (== != < <= > >=) and a number: 'len > 4096 && arg0 != 0';\n"
+	"                    evaluated in the kernel, typed as the parameter is; the\n"
+	"                    report also gives the calls seen in all (not yet with\n"
+	"                    --latency or --retval)\n"
 	"  --stacks          the call stacks that reach each location (CFI unwinding)\n"
 	"  --format F        with --stacks, write the stacks instead of the report, as\n"
 	"                    vigil profile does: table (functions by self and total\n"
@@ -62,10 +81,12 @@ const char cmd_probe_usage[] =
 	"  --stack-bytes N   --stacks: user stack bytes copied per hit (default 8192)\n"
 	"  --json            one JSON document (docs/json-schema/live_probe.json)\n"
 	"  -o, --output FILE write the report to FILE (-: standard output)\n"
+	"  --list-usdt       list the USDT probes of the process's images (image,\n"
+	"                    PROVIDER:NAME, address, semaphore, argument spec)\n"
 	"  -h, --help        this help\n"
 	"\n"
 	"Counting costs the target one kernel trap per hit (~1-20 us, the hardware's\n"
-	"price); --latency, --args and --stacks add a record per hit.  While armed,\n"
+	"price); --latency, --retval, --args and --stacks add a record per hit.  While armed,\n"
 	"the kernel keeps a breakpoint in its copy of each probed page; closing the\n"
 	"probes restores the original bytes, which vigil reads back and checks.\n"
 	"vigil never writes into the target.  Needs root or CAP_SYS_ADMIN: the\n"
@@ -77,6 +98,8 @@ const char cmd_probe_usage[] =
 	"  vigil probe 4242 handle_request --latency --stacks\n"
 	"  vigil probe 4242 malloc --stacks --duration 5s --format svg -o malloc.svg\n"
 	"  vigil probe 4242 'libc.so.6:write' --args 3 --interval 1s\n"
+	"  vigil probe 4242 'libc.so.6:read' --retval --latency\n"
+	"  vigil probe 4242 'libc.so.6:write' --filter 'arg0 == 2' --stacks\n"
 	"  vigil probe 4242 server.c:118 --per-thread --json\n"
 	"  vigil probe -p 4242 handle_request --duration 10s\n"
 	"  vigil probe parse_line -- ./myprog input.txt     (counts from its first call)\n";
@@ -91,15 +114,18 @@ struct probe_args {
 	const char *out_path;
 	uint64_t top;
 	bool top_given;
+	bool list_usdt;
 };
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_args *a)
 {
-	enum { OPT_DURATION = 256, OPT_LATENCY, OPT_ARGS, OPT_STACKS, OPT_PER_THREAD,
-	       OPT_INTERVAL, OPT_JSON, OPT_TOP, OPT_STACK_BYTES, OPT_FORMAT };
+	enum { OPT_DURATION = 256, OPT_LATENCY, OPT_RETVAL, OPT_FILTER, OPT_ARGS, OPT_STACKS, OPT_PER_THREAD,
+	       OPT_INTERVAL, OPT_JSON, OPT_TOP, OPT_STACK_BYTES, OPT_FORMAT, OPT_LIST_USDT };
 	static const struct option opts[] = {
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "latency", no_argument, NULL, OPT_LATENCY },
+		{ "retval", no_argument, NULL, OPT_RETVAL },
+		{ "filter", required_argument, NULL, OPT_FILTER },
 		{ "args", required_argument, NULL, OPT_ARGS },
 		{ "stacks", no_argument, NULL, OPT_STACKS },
 		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
@@ -108,6 +134,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "stack-bytes", required_argument, NULL, OPT_STACK_BYTES },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "list-usdt", no_argument, NULL, OPT_LIST_USDT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -135,6 +162,15 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			break;
 		case OPT_LATENCY:
 			a->o.latency = true;
+			break;
+		case OPT_LIST_USDT:
+			a->list_usdt = true;
+			break;
+		case OPT_RETVAL:
+			a->o.retval = true;
+			break;
+		case OPT_FILTER:
+			a->o.filter = optarg;
 			break;
 		case OPT_ARGS:
 			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > VG_PROBE_MAX_ARGS)
@@ -189,7 +225,11 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 	}
 	if (!a->pid)
 		return cli_usage_error(cli, "expected a PID and at least one LOCATION; usage: vigil probe PID LOCATION... [options]");
-	if (!a->n_specs)
+	if (a->list_usdt && a->n_specs)
+		return cli_usage_error(cli, "--list-usdt takes no LOCATION");
+	if (a->list_usdt && (a->json || cli->json || a->out_path))
+		return cli_usage_error(cli, "--list-usdt prints a text list to standard output: no --json or -o");
+	if (!a->n_specs && !a->list_usdt)
 		return cli_usage_error(cli, "expected at least one LOCATION after the PID (SYMBOL, IMAGE:SYMBOL, SYMBOL+OFF, 0xADDR, @0xADDR, FILE:LINE)");
 	if (a->format && !a->o.stacks)
 		return cli_usage_error(cli, "--format %s writes the call stacks: add --stacks", a->format->name);
@@ -269,6 +309,46 @@ static int write_stacks(struct vg_probe_session *s, const struct vg_target *t,
 	return r;
 }
 
+/* --list-usdt: every image's .note.stapsdt probes, as usdt: locations
+ * name them, at their runtime addresses. */
+static int list_usdt(struct vg_cli *cli, struct vg_symbolizer *sym)
+{
+	const struct vg_images *imgs = vg_symbolizer_images(sym);
+	struct vg_error err = { 0 };
+	size_t total = 0;
+
+	for (size_t i = 0; imgs && i < imgs->n; i++) {
+		const struct vg_image *img = imgs->images[i];
+		struct vg_usdt_probe *p = NULL;
+		size_t n = 0;
+
+		if (vg_usdt_image_probes(img, &p, &n, &err) < 0)
+			return cli_fail(cli, &err);
+		if (n) {
+			vg_text_put(stdout, img->path && img->path[0] ? img->path : "?");
+			fputc('\n', stdout);
+		}
+		for (size_t k = 0; k < n; k++) {
+			char loc[160];
+
+			snprintf(loc, sizeof(loc), "usdt:%s:%s", p[k].provider, p[k].name);
+			fputs("  ", stdout);
+			vg_text_put(stdout, loc);
+			printf("  0x%" PRIx64, p[k].pc + img->bias);
+			if (p[k].semaphore)
+				printf("  semaphore 0x%" PRIx64, p[k].semaphore + img->bias);
+			fputs("  args ", stdout);
+			vg_text_put(stdout, p[k].args[0] ? p[k].args : "-");
+			fputc('\n', stdout);
+		}
+		total += n;
+		free(p);
+	}
+	if (!total)
+		printf("# no USDT probes in the %zu images of the process\n", imgs ? imgs->n : 0);
+	return fflush(stdout) == 0 ? 0 : VG_EXIT_RUNTIME;
+}
+
 int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 {
 	struct probe_args a;
@@ -302,6 +382,10 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	if (vg_symbolizer_open_target(cli->target, 0, &sym, &err) < 0) {
 		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (a.list_usdt) {
+		r = list_usdt(cli, sym);
 		goto out;
 	}
 	r = vg_probe_new(cli->target, sym, a.specs, a.n_specs, &a.o, &s, &err);

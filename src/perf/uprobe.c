@@ -171,8 +171,8 @@ static int uprobe_open_error(int e, const char *path, uint64_t off, pid_t pid,
 	}
 }
 
-int vg_uprobe_open(const char *path, uint64_t file_offset, bool retprobe, pid_t pid,
-		   int prog_fd, int *fd, struct vg_error *err)
+int vg_uprobe_open(const char *path, uint64_t file_offset, uint64_t ref_ctr_offset, bool retprobe,
+		   pid_t pid, int prog_fd, int *fd, struct vg_error *err)
 {
 	struct perf_event_attr a;
 	int type, ret_bit, r;
@@ -189,6 +189,8 @@ int vg_uprobe_open(const char *path, uint64_t file_offset, bool retprobe, pid_t 
 	a.size = sizeof(a);
 	a.type = (uint32_t)type;
 	a.config = retprobe ? 1ull << ret_bit : 0;
+	/* format/ref_ctr_offset is config:32-63 since the field exists. */
+	a.config |= ref_ctr_offset << 32;
 	/* Read by the kernel during this call, in our mount namespace. */
 	a.config1 = (uint64_t)(uintptr_t)path;
 	a.config2 = file_offset;

@@ -41,8 +41,11 @@ int vg_uprobe_pmu(int *type, int *retprobe_bit, struct vg_error *err);
  * an ELF file, past its end, or an instruction the kernel cannot probe:
  * its sentence says which; an offset in the middle of an instruction that
  * happens to decode is NOT detected here), -EPERM/-EACCES, -ESRCH. */
-int vg_uprobe_open(const char *path, uint64_t file_offset, bool retprobe, pid_t pid,
-		   int prog_fd, int *fd, struct vg_error *err);
+/* ref_ctr_offset: the file offset of a USDT semaphore the kernel
+ * increments while the uprobe is armed (uprobe ref_ctr_offset, 4.20), 0:
+ * none; the kernel writes it, never vigil. */
+int vg_uprobe_open(const char *path, uint64_t file_offset, uint64_t ref_ctr_offset, bool retprobe,
+		   pid_t pid, int prog_fd, int *fd, struct vg_error *err);
 int vg_uprobe_enable(int fd, bool on);
 
 #endif

@@ -89,6 +89,14 @@ static int load_prog(struct vg_probe_session *s, size_t i, bool ret, int *prog,
 		.count = !ret,
 		.stack_bytes = !ret && s->o.stacks ? s->o.stack_bytes : 0,
 	};
+	const struct vg_probe_location_result *l = &s->locs[s->sites[i].location];
+
+	/* The calls seen go to a second slot per site, after the sites'. */
+	if (!ret && l->n_filter) {
+		spec.terms = l->filter;
+		spec.n_terms = (uint32_t)l->n_filter;
+		spec.all_slot = (uint32_t)(s->n_sites + i);
+	}
 
 	return vg_bpf_prog_load(&spec, s->counters, ret || probe_recording(&s->o) ? s->output : NULL,
 				prog, err);
@@ -98,7 +106,8 @@ static int open_probe(struct vg_probe_session *s, size_t i, bool ret, int *fd,
 		      struct vg_error *err)
 {
 	struct site_state *ss = &s->sites[i];
-	int r = vg_uprobe_open(ss->site->path, ss->site->file_offset, ret, s->probe_task,
+	int r = vg_uprobe_open(ss->site->path, ss->site->file_offset, ss->site->ref_ctr_offset, ret,
+			       s->probe_task,
 			       ret ? ss->return_prog : ss->entry_prog, fd, err);
 
 	/* The program runs from the attach on, enabled or not (the kernel
@@ -133,7 +142,7 @@ int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 	r = vg_uprobe_pmu(&type, &bit, err);
 	if (r < 0)
 		return r;
-	r = vg_bpf_counters_new(s->n_sites, s->o.per_thread, 65536, &s->counters, err);
+	r = vg_bpf_counters_new(s->o.filter ? 2 * s->n_sites : s->n_sites, s->o.per_thread, 65536, &s->counters, err);
 	if (r >= 0 && probe_recording(&s->o))
 		r = vg_bpf_output_new(s->o.ring_pages, &s->output, err);
 	if (r >= 0 && s->o.stacks)
@@ -360,6 +369,8 @@ void vg_probe_disarm(struct vg_probe_session *s)
 		if (s->counters && vg_bpf_counters_read(s->counters, i, &c, NULL) == 0)
 			s->sites[i].result.calls = c;
 		s->locs[s->sites[i].location].calls += s->sites[i].result.calls;
+		if (s->counters && s->o.filter && vg_bpf_counters_read(s->counters, s->n_sites + i, &c, NULL) == 0)
+			s->locs[s->sites[i].location].calls_seen += c;
 	}
 	if (s->counters && s->o.per_thread)
 		vg_bpf_counters_threads(s->counters, &s->threads, &s->n_threads, &s->threads_dropped, NULL);

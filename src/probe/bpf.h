@@ -185,11 +185,29 @@ void vg_bpf_output_stats(const struct vg_bpf_output *o, struct vg_bpf_output_sta
  * -EINVAL etc.: the verifier refused (its log's last line in the
  * sentence; a verifier EACCES, a bad memory access, becomes -EPROTO so
  * that it is not mistaken for a missing privilege). */
+/* One comparison of --filter, as the entry program evaluates it: the
+ * argument register reg (0-5: rdi rsi rdx rcx r8 r9), truncated to bits (sign-extended when is_signed),
+ * op value.  The layout of probe.bpf.c's struct filter_term. */
+enum vg_filter_op { VG_FILTER_EQ, VG_FILTER_NE, VG_FILTER_LT, VG_FILTER_LE, VG_FILTER_GT, VG_FILTER_GE };
+#define VG_BPF_FILTER_MAX_TERMS 4
+struct vg_bpf_filter_term {
+	uint32_t reg;
+	uint32_t bits;
+	uint32_t is_signed;
+	uint32_t op;
+	uint64_t value;
+};
+
 struct vg_bpf_prog_spec {
 	uint32_t site;
 	enum vg_probe_record_kind kind;
 	bool count;                /* false for RETURN */
 	uint32_t stack_bytes;
+	/* Entry programs with a filter: every call adds 1 to counts[all_slot],
+	 * only those the terms hold for go on. */
+	const struct vg_bpf_filter_term *terms;
+	uint32_t n_terms;
+	uint32_t all_slot;
 };
 int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_counters *c,
 		     const struct vg_bpf_output *output, int *prog_fd, struct vg_error *err);

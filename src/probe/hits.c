@@ -125,9 +125,13 @@ static void on_entry(struct vg_probe_session *s, const struct vg_probe_record *r
 
 	if (s->pairing && s->sites[r->site].result.has_return)
 		vg_pairing_entry(s->pairing, tid, (uint32_t)loc, r->time_ns);
-	for (size_t i = 0; i < l->n_args; i++)
-		vg_values_add(l->args[i].values,
-			      arg_value(&l->args[i].param, r->regs[arg_regs[l->args[i].param.reg]]));
+	for (size_t i = 0; i < l->n_args; i++) {
+		/* usdt: where this site's spec put it (resolved at the start). */
+		int pt = l->loc.is_usdt ? s->sites[r->site].usdt_pt[i] : (int)arg_regs[l->args[i].param.reg];
+
+		if (pt >= 0 && pt < VG_PR_COUNT)
+			vg_values_add(l->args[i].values, arg_value(&l->args[i].param, r->regs[pt]));
+	}
 	if (s->stacks && s->unwinder) {
 		struct vg_regs regs;
 		uint64_t ips[STACK_MAX_FRAMES];
@@ -164,7 +168,13 @@ static void on_record(const struct vg_probe_record *r, size_t len, void *arg)
 	if (r->kind == VG_PROBE_REC_ENTRY) {
 		on_entry(s, r, len, &s->locs[loc], loc);
 	} else if (r->kind == VG_PROBE_REC_RETURN && s->pairing) {
-		vg_pairing_return(s->pairing, (uint32_t)r->pid_tgid, (uint32_t)loc, r->time_ns, NULL);
+		struct vg_probe_location_result *l = &s->locs[loc];
+
+		/* Only a paired return is of a call counted since arming: its
+		 * value joins the distribution, so it has one value per call. */
+		if (vg_pairing_return(s->pairing, (uint32_t)r->pid_tgid, (uint32_t)loc, r->time_ns, NULL) &&
+		    l->retval.values)
+			vg_values_add(l->retval.values, arg_value(&l->retval.param, r->regs[VG_PR_AX]));
 	} else {
 		s->stats.records_malformed++;
 	}

@@ -10,6 +10,10 @@
  *   count:   counts[site] += 1 (atomic); with per_thread also
  *            threads[{site, tid}] += 1, and counts[dropped_slot] += 1
  *            when that hash is full.
+ *   filter:  with n_terms, every call first adds 1 to counts[all_slot]
+ *            (the calls seen), then the AND of the terms on the argument
+ *            registers decides whether the call goes on to be counted and
+ *            recorded (vigil probe --filter).
  *   record:  one struct record (= struct vg_probe_record in bpf.h) with
  *            the 21 pt_regs words and up to stack_bytes of user stack,
  *            reserved directly in this CPU's BPF ring buffer: no scratch
@@ -42,6 +46,18 @@ const volatile _Bool gated = 0;
 const volatile _Bool count = 0;
 const volatile _Bool per_thread = 0;
 const volatile _Bool record = 0;
+
+/* --filter: n_terms comparisons, all of which must hold (the fields of
+ * struct vg_bpf_filter_term in bpf.h, as arrays: a struct type here
+ * would have to be declared in the skeleton header too). */
+#define MAX_TERMS 4
+const volatile __u32 n_terms = 0;
+const volatile __u32 all_slot = 0;
+const volatile __u32 term_reg[MAX_TERMS] = {};     /* 0-5: rdi rsi rdx rcx r8 r9 */
+const volatile __u32 term_bits[MAX_TERMS] = {};    /* 8, 16, 32 or 64 */
+const volatile __u32 term_signed[MAX_TERMS] = {};
+const volatile __u32 term_op[MAX_TERMS] = {};      /* VG_FILTER_EQ.. in bpf.h */
+const volatile __u64 term_value[MAX_TERMS] = {};
 
 struct thread_key {
 	__u32 site;
@@ -206,11 +222,71 @@ static __always_inline void write_record(struct pt_regs *ctx)
 	bpf_ringbuf_submit(r, flags);
 }
 
+/* The register as the parameter's type holds it, then the comparison,
+ * signed or unsigned as the type is. */
+static __always_inline _Bool term_holds(const __u64 *args, __u32 i)
+{
+	__u32 bits = term_bits[i], reg = term_reg[i];
+	__u64 v, c = term_value[i];
+
+	if (reg >= 6)
+		return 0;
+	v = args[reg];
+	if (bits < 64) {
+		v &= (1ull << bits) - 1;
+		if (term_signed[i] && (v >> (bits - 1)) & 1)
+			v |= ~0ull << bits;
+	}
+	if (term_signed[i]) {
+		__s64 a = (__s64)v, b = (__s64)c;
+
+		switch (term_op[i]) {
+		case 0: return a == b;
+		case 1: return a != b;
+		case 2: return a < b;
+		case 3: return a <= b;
+		case 4: return a > b;
+		default: return a >= b;
+		}
+	}
+	switch (term_op[i]) {
+	case 0: return v == c;
+	case 1: return v != c;
+	case 2: return v < c;
+	case 3: return v <= c;
+	case 4: return v > c;
+	default: return v >= c;
+	}
+}
+
+static __always_inline _Bool filter_holds(struct pt_regs *ctx)
+{
+	const volatile __u64 *regs = (const volatile __u64 *)ctx;
+	/* A ctx access takes its offset from the instruction, never from a
+	 * register: the six argument registers are copied first, rdi rsi
+	 * rdx rcx r8 r9 (pt_regs words 14 13 12 11 9 8). */
+	__u64 args[6] = { regs[14], regs[13], regs[12], regs[11], regs[9], regs[8] };
+
+#pragma unroll
+	for (__u32 i = 0; i < MAX_TERMS; i++) {
+		if (i >= n_terms)
+			break;
+		if (!term_holds(args, i))
+			return 0;
+	}
+	return 1;
+}
+
 SEC("uprobe")
 int vg_probe(struct pt_regs *ctx)
 {
 	if (gated && !gate_open())
 		return 0;
+	if (n_terms) {
+		add_one(&counts, all_slot);
+		if (!filter_holds(ctx))
+			return 0;
+	}
 	if (count) {
 		add_one(&counts, site);
 		if (per_thread)

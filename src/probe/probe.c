@@ -3,9 +3,12 @@
  * are in arm.c, exec.c, hits.c and run.c (probe_priv.h); see probe.h for
  * the order of arming and disarming and why. */
 #include "probe/probe_priv.h"
+#include "probe/filter.h"
+#include "elf/usdt.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +34,115 @@ static void decide_latency(struct vg_probe_location_result *l)
 			return;
 		}
 	}
+}
+
+/* --retval: where a return probe can go (decide_latency said so), rax at
+ * each paired return, typed from the function's DWARF. */
+static int decide_retval(struct vg_probe_session *s, struct vg_probe_location_result *l,
+			 struct vg_error *err)
+{
+	int r;
+
+	/* A return value exists only for a function: asking for it
+	 * elsewhere is a mistake in the command, not a fact to report. */
+	if (l->latency_why)
+		return vg_error_set(err, -EINVAL, "--retval: '%s': %s", l->loc.input, l->latency_why);
+	r = vg_sym_return_type(s->sym, l->loc.sites[0].function_addr, &l->retval.param, err);
+	if (r < 0)
+		return r;
+	l->retval.values = vg_values_new(l->retval.param.kind == VG_PARAM_SIGNED);
+	if (!l->retval.values)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* --filter: the terms, with parameter names from the function's DWARF;
+ * only at a function's entry, where the arguments are in registers. */
+static int decide_filter(struct vg_probe_session *s, struct vg_probe_location_result *l,
+			 struct vg_error *err)
+{
+	struct vg_sym_param params[VG_PROBE_MAX_ARGS];
+	size_t n = 0;
+
+	memset(params, 0, sizeof(params));
+	for (size_t i = 0; i < l->loc.n_sites; i++) {
+		const struct vg_probe_site *st = &l->loc.sites[i];
+
+		if (l->loc.is_file_line || !st->function || st->function_offset != 0)
+			return vg_error_set(err, -EINVAL, "--filter: '%s' is not a function's entry: "
+					    "its registers are not the arguments", l->loc.input);
+	}
+	{
+		int r = vg_sym_params(s->sym, l->loc.sites[0].function_addr, params, VG_PROBE_MAX_ARGS,
+				      &n, err);
+
+		if (r < 0)
+			return r;
+	}
+	return vg_probe_filter_parse(s->o.filter, params, n, l->filter, &l->n_filter, err);
+}
+
+/* x86-64 registers in elf/usdt.h's order as pt_regs words. */
+static const int usdt_pt_regs[16] = {
+	VG_PR_AX, VG_PR_BX, VG_PR_CX, VG_PR_DX, VG_PR_SI, VG_PR_DI, VG_PR_BP, VG_PR_SP,
+	VG_PR_R8, VG_PR_R9, VG_PR_R10, VG_PR_R11, VG_PR_R12, VG_PR_R13, VG_PR_R14, VG_PR_R15,
+};
+
+/* usdt: the arguments as the note's spec places them (first site's spec
+ * names and sizes them; each site's own spec says its registers). */
+static int decide_usdt_args(struct vg_probe_session *s, struct vg_probe_location_result *l,
+			    struct vg_error *err)
+{
+	struct vg_usdt_arg a[VG_PROBE_MAX_ARGS];
+	size_t n = 0;
+
+	if (vg_usdt_args_parse(l->loc.sites[0].usdt_args, a, s->o.n_args, &n) < 0 && !n)
+		return vg_error_set(err, -EINVAL, "--args: '%s': its argument spec '%s' is malformed",
+				    l->loc.input, l->loc.sites[0].usdt_args);
+	if (n < s->o.n_args)
+		return vg_error_set(err, -EINVAL, "--args %u: '%s' has %zu argument%s (spec '%s')",
+				    s->o.n_args, l->loc.input, n, n == 1 ? "" : "s", l->loc.sites[0].usdt_args);
+	for (size_t i = 0; i < n; i++) {
+		struct vg_probe_arg *pa = &l->args[i];
+
+		if (a[i].reg < 0)
+			return vg_error_set(err, -EINVAL, "--args: '%s': argument %zu is not in a register "
+					    "(spec '%s'): not read yet", l->loc.input, i,
+					    l->loc.sites[0].usdt_args);
+		memset(&pa->param, 0, sizeof(pa->param));
+		pa->param.kind = a[i].is_signed ? VG_PARAM_SIGNED : VG_PARAM_UNSIGNED;
+		pa->param.size = a[i].size;
+		pa->param.reg = (unsigned)i;
+		snprintf(pa->param.name, sizeof(pa->param.name), "arg%zu", i);
+		snprintf(pa->usdt_reg, sizeof(pa->usdt_reg), "%s", a[i].reg_name);
+		pa->values = vg_values_new(a[i].is_signed);
+		if (!pa->values)
+			return vg_error_set(err, -ENOMEM, "out of memory");
+		l->n_args++;
+	}
+	return 0;
+}
+
+/* Each usdt site's registers for its arguments, from its own spec. */
+static int usdt_site_regs(struct site_state *ss, const struct vg_probe_location_result *l,
+			  struct vg_error *err)
+{
+	struct vg_usdt_arg a[VG_PROBE_MAX_ARGS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < VG_PROBE_MAX_ARGS; i++)
+		ss->usdt_pt[i] = -1;
+	if (!l->n_args)
+		return 0;
+	vg_usdt_args_parse(ss->site->usdt_args, a, l->n_args, &n);
+	for (size_t i = 0; i < l->n_args; i++) {
+		if (i >= n || a[i].reg < 0 || a[i].size != l->args[i].param.size)
+			return vg_error_set(err, -EINVAL, "--args: '%s' at 0x%" PRIx64 ": argument %zu is "
+					    "not in a register of the same size there (spec '%s')",
+					    l->loc.input, ss->site->runtime_addr, i, ss->site->usdt_args);
+		ss->usdt_pt[i] = usdt_pt_regs[a[i].reg];
+	}
+	return 0;
 }
 
 static int decide_args(struct vg_probe_session *s, struct vg_probe_location_result *l,
@@ -85,6 +197,13 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 	if (o->n_args > VG_PROBE_MAX_ARGS)
 		return vg_error_set(err, -EINVAL, "--args: at most %d integer arguments are in registers",
 				    VG_PROBE_MAX_ARGS);
+	/* The return probe sees no arguments: the return of a call the
+	 * filter dropped would pair with no entry (or, recursing, with an
+	 * outer one).  Refused until the entry tells the return. */
+	if (o->filter && (o->latency || o->retval))
+		return vg_error_set(err, -EINVAL, "--filter with --%s: not supported yet (the return "
+				    "probe cannot tell a filtered call's return)",
+				    o->latency ? "latency" : "retval");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return vg_error_set(err, -ENOMEM, "out of memory");
@@ -119,9 +238,18 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 					 s->n_sites, VG_PROBE_MAX_SITES, specs[i], l->loc.n_sites);
 			break;
 		}
-		if (o->latency)
+		/* --retval rides on the return probe --latency uses. */
+		if (o->latency || o->retval)
 			decide_latency(l);
-		if (o->n_args)
+		if (o->retval)
+			r = decide_retval(s, l, err);
+		if (r >= 0 && o->filter)
+			r = decide_filter(s, l, err);
+		if (r < 0)
+			break;
+		if (o->n_args && l->loc.is_usdt)
+			r = decide_usdt_args(s, l, err);
+		else if (o->n_args)
 			r = decide_args(s, l, err);
 	}
 	if (r >= 0) {
@@ -137,7 +265,9 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 			s->sites[k].return_fd = -1;
 			s->sites[k].entry_prog = -1;
 			s->sites[k].return_prog = -1;
-			s->sites[k].result.has_return = o->latency && !s->locs[i].latency_why;
+			s->sites[k].result.has_return = (o->latency || o->retval) && !s->locs[i].latency_why;
+			if (r >= 0 && s->locs[i].loc.is_usdt)
+				r = usdt_site_regs(&s->sites[k], &s->locs[i], err);
 		}
 	}
 	/* One per-thread stack pairs every location: the same entry twice
@@ -163,7 +293,7 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 						 s->locs[a->location].loc.input, s->locs[b->location].loc.input,
 						 a->site->runtime_addr);
 		}
-	if (r >= 0 && o->latency) {
+	if (r >= 0 && (o->latency || o->retval)) {
 		s->pairing = vg_pairing_new(s->n_locs);
 		if (!s->pairing)
 			r = vg_error_set(err, -ENOMEM, "out of memory");
@@ -191,6 +321,7 @@ struct vg_probe_session *vg_probe_free(struct vg_probe_session *s)
 
 		for (size_t j = 0; j < l->n_args; j++)
 			vg_values_free(l->args[j].values);
+		vg_values_free(l->retval.values);
 		/* The stacks array borrows the table's entries. */
 		free(l->stacks);
 		if (s->stacks)
@@ -226,7 +357,7 @@ const struct vg_probe_site_result *vg_probe_site(const struct vg_probe_session *
 
 struct vg_latency *vg_probe_latency(struct vg_probe_session *s, size_t loc)
 {
-	return s->pairing && loc < s->n_locs && !s->locs[loc].latency_why
+	return s->o.latency && s->pairing && loc < s->n_locs && !s->locs[loc].latency_why
 		? vg_pairing_latency(s->pairing, (uint32_t)loc) : NULL;
 }
 

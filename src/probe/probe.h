@@ -51,6 +51,8 @@ struct vg_probe_opts {
 	uint64_t duration_ms;        /* 0: until stopped */
 	uint64_t interval_ms;        /* 0: no interval callback */
 	bool latency;
+	bool retval;                 /* the return value (rax) of each call */
+	const char *filter;          /* --filter EXPR (probe/filter.c), or NULL */
 	unsigned n_args;             /* 0..6 */
 	bool stacks;
 	bool per_thread;
@@ -75,17 +77,29 @@ struct vg_probe_site_result {
 
 struct vg_probe_arg {
 	struct vg_sym_param param;
+	/* usdt: the register its spec names ("rax"; the record's pt_regs
+	 * word per site is in the session), "" otherwise. */
+	char usdt_reg[8];
 	struct vg_values *values;
 };
 
 struct vg_probe_location_result {
 	struct vg_probe_location loc;
 	size_t first_site;           /* index of loc.sites[0] in the session */
-	uint64_t calls;
+	uint64_t calls;              /* with --filter: the calls that matched */
+	/* --filter: the comparisons every site's entry program makes, and
+	 * the calls seen in all (matched or not). */
+	struct vg_bpf_filter_term filter[VG_BPF_FILTER_MAX_TERMS];
+	size_t n_filter;
+	uint64_t calls_seen;
 	/* --latency: entry+return at every site of this location (NULL
 	 * latency_why), else why not. */
 	const char *latency_why;
 	struct vg_pairing_site_stats pairing;
+	/* --retval: rax at each paired return, typed from the function's
+	 * DWARF return type (values NULL: not asked; a location that is
+	 * no function entry is refused with --retval). */
+	struct vg_probe_arg retval;
 	/* --args */
 	struct vg_probe_arg args[VG_PROBE_MAX_ARGS];
 	size_t n_args;

@@ -32,6 +32,9 @@ struct site_state {
 	size_t location;
 	int entry_fd, return_fd;
 	int entry_prog, return_prog;   /* kept for a re-arm */
+	/* usdt: the pt_regs word of each --args argument at this site (its
+	 * note's spec), -1: not a register (memory, constant), never read. */
+	int usdt_pt[VG_PROBE_MAX_ARGS];
 	struct vg_probe_site_result result;
 };
 
@@ -66,7 +69,7 @@ struct vg_probe_session {
 
 static inline bool probe_recording(const struct vg_probe_opts *o)
 {
-	return o->latency || o->n_args || o->stacks;
+	return o->latency || o->retval || o->n_args || o->stacks;
 }
 
 /* arm.c */

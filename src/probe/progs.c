@@ -112,6 +112,17 @@ int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_co
 	skel->rodata->count = spec->count;
 	skel->rodata->record = output != NULL;
 	skel->rodata->stack_bytes = output ? spec->stack_bytes : 0;
+	if (spec->n_terms && c && spec->n_terms <= VG_BPF_FILTER_MAX_TERMS) {
+		skel->rodata->n_terms = spec->n_terms;
+		skel->rodata->all_slot = spec->all_slot;
+		for (uint32_t i = 0; i < spec->n_terms; i++) {
+			skel->rodata->term_reg[i] = spec->terms[i].reg;
+			skel->rodata->term_bits[i] = spec->terms[i].bits;
+			skel->rodata->term_signed[i] = spec->terms[i].is_signed;
+			skel->rodata->term_op[i] = spec->terms[i].op;
+			skel->rodata->term_value[i] = spec->terms[i].value;
+		}
+	}
 	if (c) {
 		uint32_t base = (uint32_t)c->n_sites;
 

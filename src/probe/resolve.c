@@ -34,6 +34,7 @@
 
 #include "elf/addrspec.h"
 #include "elf/debuginfo.h"
+#include "elf/usdt.h"
 #include "sym/srclines.h"
 #include "util/vec.h"
 
@@ -73,6 +74,7 @@ static void site_clear(struct vg_probe_site *s)
 	free(s->inlined_into);
 	free(s->inlined_function);
 	free(s->file);
+	free(s->usdt_args);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -119,23 +121,30 @@ static int check_region(const struct vg_maps *maps, pid_t pid, uint64_t addr,
 	return 0;
 }
 
-/* File offset of static address vaddr from the PT_LOAD holding it. */
-static int offset_from_loads(const struct vg_image *img, uint64_t vaddr, uint64_t *off,
-			     struct vg_error *err)
+/* File offset of static address vaddr from the PT_LOAD holding it
+ * (executable code, or with data_ok any file-backed bytes). */
+static int offset_in_loads(const struct vg_image *img, uint64_t vaddr, bool data_ok, uint64_t *off,
+			   struct vg_error *err)
 {
 	for (size_t i = 0; i < img->n_loads; i++) {
 		const struct vg_load *l = &img->loads[i];
 
 		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz) {
-			if (!(l->flags & PF_X))
+			if (!(l->flags & PF_X) && !data_ok)
 				break;
 			*off = l->offset + (vaddr - l->vaddr);
 			return 0;
 		}
 	}
 	return vg_error_set(err, -ENOEXEC,
-			    "static address 0x%" PRIx64 " is not in an executable PT_LOAD of %s",
-			    vaddr, image_label(img));
+			    "static address 0x%" PRIx64 " is not in %s PT_LOAD of %s",
+			    vaddr, data_ok ? "a" : "an executable", image_label(img));
+}
+
+static int offset_from_loads(const struct vg_image *img, uint64_t vaddr, uint64_t *off,
+			     struct vg_error *err)
+{
+	return offset_in_loads(img, vaddr, false, off, err);
 }
 
 static int fill_names(struct vg_probe_site *site, const struct vg_sym_result *res)
@@ -434,6 +443,84 @@ static int resolve_addr(const char *spec, struct vg_symbolizer *sym, const struc
 	return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* usdt:[IMAGE:]PROVIDER:NAME                                          */
+
+static bool is_usdt(const char *spec)
+{
+	return !strncmp(spec, "usdt:", 5);
+}
+
+/* Every probe PROVIDER:NAME of the images (IMAGE's only when given): one
+ * site each (a probe may be emitted at several places, e.g. inlined). */
+static int resolve_usdt(const char *spec, struct vg_symbolizer *sym, const struct vg_maps *maps,
+			pid_t pid, struct vg_probe_location *out, struct vg_error *err)
+{
+	const struct vg_images *imgs = vg_symbolizer_images(sym);
+	char buf[512], *parts[3], *save = NULL, *tok;
+	const char *image = NULL, *provider, *name;
+	char seen[512] = "";
+	size_t n_parts = 0, cap = 0, n_seen = 0, used = 0;
+	int rc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", spec + 5);
+	for (tok = strtok_r(buf, ":", &save); tok && n_parts < 3; tok = strtok_r(NULL, ":", &save))
+		parts[n_parts++] = tok;
+	if (tok || n_parts < 2)
+		return vg_error_set(err, -EINVAL, "malformed location '%s': expected "
+				    "usdt:PROVIDER:NAME or usdt:IMAGE:PROVIDER:NAME", spec);
+	if (n_parts == 3)
+		image = parts[0];
+	provider = parts[n_parts - 2];
+	name = parts[n_parts - 1];
+	for (size_t i = 0; imgs && i < imgs->n && rc == 0; i++) {
+		const struct vg_image *img = imgs->images[i];
+		struct vg_usdt_probe *probes = NULL;
+		size_t n = 0;
+
+		if (image && img != vg_images_by_name(imgs, image, NULL))
+			continue;
+		rc = vg_usdt_image_probes(img, &probes, &n, err);
+		for (size_t k = 0; rc == 0 && k < n; k++) {
+			const struct vg_usdt_probe *p = &probes[k];
+			struct vg_probe_site *s;
+
+			if (strcmp(p->provider, provider) || strcmp(p->name, name)) {
+				if (used + 1 < sizeof(seen) && n_seen < 16) {
+					used += (size_t)snprintf(seen + used, sizeof(seen) - used, "%s%s:%s",
+								 n_seen ? ", " : "", p->provider, p->name);
+					if (used >= sizeof(seen))
+						used = sizeof(seen) - 1;
+				}
+				n_seen++;
+				continue;
+			}
+			if (VG_GROW(out->sites, cap, out->n_sites + 1) < 0) {
+				rc = vg_error_set(err, -ENOMEM, "out of memory");
+				break;
+			}
+			s = &out->sites[out->n_sites];
+			rc = fill_site(sym, maps, pid, p->pc + img->bias, s, err);
+			if (rc == 0 && !(s->usdt_args = strdup(p->args))) {
+				site_clear(s);
+				rc = vg_error_set(err, -ENOMEM, "out of memory");
+			}
+			if (rc == 0 && p->semaphore &&
+			    (rc = offset_in_loads(img, p->semaphore, true, &s->ref_ctr_offset, err)) < 0)
+				site_clear(s);
+			if (rc == 0)
+				out->n_sites++;
+		}
+		free(probes);
+	}
+	if (rc == 0 && out->n_sites == 0)
+		rc = vg_error_set(err, -ENOENT, "no USDT probe %s:%s in %s%s%s%s", provider, name,
+				  image ? image : "the process's images",
+				  n_seen ? " (its probes: " : " (no image has USDT probes)",
+				  n_seen ? seen : "", n_seen ? (n_seen > 16 ? ", ...)" : ")") : "");
+	return rc;
+}
+
 int vg_probe_resolve(const char *spec, struct vg_symbolizer *sym, struct vg_probe_location *out,
 		     struct vg_error *err)
 {
@@ -450,6 +537,8 @@ int vg_probe_resolve(const char *spec, struct vg_symbolizer *sym, struct vg_prob
 	out->is_file_line = is_file_line(spec);
 	if (!out->input)
 		rc = vg_error_set(err, -ENOMEM, "out of memory");
+	else if ((out->is_usdt = is_usdt(spec)))
+		rc = resolve_usdt(spec, sym, maps, pid, out, err);
 	else if (out->is_file_line)
 		rc = resolve_file_line(spec, sym, maps, pid, out, err);
 	else

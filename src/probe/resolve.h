@@ -38,6 +38,8 @@ struct vg_probe_site {
 	const struct vg_image *image;  /* borrowed from the symbolizer's images */
 	char *path;                    /* owned: the path to open (image->open_path) */
 	uint64_t file_offset;
+	uint64_t ref_ctr_offset;       /* usdt: its semaphore's file offset, 0: none */
+	char *usdt_args;               /* owned: usdt: the note's argument spec, else NULL */
 	uint64_t runtime_addr;
 	uint64_t static_addr;          /* runtime_addr - image bias */
 	char *function;                /* owned: the symbol containing it, or NULL */
@@ -59,6 +61,7 @@ struct vg_probe_site {
 struct vg_probe_location {
 	char *input;                   /* owned copy of the spec */
 	bool is_file_line;
+	bool is_usdt;
 	struct vg_probe_site *sites;
 	size_t n_sites;
 	/* SYMBOL form defined in several images: how many (> 1: the first in

@@ -245,6 +245,48 @@ static cJSON *latency_json(struct vg_probe_session *s, size_t i)
 	return j;
 }
 
+/* One value distribution (an argument, or the return value): its type,
+ * count, top values and log2 histogram.  tv holds top entries. */
+static cJSON *values_json(const struct vg_sym_param *p, const struct vg_values *values,
+			  struct vg_value_count *tv, size_t top)
+{
+	struct vg_values_summary sum;
+	struct value_bucket buckets[MAX_VALUE_BUCKETS];
+	size_t n_top = 0, n_b;
+	cJSON *j = cJSON_CreateObject(), *t, *h;
+	char buf[32];
+
+	vg_values_summarize(values, tv, top, &n_top, &sum);
+	if (p->type[0])
+		vg_json_add_text(j, "type", p->type);
+	else
+		cJSON_AddNullToObject(j, "type");
+	cJSON_AddStringToObject(j, "kind", param_kind_name(p->kind));
+	cJSON_AddNumberToObject(j, "count", (double)sum.count);
+	cJSON_AddNumberToObject(j, "distinct", (double)sum.distinct);
+	cJSON_AddNumberToObject(j, "other", (double)sum.other);
+	t = cJSON_AddArrayToObject(j, "top");
+	for (size_t k = 0; k < n_top; k++) {
+		cJSON *e = cJSON_CreateObject();
+
+		value_text(p, tv[k].value, buf, sizeof(buf));
+		cJSON_AddStringToObject(e, "value", buf);
+		cJSON_AddNumberToObject(e, "count", (double)tv[k].count);
+		cJSON_AddItemToArray(t, e);
+	}
+	h = cJSON_AddArrayToObject(j, "histogram");
+	n_b = value_buckets(p, &sum, buckets);
+	for (size_t k = 0; k < n_b; k++) {
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(e, "lo", buckets[k].lo);
+		cJSON_AddStringToObject(e, "hi", buckets[k].hi);
+		cJSON_AddNumberToObject(e, "count", (double)buckets[k].count);
+		cJSON_AddItemToArray(h, e);
+	}
+	return j;
+}
+
 static cJSON *args_json(const struct vg_probe_location_result *l, size_t top)
 {
 	cJSON *arr;
@@ -256,49 +298,41 @@ static cJSON *args_json(const struct vg_probe_location_result *l, size_t top)
 	tv = calloc(top, sizeof(*tv));
 	for (size_t i = 0; tv && i < l->n_args; i++) {
 		const struct vg_sym_param *p = &l->args[i].param;
-		struct vg_values_summary sum;
-		struct value_bucket buckets[MAX_VALUE_BUCKETS];
-		size_t n_top = 0, n_b;
-		cJSON *j = cJSON_CreateObject(), *t, *h;
-		char buf[32];
+		cJSON *j = values_json(p, l->args[i].values, tv, top), *first;
 
-		vg_values_summarize(l->args[i].values, tv, top, &n_top, &sum);
-		cJSON_AddStringToObject(j, "reg", vg_sym_param_reg_name(p->reg));
+		/* reg and name first, as before the split. */
+		first = cJSON_CreateObject();
+		cJSON_AddStringToObject(first, "reg", l->args[i].usdt_reg[0] ? l->args[i].usdt_reg
+								      : vg_sym_param_reg_name(p->reg));
 		if (p->name[0])
-			vg_json_add_text(j, "name", p->name);
+			vg_json_add_text(first, "name", p->name);
 		else
-			cJSON_AddNullToObject(j, "name");
-		if (p->type[0])
-			vg_json_add_text(j, "type", p->type);
-		else
-			cJSON_AddNullToObject(j, "type");
-		cJSON_AddStringToObject(j, "kind", param_kind_name(p->kind));
-		cJSON_AddNumberToObject(j, "count", (double)sum.count);
-		cJSON_AddNumberToObject(j, "distinct", (double)sum.distinct);
-		cJSON_AddNumberToObject(j, "other", (double)sum.other);
-		t = cJSON_AddArrayToObject(j, "top");
-		for (size_t k = 0; k < n_top; k++) {
-			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNullToObject(first, "name");
+		while (j->child) {
+			cJSON *c = cJSON_DetachItemViaPointer(j, j->child);
 
-			value_text(p, tv[k].value, buf, sizeof(buf));
-			cJSON_AddStringToObject(e, "value", buf);
-			cJSON_AddNumberToObject(e, "count", (double)tv[k].count);
-			cJSON_AddItemToArray(t, e);
+			cJSON_AddItemToObject(first, c->string, c);
 		}
-		h = cJSON_AddArrayToObject(j, "histogram");
-		n_b = value_buckets(p, &sum, buckets);
-		for (size_t k = 0; k < n_b; k++) {
-			cJSON *e = cJSON_CreateObject();
-
-			cJSON_AddStringToObject(e, "lo", buckets[k].lo);
-			cJSON_AddStringToObject(e, "hi", buckets[k].hi);
-			cJSON_AddNumberToObject(e, "count", (double)buckets[k].count);
-			cJSON_AddItemToArray(h, e);
-		}
-		cJSON_AddItemToArray(arr, j);
+		cJSON_Delete(j);
+		cJSON_AddItemToArray(arr, first);
 	}
 	free(tv);
 	return arr;
+}
+
+static cJSON *retval_json(const struct vg_probe_location_result *l, size_t top)
+{
+	struct vg_value_count *tv;
+	cJSON *j;
+
+	if (!l->retval.values)
+		return cJSON_CreateNull();
+	tv = calloc(top ? top : 1, sizeof(*tv));
+	if (!tv)
+		return cJSON_CreateNull();
+	j = values_json(&l->retval.param, l->retval.values, tv, top);
+	free(tv);
+	return j;
 }
 
 /* One symbolized stack frame per inline level of each address, innermost
@@ -522,10 +556,15 @@ cJSON *vg_report_probe_json(struct vg_probe_session *s, struct vg_symbolizer *sy
 		cJSON_AddNumberToObject(j, "calls", (double)l->calls);
 		cJSON_AddBoolToObject(j, "calls_exact", exact);
 		cJSON_AddNumberToObject(j, "calls_per_s", secs > 0 ? (double)l->calls / secs : 0);
+		if (o->filter)
+			cJSON_AddNumberToObject(j, "calls_seen", (double)l->calls_seen);
+		else
+			cJSON_AddNullToObject(j, "calls_seen");
 		cJSON_AddItemToObject(j, "per_thread", per_thread_json(s, i));
 		cJSON_AddItemToObject(j, "latency", latency_json(s, i));
 		if (o->latency && l->latency_why)
 			vg_json_add_text(j, "latency_note", l->latency_why);
+		cJSON_AddItemToObject(j, "retval", retval_json(l, top));
 		cJSON_AddItemToObject(j, "args", args_json(l, top));
 		if (o->n_args && l->args_why)
 			vg_json_add_text(j, "args_note", l->args_why);
@@ -654,7 +693,7 @@ static void table_args(FILE *out, struct vg_probe_session *s, size_t i, size_t t
 		char buf[32];
 
 		vg_values_summarize(l->args[k].values, tv, top, &n_top, &sum);
-		fprintf(out, "  %-3s ", vg_sym_param_reg_name(p->reg));
+		fprintf(out, "  %-3s ", l->args[k].usdt_reg[0] ? l->args[k].usdt_reg : vg_sym_param_reg_name(p->reg));
 		if (p->name[0]) {
 			vg_text_put(out, p->type[0] ? p->type : "?");
 			fputc(' ', out);
@@ -671,6 +710,38 @@ static void table_args(FILE *out, struct vg_probe_session *s, size_t i, size_t t
 		}
 		table_value_histogram(out, p, &sum);
 	}
+	free(tv);
+}
+
+static void table_retval(FILE *out, struct vg_probe_session *s, size_t i, size_t top)
+{
+	struct vg_probe_location_result *l = vg_probe_location(s, i);
+	const struct vg_sym_param *p = &l->retval.param;
+	struct vg_value_count *tv;
+	struct vg_values_summary sum;
+	size_t n_top = 0;
+	char buf[32];
+
+	fputc('\n', out);
+	vg_text_put(out, l->loc.input);
+	if (!l->retval.values) {
+		fputs(": no return value\n", out);
+		return;
+	}
+	tv = calloc(top ? top : 1, sizeof(*tv));
+	if (!tv)
+		return;
+	vg_values_summarize(l->retval.values, tv, top, &n_top, &sum);
+	fputs(": returned ", out);
+	vg_text_put(out, p->type[0] ? p->type : "?");
+	fprintf(out, ": %" PRIu64 " values, %" PRIu64 " distinct%s\n", sum.count, sum.distinct,
+		sum.other ? " or more" : "");
+	for (size_t v = 0; v < n_top; v++) {
+		value_text(p, tv[v].value, buf, sizeof(buf));
+		fprintf(out, "      %-20s x%-8" PRIu64 " %5.1f%%\n", buf, tv[v].count,
+			sum.count ? 100.0 * (double)tv[v].count / (double)sum.count : 0);
+	}
+	table_value_histogram(out, p, &sum);
 	free(tv);
 }
 
@@ -753,6 +824,11 @@ int vg_report_probe_table(FILE *out, struct vg_probe_session *s, struct vg_symbo
 		fprintf(out, "%*s %5zu %14" PRIu64 " %12.1f\n",
 			(int)(strlen(l->loc.input) < 32 ? 32 - strlen(l->loc.input) : 0), "",
 			l->loc.n_sites, l->calls, secs > 0 ? (double)l->calls / secs : 0);
+		if (o->filter) {
+			fputs("  --filter ", out);
+			vg_text_put(out, o->filter);
+			fprintf(out, ": %" PRIu64 " calls, %" PRIu64 " matched\n", l->calls_seen, l->calls);
+		}
 		for (size_t k = 0; l->loc.n_sites > 1 && k < l->loc.n_sites; k++) {
 			const struct vg_probe_site *ps = &l->loc.sites[k];
 
@@ -770,6 +846,8 @@ int vg_report_probe_table(FILE *out, struct vg_probe_session *s, struct vg_symbo
 	}
 	for (size_t i = 0; o->latency && i < vg_probe_n_locations(s); i++)
 		table_latency(out, s, i);
+	for (size_t i = 0; o->retval && i < vg_probe_n_locations(s); i++)
+		table_retval(out, s, i, top);
 	for (size_t i = 0; o->n_args && i < vg_probe_n_locations(s); i++)
 		table_args(out, s, i, top);
 	for (size_t i = 0; o->stacks && i < vg_probe_n_locations(s); i++)

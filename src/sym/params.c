@@ -501,3 +501,41 @@ int vg_sym_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_sym_par
 	*n = f.n;
 	return 0;
 }
+
+int vg_sym_return_type(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_sym_param *out,
+		       struct vg_error *err)
+{
+	struct vg_sym_result res;
+	Dwarf *dwarf = NULL;
+	Dwarf_Die fn, origin, type;
+	Dwarf_Die *src;
+	int rc;
+
+	*out = (struct vg_sym_param){ .kind = VG_PARAM_UNKNOWN, .size = 8 };
+	rc = vg_sym_lookup(sym, fn_addr, &res, err);
+	if (rc < 0)
+		return rc;
+	if (res.image)
+		dwarf = vg_symbolizer_dwarf(sym, res.image, err);
+	if (!dwarf || !function_die(dwarf, fn_addr - res.image->bias, &fn))
+		return 0;
+	/* An out-of-line copy of an inlined or declared function names its
+	 * type on the abstract instance or the declaration. */
+	src = &fn;
+	if (!attr_die(&fn, DW_AT_type, &type) && (attr_die(&fn, DW_AT_abstract_origin, &origin) ||
+						  attr_die(&fn, DW_AT_specification, &origin)))
+		src = &origin;
+	if (!attr_die(src, DW_AT_type, &type)) {
+		/* No type: void; rax is whatever was left there (raw, hex). */
+		snprintf(out->type, sizeof(out->type), "void");
+		return 0;
+	}
+	type_name(&type, out->type, sizeof(out->type), 0);
+	/* Only an integer-class value is in rax; a float (xmm0) or a struct
+	 * (rax:rdx, or memory) is shown raw, as unknown. */
+	if (classify_type(&type, out) != PARAM_INT) {
+		out->kind = VG_PARAM_UNKNOWN;
+		out->size = 8;
+	}
+	return 0;
+}

@@ -50,6 +50,14 @@ struct vg_sym_param {
 int vg_sym_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_sym_param *params,
 		    size_t max, size_t *n, struct vg_error *err);
 
+/* The return value's type of the function that starts at fn_addr, as
+ * rax holds it (name, type, kind, size; reg unused): an integer, enum,
+ * bool or pointer is classified as a parameter is; void (type "void"), a
+ * float, a struct, or no DWARF give kind UNKNOWN, size 8 (rax raw).
+ * Returns 0, <0 only for out-of-memory or a bad image. */
+int vg_sym_return_type(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_sym_param *out,
+		       struct vg_error *err);
+
 /* "rdi", "rsi", ... for reg 0..5; "?" for any other. */
 const char *vg_sym_param_reg_name(unsigned reg);
 

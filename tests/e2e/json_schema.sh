@@ -423,8 +423,8 @@ probe_go() {
 }
 probe_go probe_count count live_probe 0 int probe "${prpid[count]}" probe_counted --per-thread --json
 probe_go probe_latency latency live_probe 0 int probe "${prpid[latency]}" probe_sleep --latency --json
-probe_go probe_args args live_probe 0 int probe "${prpid[args]}" probe_args --args 4 --json
-probe_go probe_stacks stacks live_probe 0 int probe "${prpid[stacks]}" probe_leaf --stacks --json
+probe_go probe_args args live_probe 0 int probe "${prpid[args]}" probe_args --args 4 --retval --json
+probe_go probe_stacks stacks live_probe 0 int probe "${prpid[stacks]}" probe_leaf --stacks --filter "arg0 != 12345" --json
 line=$(truth_get "$T/pr_fileline.truth" line)
 probe_go probe_fileline fileline live_probe 0 int probe "${prpid[fileline]}" "tgt_probe.c:$line" --json
 # An instruction inside a function (the line's site in probe_caller_a): no
@@ -723,6 +723,8 @@ for name, path in [
     ("probe_count", ("locations", "per_thread", "tid")),
     ("probe_latency", ("locations", "latency", "histogram", "lo_ns")),
     ("probe_args", ("locations", "args", "histogram", "lo")),
+    ("probe_args", ("locations", "retval", "histogram", "lo")),
+    ("probe_stacks", ("locations", "calls_seen")),
     ("probe_stacks", ("locations", "stacks", "top", "frames", "address")),
     ("probe_stacks", ("locations", "stacks", "unwind_stops", "outermost")),
     ("probe_offset", ("locations", "latency_note")),
@@ -880,7 +882,7 @@ for name, schema, mutate, what in [
      "a latency bound as a string"),
     ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0]["top"][0].update(value=4096), "a numeric arg value"),
     ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0].update(kind="pointer"), "decimal values of a pointer"),
-    ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0].update(reg="rax"), "an unknown register"),
+    ("probe_args", "live_probe", lambda d: d["locations"][0]["args"][0].update(reg="xmm0"), "an unknown register"),
     ("probe_stacks", "live_probe", lambda d: d["locations"][0]["stacks"]["unwind_stops"].update(bogus=1), "an unknown unwind stop"),
     ("probe_stacks", "live_probe", lambda d: d["locations"][0]["stacks"]["top"][0]["frames"][0].update(bogus=1),
      "an undocumented frame key"),

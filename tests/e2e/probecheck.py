@@ -53,6 +53,10 @@ class ProbeTruth(Truth):
             size, delta, name, flag, count = rest.split()
             self.args_calls.append({"size": int(size), "delta": int(delta), "name": int(name, 16),
                                     "flag": int(flag), "count": int(count)})
+        self.args_rets = []
+        for rest in self.kv.get("args_ret", []):
+            value, count = rest.split()
+            self.args_rets.append((value, int(count)))
         self.state = self.kv.get("state", [""])[-1]
 
     def one(self, key):

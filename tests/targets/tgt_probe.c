@@ -41,7 +41,7 @@
  *            call, ns, in call order), calls 40
  *   fileline: line L (PROBE_INLINE_LINE), caller_a 300, caller_b 200
  *   args: args_call SIZE DELTA 0xNAME FLAG COUNT, arg name_a 0xPTR,
- *         arg name_b 0xPTR
+ *         arg name_b 0xPTR, args_ret VALUE COUNT (what the calls returned)
  *   stacks: stack_a 60, stack_b 40
  *   spin: calls N, seconds S (from the go to the last call), rate CALLS_PER_S
  *
@@ -204,7 +204,7 @@ static pthread_barrier_t go_bar;
 
 static long calls;                 /* the work's calls, all threads */
 static long lat_dur[40], lat_us[40];
-static long fl_a, fl_b, st_a, st_b, args_n1, args_n2;
+static long fl_a, fl_b, st_a, st_b, args_n1, args_n2, args_r1, args_r2;
 static double spin_secs;
 static long leader_before_exit;
 
@@ -295,6 +295,7 @@ static void write_truth(const char *state)
 				(unsigned long long)(uintptr_t)name_a, args_n1);
 			fprintf(f, "args_call 512 3 0x%llx 0 %ld\n",
 				(unsigned long long)(uintptr_t)name_b, args_n2);
+			fprintf(f, "args_ret %ld %ld\nargs_ret %ld %ld\n", args_r1, args_n1, args_r2, args_n2);
 		} else if (!strcmp(mode, "stacks")) {
 			fprintf(f, "stack_a %ld\nstack_b %ld\n", st_a, st_b);
 		} else if (!strcmp(mode, "spin")) {
@@ -464,10 +465,10 @@ static void do_args(void)
 	wait_signal(SIGUSR1);
 	for (int i = 0; i < 10; i++) {
 		if (i % 3 == 2 && args_n2 < 3) {
-			probe_args(512, 3, name_b, 0);
+			args_r2 = probe_args(512, 3, name_b, 0);
 			args_n2++;
 		} else {
-			probe_args(4096, -5, name_a, 1);
+			args_r1 = probe_args(4096, -5, name_a, 1);
 			args_n1++;
 		}
 	}

@@ -315,7 +315,7 @@ static bool probe_possible(void)
 static int load(uint32_t site, enum vg_probe_record_kind kind, bool count, uint32_t stack_bytes,
 		const struct vg_bpf_counters *c, const struct vg_bpf_output *o)
 {
-	struct vg_bpf_prog_spec spec = { site, kind, count, stack_bytes };
+	struct vg_bpf_prog_spec spec = { .site = site, .kind = kind, .count = count, .stack_bytes = stack_bytes };
 	struct vg_error err = { 0 };
 	int fd, r = vg_bpf_prog_load(&spec, c, o, &fd, &err);
 
@@ -327,7 +327,7 @@ static int load(uint32_t site, enum vg_probe_record_kind kind, bool count, uint3
 static int attach(struct kid *k, bool retprobe, int prog_fd)
 {
 	struct vg_error err = { 0 };
-	int fd, r = vg_uprobe_open(k->exe, k->offset, retprobe, k->pid, prog_fd, &fd, &err);
+	int fd, r = vg_uprobe_open(k->exe, k->offset, 0, retprobe, k->pid, prog_fd, &fd, &err);
 
 	if (r < 0)
 		fail_msg("vg_uprobe_open: %d %s", r, err.msg);
@@ -745,10 +745,10 @@ static void test_zombie_leader(void **state)
 	assert_int_equal(vg_bpf_counters_new(1, false, 0, &c, &err), 0);
 	assert_int_equal(vg_bpf_counters_gate(c, true, &err), 0);
 	prog = load(0, VG_PROBE_REC_ENTRY, true, 0, c, NULL);
-	assert_int_equal(vg_uprobe_open(k.exe, k.offset, false, k.pid, prog, &fd, &err), -ESRCH);
+	assert_int_equal(vg_uprobe_open(k.exe, k.offset, 0, false, k.pid, prog, &fd, &err), -ESRCH);
 	assert_non_null(strstr(err.msg, "live thread"));
 	vg_error_clear(&err);
-	assert_int_equal(vg_uprobe_open(k.exe, k.offset, false, worker, prog, &fd, &err), 0);
+	assert_int_equal(vg_uprobe_open(k.exe, k.offset, 0, false, worker, prog, &fd, &err), 0);
 	assert_int_equal(vg_uprobe_enable(fd, true), 0);
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(done[0], &byte, 1), 1);
@@ -770,7 +770,7 @@ static void test_errors(void **state)
 {
 	struct vg_error err = { 0 };
 	struct vg_bpf_counters *c;
-	struct vg_bpf_prog_spec spec = { 0, VG_PROBE_REC_ENTRY, true, 100 };
+	struct vg_bpf_prog_spec spec = { .site = 0, .kind = VG_PROBE_REC_ENTRY, .count = true, .stack_bytes = 100 };
 	char path[64], line[4096];
 	uint64_t data_off = 0;
 	FILE *f;
@@ -788,7 +788,7 @@ static void test_errors(void **state)
 	spec.stack_bytes = 0;
 	prog = load(0, VG_PROBE_REC_ENTRY, true, 0, c, NULL);
 
-	assert_int_equal(vg_uprobe_open("/nonexistent/vigil-probe", 0x1000, false, getpid(), prog,
+	assert_int_equal(vg_uprobe_open("/nonexistent/vigil-probe", 0x1000, 0, false, getpid(), prog,
 					&fd, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "/nonexistent/vigil-probe"));
 	assert_int_equal(fd, -1);
@@ -807,11 +807,11 @@ static void test_errors(void **state)
 	}
 	fclose(f);
 	assert_true(data_off != 0);
-	assert_int_equal(vg_uprobe_open(path, data_off, false, getpid(), prog, &fd, &err),
+	assert_int_equal(vg_uprobe_open(path, data_off, 0, false, getpid(), prog, &fd, &err),
 			 -EINVAL);
 	assert_non_null(strstr(err.msg, "not in an executable segment"));
 	vg_error_clear(&err);
-	assert_int_equal(vg_uprobe_open(path, 1ull << 40, false, getpid(), prog, &fd, &err),
+	assert_int_equal(vg_uprobe_open(path, 1ull << 40, 0, false, getpid(), prog, &fd, &err),
 			 -EINVAL);
 	vg_error_clear(&err);
 
@@ -822,7 +822,7 @@ static void test_errors(void **state)
 	assert_int_equal(waitpid(dead, &st, 0), dead);
 	self.pid = getpid();
 	find_offset(&self);
-	assert_int_equal(vg_uprobe_open(path, self.offset, false, dead, prog, &fd, &err), -ESRCH);
+	assert_int_equal(vg_uprobe_open(path, self.offset, 0, false, dead, prog, &fd, &err), -ESRCH);
 	assert_non_null(strstr(err.msg, "gone"));
 	close(prog);
 	vg_bpf_counters_free(c);
