@@ -9,6 +9,7 @@
  * the byte (padding).  Anonymous members and C++ base classes are entered
  * without a name, as C spells access through them. */
 #include "sym/dwname.h"
+#include "sym/demangle.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -42,16 +43,22 @@ static uint64_t member_bytes(const struct vg_type_member *m)
 	return vg_type_size(m->type);
 }
 
+/* The member holding byte off: of several, the one starting last (a C++
+ * base class's tail padding holds the next base or member: Base of size
+ * 16 at 0 and Mid at 12 both cover byte 12, which is Mid's), the first of
+ * those starting at the same byte (a union's first member). */
 static const struct vg_type_member *member_at(const struct vg_type *t, uint64_t off)
 {
+	const struct vg_type_member *best = NULL;
+
 	for (size_t i = 0; i < t->n_members; i++) {
 		const struct vg_type_member *m = &t->members[i];
 		uint64_t len = member_bytes(m);
 
-		if (off >= m->offset && off - m->offset < len)
-			return m;
+		if (off >= m->offset && off - m->offset < len && (!best || m->offset > best->offset))
+			best = m;
 	}
-	return NULL;
+	return best;
 }
 
 bool vg_dwname_path(struct vg_dwtypes *dt, const struct vg_type *t, uint64_t off,
@@ -177,6 +184,8 @@ int vg_dwnamer_name(struct vg_dwnamer *n, const struct vg_image *img, uint64_t s
 	struct vg_dwtypes *dt;
 	struct vg_symbol sym;
 	struct vg_dwvar var;
+	char *demangled;
+	bool ok;
 	int r;
 
 	if (!size)
@@ -194,8 +203,12 @@ int vg_dwnamer_name(struct vg_dwnamer *n, const struct vg_image *img, uint64_t s
 	r = vg_dwtypes_find_var_at(dt, sym.vaddr, sym.name, &var, NULL);
 	if (r <= 0 || !var.type || var.tls)
 		return r < 0 ? r : 0;
-	if (!append(buf, size, "%s", var.name) ||
-	    !vg_dwname_path(dt, var.type, static_addr - sym.vaddr, len, buf, size)) {
+	/* A C++ namespace variable's symbol is mangled: print takes app::g_obj. */
+	demangled = vg_demangle(var.name);
+	ok = append(buf, size, "%s", demangled ? demangled : var.name) &&
+	     vg_dwname_path(dt, var.type, static_addr - sym.vaddr, len, buf, size);
+	free(demangled);
+	if (!ok) {
 		buf[0] = '\0';
 		return 0;
 	}

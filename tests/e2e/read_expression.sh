@@ -37,6 +37,19 @@ done < <(grep -P '^named\t' "$truth")
 ((n >= 19)) || harness_error "only $n named lines in $truth"
 echo "ok: $n addresses named by expression (table header and JSON)"
 
+# C++: a namespace variable is named as print takes it (demangled), and
+# the base Mid that lies in Base's tail padding by its own member.
+cxx=$T/cxx.truth
+start_target tgt_print_cxx "$cxx"
+wait_truth "$cxx" ready
+cpid=$(truth_get "$cxx" pid)
+mid=$(grep '^offset Mid ' "$cxx" | cut -d' ' -f3)
+[[ -n $mid ]] || harness_error "no Mid offset in $cxx"
+vg cxx read "$cpid" "_ZN3app5g_objE+$mid" 2 --json
+assert_rc 0
+assert_eq "$LAST_CMD: expression" "app::g_obj.tag" "$(jq -r .expression "$T/cxx.out")"
+echo "ok: C++ names demangled, a base in tail padding named by its member"
+
 # 0xHEX: no image was loaded to name it.
 addr=$(grep -P '^named\t' "$truth" | head -n1 | cut -f5)
 vg hex read "$pid" "$addr" 1 --json

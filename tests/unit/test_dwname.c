@@ -1,7 +1,7 @@
 /* test_dwname.c - the walk from a byte offset inside a variable to the C
  * expression naming it, over hand-built types (no DWARF): members,
  * elements, padding, bytes inside a scalar, ranges that span members, a
- * union's first member, anonymous members, bit-fields, arrays of unknown
+ * union's first member, anonymous members, bit-fields, C++ bases, arrays of unknown
  * or zero-sized elements, the depth bound and a buffer too small. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -68,6 +68,24 @@ static const struct vg_type t_flex = { .kind = VG_TYPE_ARRAY, .target = &t_entry
 static const struct vg_type t_void_arr = { .kind = VG_TYPE_ARRAY, .target = NULL, .count = 4,
 					   .count_known = true };
 
+/* C++: class D : Base, Mid { double r; }, Mid in Base's tail padding. */
+static struct vg_type_member base_m[] = {
+	{ .name = "_vptr.Base", .type = &t_ptr, .offset = 0 },
+	{ .name = "id", .type = &t_int, .offset = 8 },
+};
+static const struct vg_type t_base = { .kind = VG_TYPE_CLASS, .name = "Base", .size = 16,
+				       .members = base_m, .n_members = 2 };
+static struct vg_type_member mid_m[] = { { .name = "tag", .type = &t_short, .offset = 0 } };
+static const struct vg_type t_mid = { .kind = VG_TYPE_STRUCT, .name = "Mid", .size = 2,
+				      .members = mid_m, .n_members = 1 };
+static struct vg_type_member derived_m[] = {
+	{ .name = "Base", .type = &t_base, .offset = 0, .is_base = true },
+	{ .name = "Mid", .type = &t_mid, .offset = 12, .is_base = true },
+	{ .name = "r", .type = &t_long, .offset = 16 },
+};
+static const struct vg_type t_derived = { .kind = VG_TYPE_CLASS, .name = "D", .size = 24,
+					  .members = derived_m, .n_members = 3 };
+
 static void expect(const char *var, const struct vg_type *t, uint64_t off, uint64_t len,
 		   const char *want)
 {
@@ -94,6 +112,15 @@ static void test_members(void **state)
 	expect("g", &t_config, 52, 1, "g.p+4");    /* the pointer's bytes, not its pointee */
 	expect("g", &t_config, 56, 1, "g.i");      /* anonymous union: no name of its own */
 	expect("g", &t_config, 61, 1, "g.b[5]");   /* past i: the member that holds it */
+}
+
+static void test_cxx_bases(void **state)
+{
+	(void)state;
+	expect("d", &t_derived, 8, 4, "d.id");
+	expect("d", &t_derived, 12, 2, "d.tag");   /* Mid, in Base's tail padding */
+	expect("d", &t_derived, 14, 1, "d+14 (padding)");
+	expect("d", &t_derived, 3, 1, "d._vptr.Base+3");
 }
 
 static void test_ranges(void **state)
@@ -155,6 +182,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_members),
+		cmocka_unit_test(test_cxx_bases),
 		cmocka_unit_test(test_ranges),
 		cmocka_unit_test(test_arrays),
 		cmocka_unit_test(test_depth_and_space),
