@@ -17,6 +17,7 @@
 #include "elf/addrspec.h"
 #include "elf/image.h"
 #include "report/read.h"
+#include "sym/dwname.h"
 #include "target/maps.h"
 #include "target/mem.h"
 
@@ -25,7 +26,10 @@ const char cmd_read_usage[] =
 	"\n"
 	"Read LEN bytes (default 64, or the size of TYPE) at ADDR in a running process\n"
 	"without stopping it.  Prints an xxd-style dump headed by the region and the\n"
-	"source that served the bytes: process_vm_readv, proc_pid_mem (/proc/PID/mem,\n"
+	"source that served the bytes, and names ADDR by the C expression reaching it\n"
+	"where DWARF allows (g_config+24 is g_config.limits.min, g_table+24 is\n"
+	"g_table[1].value; a 0xHEX ADDR stays unnamed).  The sources:\n"
+	"process_vm_readv, proc_pid_mem (/proc/PID/mem,\n"
 	"also reads PROT_NONE pages) or image_file (the mapped file, for a private file\n"
 	"mapping the process has not written).  A read that cannot complete shows what\n"
 	"it read and says where it stopped; bytes are never made up.\n"
@@ -274,6 +278,8 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 	struct vg_addr a;
 	struct vg_read_view v;
 	struct vg_progress progress;
+	struct vg_dwnamer *namer = NULL;
+	char expression[512];
 	unsigned char *buf = NULL;
 	char *pos[3] = { NULL, NULL, NULL };
 	int npos, r, rr = 0;
@@ -338,6 +344,17 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 	}
 	v = (struct vg_read_view){ .o = &o, .addr = &a, .region = region, .maps = maps,
 				   .as = ro.as, .bytes = buf, .bin_match = bin_match };
+	/* The expression needs the image that resolved ADDR: a 0xHEX read
+	 * loads no images and stays unnamed. */
+	if (a.image) {
+		char root[64];
+
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)cli->target->mm_pid);
+		namer = vg_dwnamer_new(root);
+		if (vg_dwnamer_name(namer, a.image, o.addr - a.image->bias, o.length, expression,
+				    sizeof(expression)) == 1)
+			v.expression = expression;
+	}
 	if (cli->json) {
 		cJSON *doc;
 
@@ -402,6 +419,7 @@ int cmd_read(struct vg_cli *cli, int argc, char **argv)
 	}
 out:
 	free(buf);
+	vg_dwnamer_free(namer);
 	vg_image_free(bin);
 	vg_images_free(imgs);
 	vg_mem_free(mem);

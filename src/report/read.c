@@ -230,6 +230,10 @@ cJSON *vg_report_read_json(const struct vg_target *t, const struct vg_read_view 
 		vg_json_add_text(doc, "symbol", v->addr->symbol);
 		cJSON_AddNumberToObject(doc, "symbol_offset", (double)v->addr->symbol_offset);
 	}
+	if (v->expression)
+		vg_json_add_text(doc, "expression", v->expression);
+	else
+		cJSON_AddNullToObject(doc, "expression");
 	if (v->addr->image)
 		vg_json_add_text(doc, "image", v->addr->image->path);
 	if (v->bin_match)
@@ -255,7 +259,11 @@ int vg_report_read_header(FILE *out, const struct vg_target *t, const struct vg_
 
 	fprintf(out, "# pid %d: %" PRIu64 " byte%s at 0x%" PRIx64, (int)t->pid, o->length,
 		o->length == 1 ? "" : "s", o->addr);
-	if (v->addr->symbol) {
+	if (v->expression) {
+		fputs(" (", out);
+		vg_text_put(out, v->expression);  /* names from the target's DWARF */
+		fputc(')', out);
+	} else if (v->addr->symbol) {
 		fputs(" (", out);
 		vg_text_put(out, v->addr->symbol);  /* a name from the target's ELF */
 		if (v->addr->symbol_offset)

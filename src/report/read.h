@@ -59,6 +59,7 @@ struct vg_read_view {
 	const struct vg_read_type *as;     /* --as, or NULL */
 	const unsigned char *bytes;        /* o->bytes_read bytes (JSON and --as) */
 	const char *bin_match;             /* how --bin matched, or NULL */
+	const char *expression;            /* g_config.port (sym/dwname.h), or NULL */
 	bool mapping_stable;               /* every region spanned unchanged after */
 };
 
@@ -68,7 +69,8 @@ cJSON *vg_report_read_json(const struct vg_target *t, const struct vg_read_view 
 
 /* Table parts.  Each returns 0, or -EIO when out has a write error (its
  * errno is the stream's to report). */
-/* "# pid P: N bytes at 0x... (SYMBOL+OFF) in PERMS START-END PATH" */
+/* "# pid P: N bytes at 0x... (EXPRESSION) in PERMS START-END PATH", the
+ * expression where DWARF names it, else SYMBOL+OFF. */
 int vg_report_read_header(FILE *out, const struct vg_target *t, const struct vg_read_view *v);
 /* xxd-style lines of n bytes at addr, 16 a line. */
 int vg_report_read_dump(FILE *out, uint64_t addr, const unsigned char *buf, size_t n);

@@ -9,6 +9,7 @@
 #include "report/json.h"
 #include "report/text.h"
 #include "scan/locate.h"
+#include "sym/dwname.h"
 
 static cJSON *oom(struct vg_error *err)
 {
@@ -90,9 +91,41 @@ static size_t watch_len(const struct vg_match_set *set, uint64_t addr)
 	return (w == 1 || w == 2 || w == 4 || w == 8) && addr % w == 0 ? w : 1;
 }
 
-static cJSON *match_json(const struct vg_match_set *set, const struct vg_scan_value *pattern,
-			 size_t i, const struct vg_maps *maps, const struct vg_images *imgs)
+/* A namer for t's images (DWARF looked up from its root), or NULL: the
+ * matches are then named by symbol only. */
+static struct vg_dwnamer *namer_for(const struct vg_target *t)
 {
+	char root[64];
+
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)t->mm_pid);
+	return vg_dwnamer_new(root);
+}
+
+/* loc's expression into buf (g_table[3].count), or NULL when DWARF does
+ * not name it. */
+static const char *expression_of(struct vg_dwnamer *nm, const struct vg_location *loc,
+				 uint64_t len, char *buf, size_t size)
+{
+	if (!loc->symbol || !loc->image)
+		return NULL;
+	return vg_dwnamer_name(nm, loc->image, loc->static_offset, len, buf, size) == 1 ?
+	       buf : NULL;
+}
+
+/* The bytes match i covers: its type's width, a pattern's length. */
+static uint64_t match_width(const struct vg_match_set *set, const struct vg_scan_value *pattern,
+			    size_t i)
+{
+	if (!vg_scan_type_is_pattern(set->type))
+		return vg_scan_type_width(set->type);
+	return pattern ? vg_match_set_len(set, pattern, i) : set->value_size;
+}
+
+static cJSON *match_json(const struct vg_match_set *set, const struct vg_scan_value *pattern,
+			 size_t i, const struct vg_maps *maps, const struct vg_images *imgs,
+			 struct vg_dwnamer *nm)
+{
+	const char *expr;
 	cJSON *m = cJSON_CreateObject();
 	struct vg_location loc;
 	char text[1024];
@@ -120,6 +153,11 @@ static cJSON *match_json(const struct vg_match_set *set, const struct vg_scan_va
 	} else {
 		cJSON_AddNullToObject(m, "symbol");
 	}
+	expr = expression_of(nm, &loc, match_width(set, pattern, i), text, sizeof(text));
+	if (expr)
+		vg_json_add_text(m, "expression", expr);
+	else
+		cJSON_AddNullToObject(m, "expression");
 	value_text(set, pattern, i, text, sizeof(text));
 	vg_json_add_text(m, "value", text);
 	if (encoding_of(set, i))
@@ -169,6 +207,7 @@ cJSON *vg_report_scan_matches_json(const struct vg_target *t, const struct vg_re
 	cJSON *doc = vg_json_report_new("live_scan", t);
 	cJSON *arr;
 	size_t listed = set->n < sm->max_list ? set->n : sm->max_list;
+	struct vg_dwnamer *nm;
 
 	if (!doc)
 		return oom(err);
@@ -185,8 +224,10 @@ cJSON *vg_report_scan_matches_json(const struct vg_target *t, const struct vg_re
 	cJSON_AddNumberToObject(doc, "seconds", st->seconds);
 	cJSON_AddNumberToObject(doc, "gb_per_s", rate_gbps(st->bytes_scanned, st->seconds));
 	arr = cJSON_AddArrayToObject(doc, "matches");
+	nm = listed ? namer_for(t) : NULL;
 	for (size_t i = 0; arr && i < listed; i++)
-		cJSON_AddItemToArray(arr, match_json(set, pattern, i, maps, imgs));
+		cJSON_AddItemToArray(arr, match_json(set, pattern, i, maps, imgs, nm));
+	vg_dwnamer_free(nm);
 	return doc;
 }
 
@@ -197,6 +238,7 @@ int vg_report_scan_matches_table(FILE *out, const struct vg_target *t,
 {
 	size_t listed = set->n < sm->max_list ? set->n : sm->max_list;
 	struct vg_location loc;
+	struct vg_dwnamer *nm = listed ? namer_for(t) : NULL;
 	char text[1024];
 
 	fprintf(out, "# pid %d: %s %s", (int)t->pid, sm->mode, vg_scan_type_name(sm->type));
@@ -225,7 +267,7 @@ int vg_report_scan_matches_table(FILE *out, const struct vg_target *t,
 	fprintf(out, "\n%zu match%s%s\n", set->n, set->n == 1 ? "" : "es",
 	             st->interrupted ? " (interrupted: the scan is incomplete)" : "");
 	if (listed)
-		fprintf(out, "%-18s  %-20s  %-4s  %-36s  %s\n", "ADDRESS", "VALUE", "PERM", "WHERE", "SYMBOL");
+		fprintf(out, "%-18s  %-20s  %-4s  %-36s  %s\n", "ADDRESS", "VALUE", "PERM", "WHERE", "GLOBAL");
 	for (size_t i = 0; i < listed; i++) {
 		vg_locate(maps, imgs, set->addr[i], &loc);
 		value_text(set, pattern, i, text, sizeof(text));
@@ -246,7 +288,9 @@ int vg_report_scan_matches_table(FILE *out, const struct vg_target *t,
 		}
 		vg_text_put(out, text);
 		fprintf(out, "%*s  ", (int)(strlen(text) < 36 ? 36 - strlen(text) : 0), "");
-		if (loc.symbol) {
+		if (expression_of(nm, &loc, match_width(set, pattern, i), text, sizeof(text))) {
+			vg_text_put(out, text);
+		} else if (loc.symbol) {
 			vg_text_put(out, loc.symbol);
 			if (loc.symbol_offset)
 				fprintf(out, "+%" PRIu64, loc.symbol_offset);
@@ -255,6 +299,7 @@ int vg_report_scan_matches_table(FILE *out, const struct vg_target *t,
 		}
 		fputc('\n', out);
 	}
+	vg_dwnamer_free(nm);
 	if (listed < set->n)
 		fprintf(out, "... %zu more (--max-list N lists more; --save FILE keeps them all)\n", set->n - listed);
 	if (set->n == 1) {

@@ -10,6 +10,9 @@
  * taken from the input (some marked unreadable), with small --depth and
  * --max-elements: the formatter must stay inside the bytes it was given
  * whatever sizes, bounds and offsets the DWARF claims.
+ * Every variable's bytes are also named as `vigil read` and `vigil scan`
+ * name them (sym/dwname.c): offsets and lengths from the input, through
+ * the type and through the namer's symbol lookup.
  * Nothing may crash, hang (typedef or member cycles, absurd nesting) or
  * leak; a variable found must have a type or none, never a dangling one.
  * Built by tests/fuzz/run.sh. */
@@ -24,6 +27,7 @@
 #include "elf/debuginfo.h"
 #include "elf/image.h"
 #include "report/print.h"
+#include "sym/dwname.h"
 #include "sym/dwtypes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -126,8 +130,30 @@ static size_t collect_names(Dwarf *dw, char names[][96], size_t max)
 	return n;
 }
 
+/* Name bytes of var at offsets and lengths taken from the input (and just
+ * past its type's size); the text must stay terminated in its buffer. */
+static void name_over(struct vg_dwtypes *dt, struct vg_dwnamer *nm, struct vg_image *img,
+		      const struct vg_dwvar *var, const uint8_t *data, size_t size)
+{
+	uint64_t tsize = vg_type_size(var->type);
+	char buf[96];
+
+	for (size_t k = 0; k < 8; k++) {
+		uint64_t off = size > k ? data[size - 1 - k] : k, len = k & 3 ? k : 16;
+
+		if (k == 7)
+			off = tsize;
+		snprintf(buf, sizeof(buf), "%s", var->name ? var->name : "v");
+		(void)vg_dwname_path(dt, var->type, off, len, buf, k & 1 ? 12 : sizeof(buf));
+		sink += strlen(buf);
+		if (vg_dwnamer_name(nm, img, var->static_addr + off, len, buf, sizeof(buf)) == 1)
+			sink += strlen(buf);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct vg_dwnamer *nm = vg_dwnamer_new(NULL);
 	struct vg_image *img = NULL;
 	struct vg_dwtypes *dt = NULL;
 	struct vg_error err = { 0 };
@@ -137,13 +163,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char names[MAX_NAMES][96];
 	size_t n = 0;
 
-	if (vg_image_open_memory(data, size, "fuzz", &img, &err) != 0)
+	if (vg_image_open_memory(data, size, "fuzz", &img, &err) != 0) {
+		vg_dwnamer_free(nm);
 		return 0;
+	}
 	/* The names come from the same DWARF dwtypes will read. */
 	if (vg_debuginfo_find(img, &opts, &d, &err) == 0 && d->dwarf)
 		n = collect_names(d->dwarf, names, MAX_NAMES);
 	vg_debuginfo_free(d);
 	if (vg_dwtypes_open(img, NULL, &dt, &err) != 0 || !dt) {
+		vg_dwnamer_free(nm);
 		vg_image_free(img);
 		return 0;
 	}
@@ -157,6 +186,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				walk_type(vars[k].type, 0);
 				print_over(vars[k].type, data, size);
 				walk_type(vg_dwtypes_complete(dt, vg_type_strip(vars[k].type)), 0);
+				if (!vars[k].tls)
+					name_over(dt, nm, img, &vars[k], data, size);
 			}
 		} else {
 			const struct vg_type *t = vg_dwtypes_find_type(dt, names[i], 0, &err);
@@ -166,6 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	walk_type(vg_dwtypes_find_type(dt, "unsigned long", 0, &err), 0);
+	vg_dwnamer_free(nm);  /* its tables borrow img: freed first */
 	vg_dwtypes_free(dt);
 	vg_image_free(img);
 	return 0;

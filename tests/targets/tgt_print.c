@@ -69,6 +69,22 @@ struct pair {
 	long b;
 };
 
+/* "named\tSYMBOL\tOFF\tLEN\t0xADDR\tEXPR": the LEN bytes at ADDR, OFF
+ * into SYMBOL, are what EXPR names (the innermost object holding them). */
+static void named_len(FILE *f, const char *symbol, const void *base, const void *at,
+		      size_t len, const char *expr)
+{
+	fprintf(f, "named\t%s\t%zu\t%zu\t0x%llx\t%s\n", symbol,
+		(size_t)((const char *)at - (const char *)base), len,
+		(unsigned long long)(uintptr_t)at, expr);
+}
+
+static void named(FILE *f, const char *symbol, const void *base, const void *at,
+		  const char *expr)
+{
+	named_len(f, symbol, base, at, 1, expr);
+}
+
 __attribute__((noinline, used)) int handler(int x)
 {
 	return x + 1;
@@ -193,6 +209,38 @@ int main(int argc, char **argv)
 	f = truth_begin(argv[1]);
 	truth_objects(f);
 	truth_symbol(f, "g_config", &g_config, sizeof(g_config));
+	/* How vigil read and scan name bytes inside these globals. */
+	named(f, "g_config", &g_config, &g_config.port, "g_config.port");
+	named(f, "g_config", &g_config, (char *)&g_config.port + 2, "g_config.port+2");
+	named(f, "g_config", &g_config, &g_config.name[3], "g_config.name[3]");
+	named(f, "g_config", &g_config, &g_config.limits.max, "g_config.limits.max");
+	named(f, "g_config", &g_config, &g_config.limits.min, "g_config.limits.min");
+	{
+		/* The bytes between limits (ints) and ratio (a double). */
+		size_t pad = offsetof(struct config, limits) + sizeof(struct limits);
+		char text[64];
+
+		if (pad >= offsetof(struct config, ratio))
+			return 1;
+		snprintf(text, sizeof(text), "g_config+%zu (padding)", pad);
+		named(f, "g_config", &g_config, (char *)&g_config + pad, text);
+	}
+	named(f, "g_table", g_table, &g_table[1].value, "g_table[1].value");
+	named(f, "g_table", g_table, &g_table[2].key, "g_table[2].key");
+	named(f, "g_table", g_table, (char *)&g_table[2].value + 7, "g_table[2].value+7");
+	named(f, "g_nodes", g_nodes, &g_nodes[2].next, "g_nodes[2].next");
+	named(f, "g_zeros", g_zeros, &g_zeros[5], "g_zeros[5]");
+	named(f, "g_lim", &g_lim, &g_lim.min, "g_lim.min");
+	named(f, "g_big", &g_big, (char *)&g_big + 3, "g_big+3");
+	named_len(f, "g_config", &g_config, &g_config, sizeof(g_config), "g_config");
+	named_len(f, "g_config", &g_config, &g_config.port, sizeof(g_config.port), "g_config.port");
+	named_len(f, "g_config", &g_config, &g_config.limits, sizeof(g_config.limits),
+		  "g_config.limits");
+	named_len(f, "g_config", &g_config, g_config.name, 4, "g_config.name");
+	named_len(f, "g_config", &g_config, &g_config.name[2], 3, "g_config.name+2");
+	named_len(f, "g_table", g_table, &g_table[1], sizeof(g_table[1]), "g_table[1]");
+	named_len(f, "g_table", g_table, &g_table[1].value, sizeof(g_table[1].value),
+		  "g_table[1].value");
 	fprintf(f, "expect\tg_config\t{port = 8080, name = ");
 	put_chars(f, (const unsigned char *)g_config.name, sizeof(g_config.name));
 	fprintf(f, ", limits = {max = 100, min = 1}, ratio = 2.5, scale = 0.75, enabled = true, "
