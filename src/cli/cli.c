@@ -468,6 +468,23 @@ int cli_print_json(cJSON *doc)
 	return 0;
 }
 
+int cli_write_json(struct vg_cli *cli, cJSON *doc, FILE *out)
+{
+	char *text;
+	int r = 0;
+
+	if (out == stdout)
+		return cli_print_json(doc);
+	text = cJSON_PrintUnformatted(doc);
+	cJSON_Delete(doc);
+	if (!text)
+		return cli_out_of_memory(cli, "printing the JSON report");
+	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
+		r = -EIO;
+	cJSON_free(text);
+	return r;
+}
+
 int cli_finish_output(void)
 {
 	if (output_failed)

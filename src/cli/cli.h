@@ -142,6 +142,11 @@ const char *cli_format_for_path(const char *path);
 /* Print a JSON document to stdout (consumes doc).  Returns 0 or exit code. */
 int cli_print_json(cJSON *doc);
 
+/* A command's JSON report (consumes doc): pretty on standard output, as
+ * cli_print_json; one line in an -o file, which a machine reads.  0, an
+ * exit code (reported), or -EIO (out's error, for the caller's commit). */
+int cli_write_json(struct vg_cli *cli, cJSON *doc, FILE *out);
+
 /* Set cli->json when --json is anywhere in argv before "--", so that even
  * an error in an earlier argument is reported as JSON.  main() calls it
  * once on the whole command line, for every command. */

@@ -273,21 +273,10 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 {
 	struct vg_error err = { 0 };
 	cJSON *doc = vg_report_probe_json(s, sym, cli->target, (size_t)a->top, &err);
-	char *text;
-	int r = 0;
 
 	if (!doc)
 		return cli_fail(cli, &err);
-	if (out == stdout)
-		return cli_print_json(doc);
-	text = cJSON_PrintUnformatted(doc);
-	cJSON_Delete(doc);
-	if (!text)
-		return cli_out_of_memory(cli, "printing the JSON report");
-	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
-		r = -EIO;
-	cJSON_free(text);
-	return r;
+	return cli_write_json(cli, doc, out);
 }
 
 /* --format: the stacks through the stack writers' table, as profile

@@ -403,21 +403,10 @@ static int write_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 {
 	struct vg_error err = { 0 };
 	cJSON *doc = vg_report_profile_json(p, cli->target, &err);
-	char *text;
-	int r = 0;
 
 	if (!doc)
 		return cli_fail(cli, &err);
-	if (out == stdout)
-		return cli_print_json(doc);
-	text = cJSON_PrintUnformatted(doc);
-	cJSON_Delete(doc);
-	if (!text)
-		return cli_out_of_memory(cli, "printing the JSON report");
-	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
-		r = -EIO;
-	cJSON_free(text);
-	return r;
+	return cli_write_json(cli, doc, out);
 }
 
 /* One output: opened (a file only now, renamed over its path only when

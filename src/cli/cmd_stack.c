@@ -230,21 +230,10 @@ static int check_tids(struct vg_cli *cli, const struct stack_args *a)
 static int write_json(struct vg_cli *cli, const struct vg_report_stack *rep, FILE *out)
 {
 	cJSON *doc = vg_report_stack_json(rep);
-	char *text;
-	int r = 0;
 
 	if (!doc)
 		return cli_out_of_memory(cli, "building the JSON report");
-	if (out == stdout)
-		return cli_print_json(doc);
-	text = cJSON_Print(doc);
-	cJSON_Delete(doc);
-	if (!text)
-		return cli_out_of_memory(cli, "printing the JSON report");
-	if (fputs(text, out) < 0 || fputc('\n', out) < 0)
-		r = -EIO;
-	cJSON_free(text);
-	return r;
+	return cli_write_json(cli, doc, out);
 }
 
 /* --every: the wall-clock profile, written like vigil profile writes. */
