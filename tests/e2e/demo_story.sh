@@ -47,13 +47,13 @@ has 6 'worker  .*demo_server\.c:[0-9]+' "sym worker names its source line"
 # Step 7: the port intact in the first scan, broken after the reload.
 s7=$(step 7)
 first=$(sed -n '/vigil scan .* 8080 /,/saved to/p' <<<"$s7")
-grep -Eq '^0x[0-9a-f]+  8080 .* g_config\+32$' <<<"$first" || { echo "$s7" >&2; fail "step 7: the first scan does not find the port at 8080"; }
+grep -Eq '^0x[0-9a-f]+  8080 .* g_config\.port$' <<<"$first" || { echo "$s7" >&2; fail "step 7: the first scan does not find the port at 8080"; }
 after=$(sed -n '/clients fail to connect/,$p' <<<"$s7")
 [[ -n $after ]] || { echo "$s7" >&2; fail "step 7: no 'clients fail to connect' narration"; }
 grep -q 'config reloaded' <<<"$(sed -n '/kill -HUP/,/clients fail/p' <<<"$s7")" ||
 	fail "step 7: the narration does not follow the server's reload"
 grep -qx '1 match' <<<"$after" || { echo "$s7" >&2; fail "step 7: the narrowed scan is not '1 match'"; }
-grep -Eq '^0x[0-9a-f]+  7936 .* g_config\+32$' <<<"$after" || { echo "$s7" >&2; fail "step 7: the narrowed scan does not show the port at 7936"; }
+grep -Eq '^0x[0-9a-f]+  7936 .* g_config\.port$' <<<"$after" || { echo "$s7" >&2; fail "step 7: the narrowed scan does not show the port at 7936"; }
 
 has 8 'i32  7936$' "g_config.port reads 7936 after the reload"
 has 8 'site  0x[0-9a-f]+  .*demo_server\.c:[0-9]+  set_server_name  .*exact' "the watch names set_server_name's store"
