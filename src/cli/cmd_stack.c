@@ -94,7 +94,7 @@ const char cmd_stack_usage[] =
 	"  --format F    with --every: table, folded, pprof, speedscope or svg\n"
 	"  --no-kernel   do not read kernel stacks (/proc/TID/stack)\n"
 	"  --json        JSON document (docs/json-schema/live_stack.json)\n"
-	"  -o FILE       write the report to FILE instead of standard output\n"
+	"  -o FILE       write the report to FILE (- is standard output)\n"
 	"\n"
 	CLI_TARGET_HELP
 	"\n"
@@ -170,7 +170,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct stack_ar
 				return cli_usage_error(cli, "invalid --format '%s': expected table, folded, pprof, speedscope or svg", optarg);
 			break;
 		case 'o':
-			a->out_path = optarg;
+			a->out_path = cli_output_path(optarg);   /* "-": stdout */
 			break;
 		case 'h':
 			fputs(cmd_stack_usage, stdout);
