@@ -186,16 +186,39 @@ int vg_probe_arm(struct vg_probe_session *s, struct vg_error *err)
 	return 0;
 }
 
+/* Whether tid is the only thread pid still lists: its exit is the
+ * process's, and no other thread can have run a probed call after it. */
+static bool sole_thread(const struct vg_probe_session *s, pid_t tid)
+{
+	pid_t *tids = NULL;
+	size_t n = 0;
+	bool sole;
+
+	if (vg_target_threads(s->t, &tids, &n, NULL) < 0)
+		return true;   /* the process is gone */
+	sole = n == 0 || (n == 1 && tids[0] == tid);
+	free(tids);
+	return sole;
+}
+
 /* The kernel runs a probe's program for hits in the mm of the task the
  * event was opened on; when that task exits (pthread_exit in main) the
  * program is not run any more.  Open every event again on a live thread
  * (returns first), closing each old one as its new one is in:
  * the calls in between are missing, and the report says so.  Returns 0,
- * or -ESRCH when no thread is left (the process is exiting). */
+ * or -ESRCH when no thread is left (the process is exiting).  A probe
+ * task that was the process's last thread ended with it: nothing was
+ * missed, and that is not counted as a move (a single-threaded target's
+ * exit seen by the thread's pidfd before the process's). */
 int probe_rearm(struct vg_probe_session *s, struct vg_error *err)
 {
-	int r = probe_move_to_live_thread(s, err);
+	pid_t old = s->probe_task;
+	int r;
 
+	if (sole_thread(s, old))
+		return vg_error_set(err, -ESRCH, "thread %d was the last of pid %d", (int)old,
+				    (int)s->t->pid);
+	r = probe_move_to_live_thread(s, err);
 	for (size_t pass = 0; pass < 2 && r >= 0; pass++) {
 		for (size_t i = 0; i < s->n_sites && r >= 0; i++) {
 			struct site_state *ss = &s->sites[i];
@@ -214,11 +237,15 @@ int probe_rearm(struct vg_probe_session *s, struct vg_error *err)
 			*fd = nfd;
 		}
 	}
+	if (r < 0) {
+		s->stats.rearm_failures++;
+		if (err)
+			snprintf(s->stats.rearm_why, sizeof(s->stats.rearm_why), "%.255s", err->msg);
+		return r;
+	}
 	s->stats.rearms++;
 	s->stats.rearmed_on = s->probe_task;
-	if (r < 0 && err)
-		snprintf(s->stats.rearm_why, sizeof(s->stats.rearm_why), "%.255s", err->msg);
-	return r;
+	return 0;
 }
 
 /* Does mem differ from file only by int3 (0xcc) bytes where the file has

@@ -121,6 +121,10 @@ struct vg_probe_stats {
 	bool leader_exited;          /* the thread the probes are opened on exited */
 	unsigned rearms;             /* times the probes moved to another thread */
 	pid_t rearmed_on;            /* the last thread they moved to */
+	/* Times the probe task exited while other threads of the process
+	 * were still listed and none could take the probes (all exiting):
+	 * their calls before they stopped may be missing. */
+	unsigned rearm_failures;
 	char rearm_why[256];         /* why the last move failed, or "" */
 	bool code_restored;          /* every site's bytes read back equal the file's */
 	size_t code_checked;         /* sites whose bytes were read back */

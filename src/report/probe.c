@@ -123,6 +123,13 @@ static void count_reasons(struct vg_probe_session *s, cJSON *arr, cJSON *over, b
 		cJSON_AddItemToArray(arr, vg_json_text(buf));
 		*counts_short = true;
 	}
+	if (st->rearm_failures && vg_probe_stop_reason(s) != VG_STOP_TASK_LOST) {
+		snprintf(buf, sizeof(buf), "the thread the probes were on exited while other threads of the process "
+			 "were still listed and none could take the probes (%s): calls those threads made before "
+			 "they ended are missing", st->rearm_why[0] ? st->rearm_why : "no reason given");
+		cJSON_AddItemToArray(arr, vg_json_text(buf));
+		*counts_short = true;
+	}
 	if (vg_probe_stop_reason(s) == VG_STOP_TASK_LOST) {
 		snprintf(buf, sizeof(buf), "the thread the probes were on exited and no other thread could take them%s%s: "
 			 "the probe stopped early", st->rearm_why[0] ? ": " : "", st->rearm_why);
