@@ -114,7 +114,7 @@ int cli_take_target_args(struct vg_cli *cli, const struct vg_cmd *cmd, int argc,
 
 /* The commands that take several processes (-p PID,PID or -p repeated),
  * for the sentence that refuses a list elsewhere. */
-#define CLI_SEVERAL_COMMANDS "profile takes"
+#define CLI_SEVERAL_COMMANDS "profile and stack take"
 #define CLI_SEVERAL_HELP \
 	"Several processes: -p PID,PID... or -p repeated, as perf record -p takes\n" \
 	"them.\n"

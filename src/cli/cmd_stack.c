@@ -28,6 +28,7 @@
 
 const char cmd_stack_usage[] =
 	"usage: vigil stack PID [--tid TID]... [--no-kernel] [--json] [-o FILE]\n"
+	"       vigil stack -p PID,PID... [--no-kernel] [-o FILE]\n"
 	"       vigil stack PID --every TIME --duration TIME [--tid TID]...\n"
 	"                   [--format table|folded|pprof|speedscope|svg] [-o FILE]\n"
 	"\n"
@@ -101,8 +102,12 @@ const char cmd_stack_usage[] =
 	"exit: 0 ok, 1 runtime error, 2 bad input (no such thread), 3 permission,\n"
 	"4 the process does not exist or exited.\n"
 	"\n"
+	"Several processes (-p PID,PID... or -p repeated, as perf record -p takes\n"
+	"them): each one's snapshot in turn, as if named alone (the table only).\n"
+	"\n"
 	"examples:\n"
 	"  vigil stack 4242\n"
+	"  vigil stack -p 4242,4243\n"
 	"  vigil stack 4242 --tid 4250 --json\n"
 	"  vigil stack 4242 --every 10ms --duration 5s --format svg -o wall.svg\n";
 
@@ -345,9 +350,11 @@ out:
 	return r;
 }
 
-int cmd_stack(struct vg_cli *cli, int argc, char **argv)
+/* One process's snapshot, written to out (a table, or with --json the
+ * document).  0, or the exit code after printing. */
+static int stack_one(struct vg_cli *cli, const struct stack_args *a, const char *pid_arg,
+		     FILE *out)
 {
-	struct stack_args *a = calloc(1, sizeof(*a));
 	struct vg_error err = { 0 };
 	struct vg_maps *maps = NULL;
 	struct vg_mem *mem = NULL;
@@ -359,26 +366,12 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 	struct vg_stack_facts *facts = NULL;
 	struct vg_wait *waits = NULL;
 	struct vg_wait_graph graph = { 0 };
-	struct vg_outfile of = { .fd = -1 };
 	pid_t *tids = NULL;
 	size_t n = 0;
 	uint64_t t0, elapsed;
-	FILE *out = stdout;
 	int r;
 
-	cli->operation = "live_stack";
-	if (!a)
-		return cli_out_of_memory(cli, "parsing the arguments");
-	r = parse_args(cli, argc, argv, a);
-	if (r) {
-		r = r < 0 ? 0 : r;
-		goto out;
-	}
-	if (a->out_path && vg_outfile_check(a->out_path, &err) < 0) {
-		r = cli_fail(cli, &err);
-		goto out;
-	}
-	r = cli_open_target(cli, a->pid, &maps, &mem);
+	r = cli_open_target(cli, pid_arg, &maps, &mem);
 	if (r)
 		goto out;
 	r = cli_need_user_memory(cli, "stack");
@@ -438,18 +431,6 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 			.graph = &graph, .elapsed_ns = elapsed,
 		};
 
-		if (a->out_path) {
-			if (vg_outfile_open(&of, a->out_path, 0, &err) < 0) {
-				r = cli_fail(cli, &err);
-				goto out;
-			}
-			out = vg_outfile_stream(&of);
-			if (!out) {
-				out = stdout;
-				r = cli_out_of_memory(cli, "opening the output file");
-				goto out;
-			}
-		}
 		if (cli->json) {
 			r = write_json(cli, &rep, out);
 			if (r > 0)
@@ -457,31 +438,16 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 		} else {
 			r = vg_report_stack_table(out, &rep);
 		}
-		if (r < 0 && out != stdout) {
-			out = stdout;
-			vg_outfile_commit(&of, "stack report", &err);
-			r = cli_fail(cli, &err);
-			goto out;
-		}
-		if (r < 0) {
+		/* A write error: the caller's commit or final flush says it. */
+		if (r < 0 && out == stdout) {
 			vg_error_set(&err, r, "cannot write the stack report: %s", strerror(-r));
 			r = cli_fail(cli, &err);
 			goto out;
 		}
-		if (out != stdout) {
-			out = stdout;
-			if (vg_outfile_commit(&of, "stack report", &err) < 0) {
-				r = cli_fail(cli, &err);
-				goto out;
-			}
-		}
 		if (!cli->json)
 			cli_print_target_notes(cli->target);
 	}
-	r = 0;
 out:
-	if (out != stdout)
-		vg_outfile_abort(&of);
 	vg_wait_graph_release(&graph);
 	vg_stack_facts_reader_free(reader);
 	vg_stack_capture_free(cap);
@@ -493,6 +459,85 @@ out:
 	free(facts);
 	free(waits);
 	free(tids);
+	return r;
+}
+
+int cmd_stack(struct vg_cli *cli, int argc, char **argv)
+{
+	struct stack_args *a = calloc(1, sizeof(*a));
+	struct vg_error err = { 0 };
+	struct vg_outfile of = { .fd = -1 };
+	pid_t *pids = NULL;
+	size_t n_pids = 0;
+	FILE *out = stdout;
+	int r;
+
+	cli->operation = "live_stack";
+	if (!a)
+		return cli_out_of_memory(cli, "parsing the arguments");
+	r = parse_args(cli, argc, argv, a);
+	if (r) {
+		r = r < 0 ? 0 : r;
+		goto out;
+	}
+	r = cli_target_pids(cli, a->pid, &pids, &n_pids);
+	if (r)
+		goto out;
+	if (n_pids && (a->every_ms || a->n_tids || cli->json)) {
+		r = cli_usage_error(cli, "%s describes one process: give one PID, not %zu",
+				    a->every_ms ? "--every" : a->n_tids ? "--tid" : "--json", n_pids);
+		goto out;
+	}
+	if (a->out_path && vg_outfile_check(a->out_path, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	/* --every writes its own output (the profile formats). */
+	if (a->out_path && !a->every_ms) {
+		if (vg_outfile_open(&of, a->out_path, 0, &err) < 0) {
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		out = vg_outfile_stream(&of);
+		if (!out) {
+			out = stdout;
+			r = cli_out_of_memory(cli, "opening the output file");
+			goto out;
+		}
+	}
+	if (!n_pids) {
+		r = stack_one(cli, a, a->pid, out);
+	} else {
+		/* Each process in turn, as if named alone, one after the other. */
+		for (size_t i = 0; i < n_pids && !r; i++) {
+			char pid_text[16];
+
+			snprintf(pid_text, sizeof(pid_text), "%d", (int)pids[i]);
+			if (i)
+				fputc('\n', out);
+			cli->target = vg_target_free(cli->target);
+			r = stack_one(cli, a, pid_text, out);
+		}
+	}
+	if (r < 0 && out != stdout) {
+		/* The file's own errno (ENOSPC), from the commit's sentence. */
+		vg_outfile_commit(&of, "stack report", &err);
+		r = cli_fail(cli, &err);
+	}
+	if (r)
+		goto out;
+	if (out != stdout) {
+		out = stdout;
+		if (vg_outfile_commit(&of, "stack report", &err) < 0) {
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+	}
+	r = 0;
+out:
+	if (out != stdout)
+		vg_outfile_abort(&of);
+	free(pids);
 	free(a);
 	return r;
 }

@@ -19,7 +19,7 @@ static const struct vg_cmd commands[] = {
 	{ "scan", cmd_scan, "where a value lives: scan, narrow, snapshot, pointer chains", cmd_scan_usage, true, false, false },
 	{ "profile", cmd_profile, "where a process spends its time: sampled stacks, flame graphs, pprof", cmd_profile_usage, false, true, true },
 	{ "probe", cmd_probe, "how often, how long, with what arguments code runs: exact uprobe counts", cmd_probe_usage, false, true, false },
-	{ "stack", cmd_stack, "where every thread is: user stacks of all threads, without stopping any", cmd_stack_usage, false, false, false },
+	{ "stack", cmd_stack, "where every thread is: user stacks of all threads, without stopping any", cmd_stack_usage, false, false, true },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -53,8 +53,8 @@ static void print_main_help(FILE *out)
 		"  -h, --help       this help; 'vigil help COMMAND' for one command\n"
 		"  -V, --version    print the version\n"
 		"  --json           (on every command) one JSON document on stdout, errors too\n"
-		"  -p, --pid PID    the target (or PID as the first argument); profile\n"
-		"                   takes several: -p PID,PID... or -p repeated\n"
+		"  -p, --pid PID    the target (or PID as the first argument); profile and\n"
+		"                   stack take several: -p PID,PID... or -p repeated\n"
 		"  --name NAME      the one process named NAME (or NAME as the first argument)\n"
 		"  -- CMD ARGS      profile, probe, watch: start CMD and observe it from its first\n"
 		"                   instruction; vigil exits with its status\n"

@@ -146,9 +146,9 @@ echo "ok: three processes in one run, each stack attributed to its process in js
 for c in "maps @" "read @ 0x1000 8" "print @ g_x" "watch @ 0x1000" "scan @ 5 --type i32" \
 	"sym @ 0x1000" "probe @ malloc"; do
 	read -r -a words <<<"${c//@/-p $A,$B}"
-	refuse_cmd "${words[0]}" 2000 "list_${words[0]}" 2 "names several processes: ${words[0]} observes one process: give one PID \(profile takes several" "${words[@]:1}"
+	refuse_cmd "${words[0]}" 2000 "list_${words[0]}" 2 "names several processes: ${words[0]} observes one process: give one PID \(profile and stack take several" "${words[@]:1}"
 done
-refuse_cmd maps 2000 list_repeated 2 "-p is given twice: maps observes one process: give one PID \(profile takes several" -p "$A" -p "$B"
+refuse_cmd maps 2000 list_repeated 2 "-p is given twice: maps observes one process: give one PID \(profile and stack take several" -p "$A" -p "$B"
 refuse_cmd profile 2000 list_dup 2 "pid $A is given twice" -p "$A,$B,$A" --duration 1s
 refuse_cmd profile 2000 list_empty 2 "invalid PID ''" -p "$A,,$B" --duration 1s
 refuse_cmd profile 2000 list_every 2 "--every observes one process" -p "$A,$B" --every 2s
