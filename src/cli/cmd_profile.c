@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outputs.h"
 #include "elf/addrspec.h"
 #include "elf/image.h"
 #include "profile/profile.h"
@@ -108,14 +109,7 @@ const char cmd_profile_usage[] =
 	"  vigil profile 4242 --every 10s -o '/var/lib/vigil/cpu-%Y%m%dT%H%M%S.pb.gz' --keep 360\n"
 	"  vigil profile redis-server --every 10s --push http://pyroscope:4040 --label env=prod\n";
 
-#define PROFILE_MAX_OUTPUTS 8
-
-/* One result of the run: where it goes and in which format. */
-struct profile_output {
-	const char *arg;                        /* -o as given ("-": stdout) */
-	const char *path;                       /* NULL: standard output */
-	const struct vg_stack_format *format;   /* NULL: json */
-};
+#define PROFILE_MAX_OUTPUTS CLI_MAX_OUTPUTS
 
 struct profile_args {
 	const char *pid;
@@ -123,8 +117,7 @@ struct profile_args {
 	const char *format_name;                /* --format or --json; NULL: none */
 	const char *out_args[PROFILE_MAX_OUTPUTS];
 	size_t n_out_args;
-	struct profile_output outs[PROFILE_MAX_OUTPUTS];
-	size_t n_outs;
+	struct cli_outputs outs;
 	uint64_t top;
 	bool freq_given;
 	uint64_t every_ms;                      /* --every; 0: one profile */
@@ -133,41 +126,19 @@ struct profile_args {
 	char dir_pattern[PROFILE_MAX_OUTPUTS][4096];
 };
 
+/* The profile's own JSON document, or a stack writer's format. */
+static bool profile_writes(const char *format)
+{
+	return strcmp(format, "json") == 0 || vg_stack_format_find(format);
+}
+
 /* One output per -o (standard output without any), each in the format
  * its extension names; --format for one -o, or for the -o whose
- * extension says nothing ("-": the table by default), and it must not
- * contradict an extension. */
+ * extension says nothing ("-": the table by default). */
 static int plan_outputs(struct vg_cli *cli, struct profile_args *a)
 {
-	size_t n = a->n_out_args ? a->n_out_args : 1, to_stdout = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		struct profile_output *o = &a->outs[i];
-		const char *ext, *name;
-
-		o->arg = a->n_out_args ? a->out_args[i] : "-";
-		o->path = cli_output_path(o->arg);
-		ext = o->path ? cli_format_for_path(o->path) : NULL;
-		if (n == 1)
-			name = a->format_name ? a->format_name : ext ? ext : "table";
-		else if (ext && a->format_name && strcmp(ext, a->format_name) != 0)
-			return cli_usage_error(cli, "--format %s contradicts -o '%s' (a %s file); with several -o, each output's format comes from its extension",
-					       a->format_name, o->arg, ext);
-		else if (!(name = ext ? ext : a->format_name ? a->format_name : !o->path ? "table" : NULL))
-			return cli_usage_error(cli, "cannot tell the format of -o '%s' from its extension (.svg .pb.gz .folded .speedscope.json .json .txt); with several -o, name each file by its format",
-					       o->arg);
-		o->format = strcmp(name, "json") == 0 ? NULL : vg_stack_format_find(name);
-		if (!o->path && to_stdout++)
-			return cli_usage_error(cli, "-o - is given twice: one output can go to standard output");
-		for (size_t j = 0; j < i && o->path; j++)
-			if (a->outs[j].path && strcmp(a->outs[j].path, o->path) == 0)
-				return cli_usage_error(cli, "-o '%s' is given twice", o->arg);
-		if (o->format && o->format->binary && !o->path && isatty(STDOUT_FILENO))
-			return cli_usage_error(cli, "%s output is binary: give -o FILE or redirect standard output",
-					       o->format->name);
-	}
-	a->n_outs = n;
-	return 0;
+	return cli_outputs_plan(cli, a->out_args, a->n_out_args, a->format_name, "table",
+				profile_writes, &a->outs);
 }
 
 /* The file name extension of each stack format, for -o DIRECTORY. */
@@ -225,19 +196,19 @@ static int plan_continuous(struct vg_cli *cli, struct profile_args *a)
 	}
 	/* Pushing alone writes nothing locally. */
 	if (a->push.url && a->n_out_args == 0) {
-		a->n_outs = 0;
+		a->outs.n = 0;
 		return a->keep ? cli_usage_error(cli, "--keep needs -o") : 0;
 	}
 	r = plan_outputs(cli, a);
 	if (r)
 		return r;
-	for (size_t i = 0; i < a->n_outs; i++) {
-		if (a->outs[i].path && !strchr(a->outs[i].path, '%'))
+	for (size_t i = 0; i < a->outs.n; i++) {
+		if (a->outs.o[i].path && !strchr(a->outs.o[i].path, '%'))
 			return cli_usage_error(cli, "with --every, -o '%s' must be a directory or a strftime pattern such as 'cpu-%%Y%%m%%dT%%H%%M%%S.pb.gz' (one file per period)",
-					       a->outs[i].arg);
-		if (!a->outs[i].format)
+					       a->outs.o[i].arg);
+		if (strcmp(a->outs.o[i].format, "json") == 0)
 			return cli_usage_error(cli, "--every writes stack profiles, not the JSON report (-o '%s')",
-					       a->outs[i].arg);
+					       a->outs.o[i].arg);
 	}
 	return 0;
 }
@@ -415,8 +386,6 @@ static int write_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 	return cli_write_json(cli, doc, out);
 }
 
-/* One output: opened (a file only now, renamed over its path only when
- * complete), written, committed.  0, or the exit code after printing. */
 /* Several processes (-p A,B): what the JSON document of the run needs. */
 struct several {
 	struct vg_profile **ps;
@@ -427,65 +396,47 @@ struct several {
 	uint64_t duration_ns;
 };
 
+/* What one output of the profile is written from. */
+struct profile_write {
+	const struct vg_profile *p;
+	const struct vg_stacks *stacks;
+	const struct profile_args *a;
+	const struct vg_stacks_meta *meta;
+	const struct several *sv;           /* several processes, else NULL */
+};
+
+static int profile_writer(struct vg_cli *cli, FILE *out, const struct cli_output *o, void *arg,
+			  struct vg_error *err)
+{
+	const struct profile_write *pw = arg;
+	const struct vg_stack_format *f = vg_stack_format_find(o->format);
+
+	if (f) {
+		struct vg_stack_write_opts wo = { .meta = pw->meta, .top = (size_t)pw->a->top };
+
+		return f->write(out, pw->stacks, &wo, err);
+	}
+	if (pw->sv) {
+		cJSON *doc = vg_report_profiles_json((const struct vg_profile *const *)pw->sv->ps,
+						     (const struct vg_target *const *)pw->sv->ts,
+						     pw->sv->n, pw->sv->merged, pw->sv->stop,
+						     pw->sv->duration_ns, err);
+
+		return doc ? cli_write_json(cli, doc, out) : cli_fail(cli, err);
+	}
+	return write_json(cli, pw->p, out);
+}
+
+/* One output: opened (a file only now, renamed over its path only when
+ * complete), written, committed.  0, or the exit code after printing. */
 static int write_output(struct vg_cli *cli, const struct vg_profile *p,
 			const struct vg_stacks *stacks, const struct profile_args *a,
-			const struct profile_output *o, const char *path,
+			const struct cli_output *o, const char *path,
 			const struct vg_stacks_meta *meta, const struct several *sv)
 {
-	struct vg_error err = { 0 };
-	struct vg_outfile of = { .fd = -1 };
-	FILE *out = stdout;
-	int r;
+	struct profile_write pw = { p, stacks, a, meta, sv };
 
-	if (path) {
-		if (vg_outfile_open(&of, path, 0, &err) < 0)
-			return cli_fail(cli, &err);
-		out = vg_outfile_stream(&of);
-		if (!out) {
-			vg_outfile_abort(&of);
-			return cli_out_of_memory(cli, "opening the output file");
-		}
-	}
-	if (o->format) {
-		struct vg_stack_write_opts wo = { .meta = meta, .top = (size_t)a->top };
-
-		r = o->format->write(out, stacks, &wo, &err);
-	} else if (sv) {
-		cJSON *doc = vg_report_profiles_json((const struct vg_profile *const *)sv->ps,
-						     (const struct vg_target *const *)sv->ts, sv->n,
-						     sv->merged, sv->stop, sv->duration_ns, &err);
-
-		r = doc ? cli_write_json(cli, doc, out) : cli_fail(cli, &err);
-		if (r > 0) {
-			vg_outfile_abort(&of);
-			return r;
-		}
-	} else {
-		r = write_json(cli, p, out);
-		if (r > 0) {
-			vg_outfile_abort(&of);
-			return r;
-		}
-	}
-	if (r < 0 && out != stdout && of.error) {
-		/* The file's own errno (ENOSPC), from the commit's sentence. */
-		vg_outfile_commit(&of, "profile", &err);
-		vg_outfile_abort(&of);
-		return cli_fail(cli, &err);
-	}
-	if (r < 0) {
-		if (!err.code)
-			vg_error_set(&err, r, "cannot write the %s output: %s",
-				     o->format ? o->format->name : "json", strerror(-r));
-		vg_outfile_abort(&of);
-		return cli_fail(cli, &err);
-	}
-	if (out != stdout && vg_outfile_commit(&of, "profile", &err) < 0) {
-		vg_outfile_abort(&of);
-		return cli_fail(cli, &err);
-	}
-	vg_outfile_abort(&of);
-	return 0;
+	return cli_output_write(cli, o, path, 0, "profile", profile_writer, &pw);
 }
 
 /* The file name of a period from its -o pattern; 0 when the pattern
@@ -593,8 +544,8 @@ static void write_period(struct continuous *c, const struct vg_profile *p,
 	c->lost_before = ps->lost;
 	c->throttled_before = ps->throttled;
 	c->periods++;
-	for (size_t i = 0; i < c->a->n_outs; i++) {
-		const struct profile_output *o = &c->a->outs[i];
+	for (size_t i = 0; i < c->a->outs.n; i++) {
+		const struct cli_output *o = &c->a->outs.o[i];
 		char path[4096];
 
 		if (o->path && period_name(path, sizeof(path), o->path, t) == 0) {
@@ -791,13 +742,13 @@ static int profile_several(struct vg_cli *cli, struct profile_args *a, const pid
 	}
 	sv.duration_ns = last_end > first_start ? last_end - first_start : 0;
 	several_meta(&sv, &meta, totals, sizeof(totals), cut_why, sizeof(cut_why));
-	for (size_t i = 0; i < a->n_outs; i++) {
-		r = write_output(cli, sv.ps[0], sv.merged, a, &a->outs[i], a->outs[i].path, &meta, &sv);
+	for (size_t i = 0; i < a->outs.n; i++) {
+		r = write_output(cli, sv.ps[0], sv.merged, a, &a->outs.o[i], a->outs.o[i].path, &meta, &sv);
 		if (r)
 			goto out;
-		if (a->outs[i].path && wlen < sizeof(written))
+		if (a->outs.o[i].path && wlen < sizeof(written))
 			wlen += (size_t)snprintf(written + wlen, sizeof(written) - wlen, "%s%s",
-						 wlen ? ", " : "; written to ", a->outs[i].path);
+						 wlen ? ", " : "; written to ", a->outs.o[i].path);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct vg_profile *p = sv.ps[i];
@@ -853,9 +804,9 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		return r < 0 ? 0 : r;
 	/* A bad -o is refused now, not after the profile it would lose (a
 	 * pattern: the name it makes now). */
-	for (size_t i = 0; i < a.n_outs; i++) {
+	for (size_t i = 0; i < a.outs.n; i++) {
 		char now_path[4096];
-		const char *path = a.outs[i].path;
+		const char *path = a.outs.o[i].path;
 
 		if (path && a.every_ms) {
 			if (period_name(now_path, sizeof(now_path), path, time(NULL)) == 0)
@@ -964,13 +915,13 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 
 		meta.main_path = main_img ? main_img->path : NULL;
 	}
-	for (size_t i = 0; i < a.n_outs; i++) {
-		r = write_output(cli, p, vg_profile_stacks(p), &a, &a.outs[i], a.outs[i].path, &meta, NULL);
+	for (size_t i = 0; i < a.outs.n; i++) {
+		r = write_output(cli, p, vg_profile_stacks(p), &a, &a.outs.o[i], a.outs.o[i].path, &meta, NULL);
 		if (r)
 			goto out;
-		if (a.outs[i].path && wlen < sizeof(written))
+		if (a.outs.o[i].path && wlen < sizeof(written))
 			wlen += (size_t)snprintf(written + wlen, sizeof(written) - wlen, "%s%s",
-						 wlen ? ", " : "; written to ", a.outs[i].path);
+						 wlen ? ", " : "; written to ", a.outs.o[i].path);
 	}
 	{
 		const struct vg_perf_stats *ps = vg_profile_perf_stats(p);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outputs.h"
 #include "elf/addrspec.h"
 #include "report/stack.h"
 #include "report/stack_format.h"
@@ -241,6 +242,23 @@ static int write_json(struct vg_cli *cli, const struct vg_report_stack *rep, FIL
 	return cli_write_json(cli, doc, out);
 }
 
+/* --every's one output: the stacks in the --format asked for. */
+struct wall_write {
+	const struct vg_stacks *stacks;
+	const struct vg_stack_write_opts *wo;
+	const struct vg_stack_format *format;
+};
+
+static int wall_writer(struct vg_cli *cli, FILE *out, const struct cli_output *o, void *arg,
+		       struct vg_error *err)
+{
+	const struct wall_write *ww = arg;
+
+	(void)cli;
+	(void)o;
+	return ww->format->write(out, ww->stacks, ww->wo, err);
+}
+
 /* --every: the wall-clock profile, written like vigil profile writes. */
 static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_mem *mem,
 		    struct vg_symbolizer *sym, struct vg_stack_capture *cap)
@@ -254,10 +272,8 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_me
 	struct vg_stack_wall_stats st;
 	struct vg_stacks *stacks = vg_stacks_new();
 	struct cli_stop_signals stop = { .fd = -1 };
-	struct vg_outfile of = { .fd = -1 };
 	struct vg_error err = { 0 };
 	char cut_why[256] = "";
-	FILE *out = stdout;
 	int r;
 
 	if (!stacks || !o.facts) {
@@ -302,37 +318,12 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_me
 			.totals = totals[0] ? totals : NULL,
 		};
 		struct vg_stack_write_opts wo = { .meta = &meta, .top = 25 };
+		struct wall_write ww = { stacks, &wo, a->format };
+		struct cli_output dest = { a->out_path ? a->out_path : "-", a->out_path, a->format->name };
 
-		if (a->out_path) {
-			if (vg_outfile_open(&of, a->out_path, 0, &err) < 0) {
-				r = cli_fail(cli, &err);
-				goto out;
-			}
-			out = vg_outfile_stream(&of);
-			if (!out) {
-				out = stdout;
-				r = cli_out_of_memory(cli, "opening the output file");
-				goto out;
-			}
-		}
-		r = a->format->write(out, stacks, &wo, &err);
-		if (r < 0 && out != stdout) {
-			out = stdout;
-			vg_outfile_commit(&of, "wall-clock profile", &err);
-			r = cli_fail(cli, &err);
+		r = cli_output_write(cli, &dest, a->out_path, 0, "wall-clock profile", wall_writer, &ww);
+		if (r)
 			goto out;
-		}
-		if (r < 0) {
-			r = cli_fail(cli, &err);
-			goto out;
-		}
-		if (out != stdout) {
-			out = stdout;
-			if (vg_outfile_commit(&of, "wall-clock profile", &err) < 0) {
-				r = cli_fail(cli, &err);
-				goto out;
-			}
-		}
 	}
 	fprintf(stderr, "# %" PRIu64 " snapshots, %" PRIu64 " thread samples in %.1f s (%s); "
 		"%" PRIu64 " late ticks, %" PRIu64 " stacks cut%s%s\n# %s\n",
@@ -343,8 +334,6 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_me
 	cli_print_target_notes(cli->target);
 	r = 0;
 out:
-	if (out != stdout)
-		vg_outfile_abort(&of);
 	vg_stacks_free(stacks);
 	vg_stack_facts_reader_free(o.facts);
 	return r;
@@ -462,14 +451,42 @@ out:
 	return r;
 }
 
+/* The report's one output: each process in turn (one, or -p A,B). */
+struct stack_write {
+	const struct stack_args *a;
+	const pid_t *pids;
+	size_t n_pids;
+};
+
+static int stack_writer(struct vg_cli *cli, FILE *out, const struct cli_output *o, void *arg,
+			struct vg_error *err)
+{
+	const struct stack_write *sw = arg;
+	int r = 0;
+
+	(void)o;
+	(void)err;
+	if (!sw->n_pids)
+		return stack_one(cli, sw->a, sw->a->pid, out);
+	/* Each process in turn, as if named alone, one after the other. */
+	for (size_t i = 0; i < sw->n_pids && !r; i++) {
+		char pid_text[16];
+
+		snprintf(pid_text, sizeof(pid_text), "%d", (int)sw->pids[i]);
+		if (i)
+			fputc('\n', out);
+		cli->target = vg_target_free(cli->target);
+		r = stack_one(cli, sw->a, pid_text, out);
+	}
+	return r;
+}
+
 int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 {
 	struct stack_args *a = calloc(1, sizeof(*a));
 	struct vg_error err = { 0 };
-	struct vg_outfile of = { .fd = -1 };
 	pid_t *pids = NULL;
 	size_t n_pids = 0;
-	FILE *out = stdout;
 	int r;
 
 	cli->operation = "live_stack";
@@ -492,51 +509,17 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	/* --every writes its own output (the profile formats). */
-	if (a->out_path && !a->every_ms) {
-		if (vg_outfile_open(&of, a->out_path, 0, &err) < 0) {
-			r = cli_fail(cli, &err);
-			goto out;
-		}
-		out = vg_outfile_stream(&of);
-		if (!out) {
-			out = stdout;
-			r = cli_out_of_memory(cli, "opening the output file");
-			goto out;
-		}
-	}
-	if (!n_pids) {
-		r = stack_one(cli, a, a->pid, out);
+	if (a->every_ms) {
+		/* --every writes its own output (the profile formats). */
+		r = stack_one(cli, a, a->pid, stdout);
 	} else {
-		/* Each process in turn, as if named alone, one after the other. */
-		for (size_t i = 0; i < n_pids && !r; i++) {
-			char pid_text[16];
+		struct stack_write sw = { a, pids, n_pids };
+		struct cli_output o = { a->out_path ? a->out_path : "-", a->out_path,
+					cli->json ? "json" : "table" };
 
-			snprintf(pid_text, sizeof(pid_text), "%d", (int)pids[i]);
-			if (i)
-				fputc('\n', out);
-			cli->target = vg_target_free(cli->target);
-			r = stack_one(cli, a, pid_text, out);
-		}
+		r = cli_output_write(cli, &o, a->out_path, 0, "stack report", stack_writer, &sw);
 	}
-	if (r < 0 && out != stdout) {
-		/* The file's own errno (ENOSPC), from the commit's sentence. */
-		vg_outfile_commit(&of, "stack report", &err);
-		r = cli_fail(cli, &err);
-	}
-	if (r)
-		goto out;
-	if (out != stdout) {
-		out = stdout;
-		if (vg_outfile_commit(&of, "stack report", &err) < 0) {
-			r = cli_fail(cli, &err);
-			goto out;
-		}
-	}
-	r = 0;
 out:
-	if (out != stdout)
-		vg_outfile_abort(&of);
 	free(pids);
 	free(a);
 	return r;
