@@ -65,8 +65,8 @@ const char cmd_probe_usage[] =
 	"                    (0-5, arg0 = rdi) or a DWARF parameter name, an operator\n"
 	"                    (== != < <= > >=) and a number: 'len > 4096 && arg0 != 0';\n"
 	"                    evaluated in the kernel, typed as the parameter is; the\n"
-	"                    report also gives the calls seen in all (not yet with\n"
-	"                    --latency or --retval)\n"
+	"                    report also gives the calls seen in all; with --latency\n"
+	"                    or --retval a dropped call's return is left out too\n"
 	"  --stacks          the call stacks that reach each location (CFI unwinding)\n"
 	"  --format F        with --stacks, write the stacks instead of the report, as\n"
 	"                    vigil profile does: table (functions by self and total\n"
@@ -106,6 +106,7 @@ const char cmd_probe_usage[] =
 	"  vigil probe 4242 'libc.so.6:write' --args 3 --interval 1s\n"
 	"  vigil probe 4242 'libc.so.6:read' --retval --latency\n"
 	"  vigil probe 4242 'libc.so.6:write' --filter 'arg0 == 2' --stacks\n"
+	"  vigil probe 4242 'libc.so.6:read' --filter 'arg2 > 4096' --latency --retval\n"
 	"  vigil probe 4242 server.c:118 --per-thread --json\n"
 	"  vigil probe -p 4242 handle_request --duration 10s\n"
 	"  vigil probe parse_line -- ./myprog input.txt     (counts from its first call)\n";

@@ -96,6 +96,7 @@ static int load_prog(struct vg_probe_session *s, size_t i, bool ret, int *prog,
 		spec.terms = l->filter;
 		spec.n_terms = (uint32_t)l->n_filter;
 		spec.all_slot = (uint32_t)(s->n_sites + i);
+		spec.record_dropped = s->sites[i].result.has_return;
 	}
 
 	return vg_bpf_prog_load(&spec, s->counters, ret || probe_recording(&s->o) ? s->output : NULL,

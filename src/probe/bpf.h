@@ -70,9 +70,13 @@ struct vg_probe_record {
 	uint64_t time_ns;          /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
 	uint64_t regs[VG_PR_COUNT];
 	uint32_t stack_len;        /* bytes of user stack copied at regs[SP] */
-	uint32_t pad;
+	uint32_t flags;            /* VG_PROBE_REC_DROPPED */
 	uint8_t stack[];
 };
+
+/* An entry the filter dropped (flags): recorded only so that its return
+ * pairs with it (--filter with --latency/--retval); never counted. */
+#define VG_PROBE_REC_DROPPED 1u
 
 /* libbpf's messages: perf/bpf_log.h (vg_bpf_libbpf_quiet). */
 
@@ -208,6 +212,9 @@ struct vg_bpf_prog_spec {
 	const struct vg_bpf_filter_term *terms;
 	uint32_t n_terms;
 	uint32_t all_slot;
+	/* Record the calls the terms drop too, marked VG_PROBE_REC_DROPPED
+	 * (a return probe pairs with them). */
+	bool record_dropped;
 };
 int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_counters *c,
 		     const struct vg_bpf_output *output, int *prog_fd, struct vg_error *err);

@@ -123,6 +123,12 @@ static void on_entry(struct vg_probe_session *s, const struct vg_probe_record *r
 {
 	uint32_t tid = (uint32_t)r->pid_tgid;
 
+	if (r->flags & VG_PROBE_REC_DROPPED) {
+		/* Dropped by the filter: only there for its return. */
+		if (s->pairing && s->sites[r->site].result.has_return)
+			vg_pairing_entry_dropped(s->pairing, tid, (uint32_t)loc, r->time_ns);
+		return;
+	}
 	if (s->pairing && s->sites[r->site].result.has_return)
 		vg_pairing_entry(s->pairing, tid, (uint32_t)loc, r->time_ns);
 	for (size_t i = 0; i < l->n_args; i++) {

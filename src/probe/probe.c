@@ -197,13 +197,6 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 	if (o->n_args > VG_PROBE_MAX_ARGS)
 		return vg_error_set(err, -EINVAL, "--args: at most %d integer arguments are in registers",
 				    VG_PROBE_MAX_ARGS);
-	/* The return probe sees no arguments: the return of a call the
-	 * filter dropped would pair with no entry (or, recursing, with an
-	 * outer one).  Refused until the entry tells the return. */
-	if (o->filter && (o->latency || o->retval))
-		return vg_error_set(err, -EINVAL, "--filter with --%s: not supported yet (the return "
-				    "probe cannot tell a filtered call's return)",
-				    o->latency ? "latency" : "retval");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return vg_error_set(err, -ENOMEM, "out of memory");

@@ -115,6 +115,7 @@ int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_co
 	if (spec->n_terms && c && spec->n_terms <= VG_BPF_FILTER_MAX_TERMS) {
 		skel->rodata->n_terms = spec->n_terms;
 		skel->rodata->all_slot = spec->all_slot;
+		skel->rodata->record_dropped = spec->record_dropped;
 		for (uint32_t i = 0; i < spec->n_terms; i++) {
 			skel->rodata->term_reg[i] = spec->terms[i].reg;
 			skel->rodata->term_bits[i] = spec->terms[i].bits;
