@@ -135,7 +135,9 @@ static void on_entry(struct vg_probe_session *s, const struct vg_probe_record *r
 		/* usdt: where this site's spec put it (resolved at the start). */
 		int pt = l->loc.is_usdt ? s->sites[r->site].usdt_pt[i] : (int)arg_regs[l->args[i].param.reg];
 
-		if (pt >= 0 && pt < VG_PR_COUNT)
+		if (l->loc.is_usdt && s->sites[r->site].usdt_mem[i].size && i < VG_BPF_MAX_MEM_ARGS)
+			vg_values_add(l->args[i].values, arg_value(&l->args[i].param, r->mem[i]));
+		else if (pt >= 0 && pt < VG_PR_COUNT)
 			vg_values_add(l->args[i].values, arg_value(&l->args[i].param, r->regs[pt]));
 	}
 	if (s->stacks && s->unwinder) {

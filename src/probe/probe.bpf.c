@@ -54,6 +54,14 @@ const volatile _Bool record = 0;
 const volatile _Bool record_dropped = 0;
 #define RECORD_DROPPED 1
 
+/* usdt: arguments in memory ("-4@-20(%rbp)"): mem_size[i] bytes at
+ * pt_regs word mem_reg[i] + mem_disp[i], read into the record's mem[i]
+ * at the hit (0: argument i is not in memory). */
+#define MAX_MEM_ARGS 6
+const volatile __u32 mem_size[MAX_MEM_ARGS] = {};
+const volatile __u32 mem_reg[MAX_MEM_ARGS] = {};
+const volatile __s64 mem_disp[MAX_MEM_ARGS] = {};
+
 /* --filter: n_terms comparisons, all of which must hold (the fields of
  * struct vg_bpf_filter_term in bpf.h, as arrays: a struct type here
  * would have to be declared in the skeleton header too). */
@@ -78,6 +86,7 @@ struct record {
 	__u64 pid_tgid;
 	__u64 time_ns;
 	__u64 regs[N_REGS];
+	__u64 mem[MAX_MEM_ARGS];
 	__u32 stack_len;
 	__u32 flags;        /* RECORD_DROPPED */
 	__u8 stack[];
@@ -206,6 +215,16 @@ static __always_inline void write_record(struct pt_regs *ctx, _Bool dropped)
 #pragma unroll
 	for (int i = 0; i < N_REGS; i++)
 		r->regs[i] = regs[i];
+#pragma unroll
+	for (int i = 0; i < MAX_MEM_ARGS; i++) {
+		__u32 reg = mem_reg[i], size = mem_size[i];
+
+		r->mem[i] = 0;
+		/* A failed read leaves 0 (the page was not there). */
+		if (size && size <= 8 && reg < N_REGS)
+			bpf_probe_read_user(&r->mem[i], size,
+					    (const void *)(r->regs[reg] + (__u64)mem_disp[i]));
+	}
 	/* Not unrolled (pieces is not a compile-time constant): the
 	 * verifier walks the bounded loop. */
 	for (__u32 k = 0; k < MAX_STACK_BYTES / STACK_PIECE; k++) {
