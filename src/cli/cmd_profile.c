@@ -607,12 +607,15 @@ static void progress_several(void *arg)
 
 /* The table's line of per-process totals, and the stack cuts of all. */
 static void several_meta(const struct several *sv, struct vg_stacks_meta *m, char *totals,
-			 size_t tsize, char *why, size_t wsize)
+			 size_t tsize, char *why, size_t wsize, char *names, size_t nsize)
 {
 	uint64_t total = vg_stacks_total(sv->merged);
-	size_t tl = 0, wl = 0;
+	size_t tl = 0, wl = 0, nl = 0;
 
-	why[0] = totals[0] = '\0';
+	why[0] = totals[0] = names[0] = '\0';
+	for (size_t i = 0; i < sv->n && nl < nsize; i++)
+		nl += (size_t)snprintf(names + nl, nsize - nl, "%s%d (%s)", i ? ", " : "pids ",
+				       (int)sv->ts[i]->pid, sv->ts[i]->comm);
 	for (size_t i = 0; i < sv->n; i++) {
 		struct vg_stacks_meta one;
 		char one_why[256];
@@ -638,9 +641,9 @@ static void several_meta(const struct several *sv, struct vg_stacks_meta *m, cha
 					       st == VG_STOP_TARGET_EXITED ? ", exited" :
 					       st == VG_STOP_TARGET_EXEC ? ", exec'd" : "", "");
 	}
-	/* Several programs: the headers name none of them. */
+	/* Several programs: the headers name them all, by comm. */
 	m->pid = 0;
-	m->comm = NULL;
+	m->comm = names;
 	m->main_path = NULL;
 	m->duration_ns = sv->duration_ns;
 	m->stacks_cut_why = m->stacks_cut ? why : NULL;
@@ -657,7 +660,7 @@ static int profile_several(struct vg_cli *cli, struct profile_args *a, const pid
 	struct vg_symbolizer **syms = calloc(n, sizeof(*syms));
 	struct several sv = { .ps = calloc(n, sizeof(*sv.ps)), .ts = calloc(n, sizeof(*sv.ts)), .n = n };
 	struct vg_stacks_meta meta;
-	char totals[2048], cut_why[1024], written[1024] = "";
+	char totals[2048], cut_why[1024], names[512], written[1024] = "";
 	uint64_t first_start = UINT64_MAX, last_end = 0;
 	size_t wlen = 0;
 	bool exec_seen = false;
@@ -741,7 +744,8 @@ static int profile_several(struct vg_cli *cli, struct profile_args *a, const pid
 		exec_seen |= vg_profile_stop_reason(sv.ps[i]) == VG_STOP_TARGET_EXEC;
 	}
 	sv.duration_ns = last_end > first_start ? last_end - first_start : 0;
-	several_meta(&sv, &meta, totals, sizeof(totals), cut_why, sizeof(cut_why));
+	several_meta(&sv, &meta, totals, sizeof(totals), cut_why, sizeof(cut_why), names,
+		     sizeof(names));
 	for (size_t i = 0; i < a->outs.n; i++) {
 		r = write_output(cli, sv.ps[0], sv.merged, a, &a->outs.o[i], a->outs.o[i].path, &meta, &sv);
 		if (r)

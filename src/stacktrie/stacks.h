@@ -112,7 +112,8 @@ struct vg_stacks_meta {
 	uint64_t duration_ns;
 	uint64_t lost, throttled; /* samples lost, throttle records */
 	int32_t pid;
-	const char *comm;
+	const char *comm;         /* pid 0 with comm: several processes, comm
+				   * names them ("pids 4242 (redis), 4243 (nginx)") */
 	const char *tool_version; /* "0.1.0"; NULL: VG_VERSION */
 	uint64_t stacks_cut;      /* samples whose stack ended before its
 				   * outermost frame (callers missing) */

@@ -106,6 +106,8 @@ eq("folded: samples per process", counts, counts_f)
 
 # speedscope: each profile's samples, weighted in ns (1e9 / 499 a sample)
 sp = load_json(f"{T}/p.speedscope.json")
+check(sp.get("name", "").startswith(f"pids {A} (tgt_profile), {B} (tgt_profile), {C} (tgt_profile)"),
+      f"speedscope: the name must list the processes: {sp.get('name')!r}")
 names = [f["name"] for f in sp["shared"]["frames"]]
 counts_s = {}
 for prof in sp["profiles"]:
