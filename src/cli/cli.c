@@ -126,6 +126,11 @@ static void block_for_launch(void)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 }
 
+static bool is_pid_opt(const char *opt)
+{
+	return strcmp(opt, "-p") == 0 || strcmp(opt, "--pid") == 0;
+}
+
 int cli_take_target_args(struct vg_cli *cli, const struct vg_cmd *cmd, int argc, char **argv,
 			 int *out_argc, char ***out_argv)
 {
@@ -185,6 +190,22 @@ int cli_take_target_args(struct vg_cli *cli, const struct vg_cmd *cmd, int argc,
 			o[out++] = argv[in++];
 			continue;
 		}
+		if (how && cmd->several && is_pid_opt(how) && is_pid_opt(opt)) {
+			/* -p A -p B: one list, as -p A,B (perf, py-spy). */
+			char *j = malloc(strlen(value) + strlen(v) + 2);
+
+			if (!j)
+				return cli_out_of_memory(cli, "parsing the command line");
+			sprintf(j, "%s,%s", value, v);
+			free(cli->target_joined);
+			cli->target_joined = j;
+			value = j;
+			in++;
+			continue;
+		}
+		if (how && is_pid_opt(how) && is_pid_opt(opt))
+			return cli_usage_error(cli, "-p is given twice: %s observes one process: give one PID (" CLI_SEVERAL_COMMANDS " several: -p PID,PID...)",
+					       cmd->name);
 		if (how)
 			return cli_usage_error(cli, "the target is given twice (%s and %s): name one process, by -p PID, --name NAME, a positional PID or NAME, or -- CMD",
 					       how, opt);
@@ -388,6 +409,54 @@ int cli_launch_finish(struct vg_cli *cli, int rc)
 	return WEXITSTATUS(st);
 }
 
+/* "A,B" from -p or as a positional that starts like a PID. */
+static bool is_pid_list(const struct vg_cli *cli, const char *pid_arg)
+{
+	return pid_arg && strchr(pid_arg, ',') &&
+	       ((*pid_arg >= '0' && *pid_arg <= '9') || pid_arg == cli->target_arg);
+}
+
+int cli_target_pids(struct vg_cli *cli, const char *pid_arg, pid_t **pids, size_t *n)
+{
+	size_t cap = 1, k = 0;
+	char *copy, *tok, *save = NULL;
+	pid_t *out;
+	int r = 0;
+
+	*pids = NULL;
+	*n = 0;
+	if ((cli->target_by_name && pid_arg == cli->target_arg) || !is_pid_list(cli, pid_arg))
+		return 0;
+	for (const char *c = pid_arg; *c; c++)
+		cap += *c == ',';
+	copy = strdup(pid_arg);
+	out = calloc(cap, sizeof(*out));
+	if (!copy || !out) {
+		free(copy);
+		free(out);
+		return cli_out_of_memory(cli, "parsing the PID list");
+	}
+	/* strtok would skip an empty item ("1,,2"): each one is checked. */
+	for (tok = copy; tok && !r; tok = save) {
+		save = strchr(tok, ',');
+		if (save)
+			*save++ = '\0';
+		r = cli_parse_pid(cli, tok, &out[k]);
+		for (size_t i = 0; i < k && !r; i++)
+			if (out[i] == out[k])
+				r = cli_usage_error(cli, "pid %d is given twice in '%s'", (int)out[k], pid_arg);
+		k++;
+	}
+	free(copy);
+	if (r) {
+		free(out);
+		return r;
+	}
+	*pids = out;
+	*n = k;
+	return 0;
+}
+
 int cli_attach(struct vg_cli *cli, const char *pid_arg)
 {
 	bool by_name;
@@ -397,9 +466,8 @@ int cli_attach(struct vg_cli *cli, const char *pid_arg)
 	if (cli->launch_argv && pid_arg == cli->target_arg)
 		return launch(cli);
 	by_name = cli->target_by_name && pid_arg == cli->target_arg;
-	if (!by_name && pid_arg && strchr(pid_arg, ',') &&
-	    ((*pid_arg >= '0' && *pid_arg <= '9') || pid_arg == cli->target_arg))
-		return cli_usage_error(cli, "'%s' names several processes: %s observes one process at a time; give one PID",
+	if (!by_name && is_pid_list(cli, pid_arg))
+		return cli_usage_error(cli, "'%s' names several processes: %s observes one process: give one PID (" CLI_SEVERAL_COMMANDS " several: -p PID,PID...)",
 				       pid_arg, cli->command);
 	/* -p is always a PID; a positional word that cannot be one is a name. */
 	if (by_name || (pid_arg != cli->target_arg && pid_arg && *pid_arg &&

@@ -29,6 +29,7 @@ struct vg_cli {
 	char **launch_argv;          /* "-- CMD ARGS" of profile, probe, watch */
 	pid_t launched;              /* the program vigil started (0: none) */
 	bool launch_released;        /* cli_launch_release ran: it is running */
+	char *target_joined;         /* repeated -p A -p B as "A,B" (owned) */
 };
 
 struct vg_cmd {
@@ -38,6 +39,7 @@ struct vg_cmd {
 	const char *usage;           /* full text for `vigil help NAME` */
 	bool takes_addr;             /* help also explains the ADDR forms */
 	bool launches;               /* "-- CMD ARGS" starts the program to observe */
+	bool several;                /* -p PID,PID... observes several processes */
 };
 
 /* The ways of naming the target, in every command's help (one text). */
@@ -110,12 +112,26 @@ int cli_parse_duration(struct vg_cli *cli, const char *opt, const char *arg, uin
 int cli_take_target_args(struct vg_cli *cli, const struct vg_cmd *cmd, int argc, char **argv,
 			 int *out_argc, char ***out_argv);
 
+/* The commands that take several processes (-p PID,PID or -p repeated),
+ * for the sentence that refuses a list elsewhere. */
+#define CLI_SEVERAL_COMMANDS "profile and stack take"
+#define CLI_SEVERAL_HELP \
+	"Several processes: -p PID,PID... or -p repeated, as perf record -p takes\n" \
+	"them.\n"
+
+/* pid_arg as a list of processes: "PID,PID..." (from -p, or a positional
+ * PID list), each a strict PID, none twice.  *n = 0 when pid_arg names
+ * one target (then cli_attach it); else *pids (malloc'ed, the caller
+ * frees) holds the n >= 2 PIDs in the order given.  0, or the exit code
+ * after printing. */
+int cli_target_pids(struct vg_cli *cli, const char *pid_arg, pid_t **pids, size_t *n);
+
 /* Attach to the target given on the command line: a PID, a process name
  * (a word that does not start with a digit, or --name), or the program of
  * "-- CMD ARGS", started and stopped at its first instruction (see
- * cli_launch_release).  A list "PID,PID" is refused: every command
- * observes one process.  On failure prints and returns the exit code
- * (> 0), else 0 with cli->target set. */
+ * cli_launch_release).  A list "PID,PID" is refused with the commands
+ * that take one (cli_target_pids).  On failure prints and returns the
+ * exit code (> 0), else 0 with cli->target set. */
 int cli_attach(struct vg_cli *cli, const char *pid_arg);
 
 /* Let the program started by "-- CMD" run, once the command has armed

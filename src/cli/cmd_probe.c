@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outputs.h"
 #include "elf/addrspec.h"
 #include "probe/probe.h"
 #include "report/probe.h"
@@ -24,7 +25,7 @@ const char cmd_probe_usage[] =
 	"usage: vigil probe PID|NAME LOCATION... [--duration TIME] [--latency] [--retval]\n"
 	"                   [--args N] [--filter EXPR]\n"
 	"                   [--stacks [--format table|folded|pprof|speedscope|svg]]\n"
-	"                   [--per-thread] [--interval TIME] [--json] [-o FILE]\n"
+	"                   [--per-thread] [--interval TIME] [--json] [-o FILE]...\n"
 	"       vigil probe PID|NAME --list-usdt\n"
 	"\n"
 	"Is this code running, how often, how long does it take, with what arguments\n"
@@ -64,8 +65,8 @@ const char cmd_probe_usage[] =
 	"                    (0-5, arg0 = rdi) or a DWARF parameter name, an operator\n"
 	"                    (== != < <= > >=) and a number: 'len > 4096 && arg0 != 0';\n"
 	"                    evaluated in the kernel, typed as the parameter is; the\n"
-	"                    report also gives the calls seen in all (not yet with\n"
-	"                    --latency or --retval)\n"
+	"                    report also gives the calls seen in all; with --latency\n"
+	"                    or --retval a dropped call's return is left out too\n"
 	"  --stacks          the call stacks that reach each location (CFI unwinding)\n"
 	"  --format F        with --stacks, write the stacks instead of the report, as\n"
 	"                    vigil profile does: table (functions by self and total\n"
@@ -80,7 +81,11 @@ const char cmd_probe_usage[] =
 	"                    --format table: functions per section, default 25)\n"
 	"  --stack-bytes N   --stacks: user stack bytes copied per hit (default 8192)\n"
 	"  --json            one JSON document (docs/json-schema/live_probe.json)\n"
-	"  -o, --output FILE write the report to FILE (-: standard output)\n"
+	"  -o, --output FILE write the result to FILE (-: standard output) in the\n"
+	"                    format its extension names (.json the JSON report, .txt\n"
+	"                    the table; with --stacks .svg .pb.gz .folded\n"
+	"                    .speedscope.json the stacks), else --format's; repeat\n"
+	"                    it for several outputs of one run\n"
 	"  --list-usdt       list the USDT probes of the process's images (image,\n"
 	"                    PROVIDER:NAME, address, semaphore, argument spec)\n"
 	"  -h, --help        this help\n"
@@ -96,10 +101,12 @@ const char cmd_probe_usage[] =
 	"examples:\n"
 	"  vigil probe 4242 malloc --duration 5s\n"
 	"  vigil probe 4242 handle_request --latency --stacks\n"
-	"  vigil probe 4242 malloc --stacks --duration 5s --format svg -o malloc.svg\n"
+	"  vigil probe 4242 malloc --stacks --duration 5s --format svg -o malloc.svg\n"	"  vigil probe 4242 malloc --stacks --duration 5s -o malloc.svg -o malloc.pb.gz\n"
+	"  vigil probe 4242 handle_request --latency -o report.json -o -\n"
 	"  vigil probe 4242 'libc.so.6:write' --args 3 --interval 1s\n"
 	"  vigil probe 4242 'libc.so.6:read' --retval --latency\n"
 	"  vigil probe 4242 'libc.so.6:write' --filter 'arg0 == 2' --stacks\n"
+	"  vigil probe 4242 'libc.so.6:read' --filter 'arg2 > 4096' --latency --retval\n"
 	"  vigil probe 4242 server.c:118 --per-thread --json\n"
 	"  vigil probe -p 4242 handle_request --duration 10s\n"
 	"  vigil probe parse_line -- ./myprog input.txt     (counts from its first call)\n";
@@ -110,12 +117,21 @@ struct probe_args {
 	size_t n_specs;
 	struct vg_probe_opts o;
 	bool json;
-	const struct vg_stack_format *format;   /* --format: the stacks; NULL: the report */
-	const char *out_path;
+	const char *format_name;                /* --format: a stack format or json; NULL: none */
+	bool stack_table;                       /* --format table --stacks: "table" is the stacks' */
+	const char *out_args[CLI_MAX_OUTPUTS];
+	size_t n_out_args;
+	struct cli_outputs outs;
 	uint64_t top;
 	bool top_given;
 	bool list_usdt;
 };
+
+/* The report (table, json) and, with --stacks, every stack format. */
+static bool probe_writes(const char *format)
+{
+	return strcmp(format, "json") == 0 || vg_stack_format_find(format);
+}
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_args *a)
 {
@@ -139,7 +155,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, r;
 	uint64_t v;
 
 	a->top = 5;
@@ -201,12 +217,12 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 		case OPT_FORMAT:
 			if (strcmp(optarg, "json") == 0) {
 				a->json = true;
-				a->format = NULL;
+				a->format_name = NULL;
 				break;
 			}
-			a->format = vg_stack_format_find(optarg);
-			if (!a->format)
+			if (!vg_stack_format_find(optarg))
 				return cli_usage_error(cli, "invalid --format '%s': expected table, folded, pprof, speedscope, svg or json", optarg);
+			a->format_name = optarg;
 			break;
 		case OPT_STACK_BYTES:
 			if (vg_parse_u64(optarg, 1, &v) < 0 || v < 512 || v > 16384 || v % 512)
@@ -214,7 +230,9 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			a->o.stack_bytes = (uint32_t)v;
 			break;
 		case 'o':
-			a->out_path = cli_output_path(optarg);   /* "-": stdout */
+			if (a->n_out_args == CLI_MAX_OUTPUTS)
+				return cli_usage_error(cli, "at most %d -o", CLI_MAX_OUTPUTS);
+			a->out_args[a->n_out_args++] = optarg;
 			break;
 		case 'h':
 			fputs(cmd_probe_usage, stdout);
@@ -227,17 +245,28 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 		return cli_usage_error(cli, "expected a PID and at least one LOCATION; usage: vigil probe PID LOCATION... [options]");
 	if (a->list_usdt && a->n_specs)
 		return cli_usage_error(cli, "--list-usdt takes no LOCATION");
-	if (a->list_usdt && (a->json || cli->json || a->out_path))
+	if (a->list_usdt && (a->json || cli->json || a->n_out_args))
 		return cli_usage_error(cli, "--list-usdt prints a text list to standard output: no --json or -o");
-	if (!a->n_specs && !a->list_usdt)
+	if (a->list_usdt)
+		return 0;
+	if (!a->n_specs)
 		return cli_usage_error(cli, "expected at least one LOCATION after the PID (SYMBOL, IMAGE:SYMBOL, SYMBOL+OFF, 0xADDR, @0xADDR, FILE:LINE)");
-	if (a->format && !a->o.stacks)
-		return cli_usage_error(cli, "--format %s writes the call stacks: add --stacks", a->format->name);
-	if (a->format && (a->json || cli->json))
-		return cli_usage_error(cli, "--json and --format %s disagree", a->format->name);
-	if (a->format && a->format->binary && !a->out_path && isatty(STDOUT_FILENO))
-		return cli_usage_error(cli, "%s output is binary: give -o FILE or redirect standard output",
-				       a->format->name);
+	if (a->format_name && !a->o.stacks)
+		return cli_usage_error(cli, "--format %s writes the call stacks: add --stacks", a->format_name);
+	if (a->format_name && (a->json || cli->json))
+		return cli_usage_error(cli, "--json and --format %s disagree", a->format_name);
+	a->stack_table = a->format_name && strcmp(a->format_name, "table") == 0;
+	r = cli_outputs_plan(cli, a->out_args, a->n_out_args,
+			     a->format_name ? a->format_name : a->json || cli->json ? "json" : NULL,
+			     "table", probe_writes, &a->outs);
+	if (r)
+		return r;
+	/* An extension that names a stack format asks for the stacks. */
+	for (size_t i = 0; i < a->outs.n; i++)
+		if (!a->o.stacks && strcmp(a->outs.o[i].format, "table") != 0 &&
+		    strcmp(a->outs.o[i].format, "json") != 0)
+			return cli_usage_error(cli, "-o '%s' is a %s file, which holds the call stacks: add --stacks",
+					       a->outs.o[i].arg, a->outs.o[i].format);
 	return 0;
 }
 
@@ -282,7 +311,8 @@ static int print_json(struct vg_cli *cli, struct vg_probe_session *s, struct vg_
 /* --format: the stacks through the stack writers' table, as profile
  * writes its own.  0, or a negative errno with err filled. */
 static int write_stacks(struct vg_probe_session *s, const struct vg_target *t,
-			const struct probe_args *a, FILE *out, struct vg_error *err)
+			const struct probe_args *a, const struct vg_stack_format *f, FILE *out,
+			struct vg_error *err)
 {
 	struct vg_stacks *stacks = NULL;
 	struct vg_stacks_meta meta;
@@ -293,9 +323,28 @@ static int write_stacks(struct vg_probe_session *s, const struct vg_target *t,
 	if (r < 0)
 		return r;
 	vg_report_probe_stacks_meta(s, t, &meta, cut_why, sizeof(cut_why));
-	r = a->format->write(out, stacks, &wo, err);
+	r = f->write(out, stacks, &wo, err);
 	vg_stacks_free(stacks);
 	return r;
+}
+
+/* What each output of the probe is written from. */
+struct probe_write {
+	struct vg_probe_session *s;
+	struct vg_symbolizer *sym;
+	const struct probe_args *a;
+};
+
+static int probe_writer(struct vg_cli *cli, FILE *out, const struct cli_output *o, void *arg,
+			struct vg_error *err)
+{
+	const struct probe_write *pw = arg;
+
+	if (strcmp(o->format, "json") == 0)
+		return print_json(cli, pw->s, pw->sym, pw->a, out);
+	if (strcmp(o->format, "table") == 0 && !pw->a->stack_table)
+		return vg_report_probe_table(out, pw->s, pw->sym, cli->target, (size_t)pw->a->top);
+	return write_stacks(pw->s, cli->target, pw->a, vg_stack_format_find(o->format), out, err);
 }
 
 /* --list-usdt: every image's .note.stapsdt probes, as usdt: locations
@@ -346,8 +395,6 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	struct vg_probe_session *s = NULL;
 	struct cli_stop_signals stop = { .fd = -1 };
 	struct live lv;
-	struct vg_outfile of = { .fd = -1 };
-	FILE *out = stdout;
 	int r;
 
 	cli->operation = "live_probe";
@@ -357,8 +404,9 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	if (r)
 		return r < 0 ? 0 : r;
 	/* A bad -o is refused now, not after the run it would lose. */
-	if (a.out_path && vg_outfile_check(a.out_path, &err) < 0)
-		return cli_fail(cli, &err);
+	r = cli_outputs_check(cli, &a.outs);
+	if (r)
+		return r;
 	/* Ctrl-C and SIGTERM end the probe, not vigil, from the start: one
 	 * during the setup (resolving, loading, arming: tens of ms) stops it
 	 * right after arming, and the report follows. */
@@ -418,49 +466,16 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 		r = cli_fail(cli, &err);
 		goto out;
 	}
-	/* Created only now, and renamed over the path only when complete: a
-	 * probe that could not start leaves an earlier report in place. */
-	if (a.out_path) {
-		if (vg_outfile_open(&of, a.out_path, 0, &err) < 0) {
-			r = cli_fail(cli, &err);
+	/* Each created only now, and renamed over its path only when
+	 * complete: a probe that could not start leaves an earlier report in
+	 * place. */
+	for (size_t i = 0; i < a.outs.n; i++) {
+		struct probe_write pw = { s, sym, &a };
+
+		r = cli_output_write(cli, &a.outs.o[i], a.outs.o[i].path, 0, "probe report",
+				     probe_writer, &pw);
+		if (r)
 			goto out;
-		}
-		out = vg_outfile_stream(&of);
-		if (!out) {
-			out = stdout;
-			r = cli_out_of_memory(cli, "opening the output file");
-			goto out;
-		}
-	}
-	if (a.format) {
-		r = write_stacks(s, cli->target, &a, out, &err);
-	} else if (a.json) {
-		r = print_json(cli, s, sym, &a, out);
-		if (r > 0)
-			goto out;
-	} else {
-		r = vg_report_probe_table(out, s, sym, cli->target, (size_t)a.top);
-	}
-	if (r < 0 && out != stdout && of.error) {
-		/* The file's own errno (ENOSPC), from the commit's sentence. */
-		out = stdout;
-		vg_outfile_commit(&of, "probe report", &err);
-		r = cli_fail(cli, &err);
-		goto out;
-	}
-	if (r < 0) {
-		if (!err.code)
-			vg_error_set(&err, r, "cannot write the %s: %s",
-				     a.format ? a.format->name : "report", strerror(-r));
-		r = cli_fail(cli, &err);
-		goto out;
-	}
-	if (out != stdout) {
-		out = stdout;
-		if (vg_outfile_commit(&of, "probe report", &err) < 0) {
-			r = cli_fail(cli, &err);
-			goto out;
-		}
 	}
 	{
 		const struct vg_probe_stats *st = vg_probe_stats(s);
@@ -497,7 +512,6 @@ int cmd_probe(struct vg_cli *cli, int argc, char **argv)
 	cli_print_target_notes(cli->target);
 	r = vg_probe_stop_reason(s) == VG_STOP_TARGET_EXEC ? VG_EXIT_GONE : 0;
 out:
-	vg_outfile_abort(&of);
 	vg_probe_free(s);
 	cli_stop_signals_end(&stop);
 	vg_symbolizer_free(sym);

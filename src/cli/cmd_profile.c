@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outputs.h"
 #include "elf/addrspec.h"
 #include "elf/image.h"
 #include "profile/profile.h"
@@ -25,7 +26,7 @@
 #include "util/outfile.h"
 
 const char cmd_profile_usage[] =
-	"usage: vigil profile PID|NAME|-- CMD [--freq HZ] [--duration TIME] [--event EVENT] [--tid TID]...\n"
+	"usage: vigil profile PID|NAME|-p PID,PID...|-- CMD [--freq HZ] [--duration TIME] [--event EVENT] [--tid TID]...\n"
 	"                     [--unwind dwarf|fp] [--no-kernel]\n"
 	"                     [--format table|folded|pprof|speedscope|svg|json] [-o FILE]...\n"
 	"                     [--every TIME [--keep N] [--push URL [--service NAME] [--label K=V]...]]\n"
@@ -45,6 +46,11 @@ const char cmd_profile_usage[] =
 	"\n"
 	CLI_TARGET_HELP
 	CLI_LAUNCH_HELP
+	CLI_SEVERAL_HELP
+	"With several, each process is sampled with its own maps and symbols, every\n"
+	"stack starts at a root frame COMM-PID naming its process (in every format),\n"
+	"the table says each one's share (\"by process:\") and the JSON lists them\n"
+	"(processes[]); one that exits is reported and the others go on.\n"
 	"\n"
 	"options:\n"
 	"  --freq HZ         samples per second of running thread (default 999;\n"
@@ -98,18 +104,12 @@ const char cmd_profile_usage[] =
 	"  vigil profile 4242 --format pprof -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n"
 	"  vigil profile 4242 --unwind fp --format folded | flamegraph.pl > f.svg\n"
 	"  vigil profile redis-server --duration 30s -o cpu.pb.gz\n"
+	"  vigil profile -p 4242,4243 --duration 10s -o flame.svg -o cpu.pb.gz\n"
 	"  vigil profile -o flame.svg -- ./build/myprog --input big.txt\n"
 	"  vigil profile 4242 --every 10s -o '/var/lib/vigil/cpu-%Y%m%dT%H%M%S.pb.gz' --keep 360\n"
 	"  vigil profile redis-server --every 10s --push http://pyroscope:4040 --label env=prod\n";
 
-#define PROFILE_MAX_OUTPUTS 8
-
-/* One result of the run: where it goes and in which format. */
-struct profile_output {
-	const char *arg;                        /* -o as given ("-": stdout) */
-	const char *path;                       /* NULL: standard output */
-	const struct vg_stack_format *format;   /* NULL: json */
-};
+#define PROFILE_MAX_OUTPUTS CLI_MAX_OUTPUTS
 
 struct profile_args {
 	const char *pid;
@@ -117,8 +117,7 @@ struct profile_args {
 	const char *format_name;                /* --format or --json; NULL: none */
 	const char *out_args[PROFILE_MAX_OUTPUTS];
 	size_t n_out_args;
-	struct profile_output outs[PROFILE_MAX_OUTPUTS];
-	size_t n_outs;
+	struct cli_outputs outs;
 	uint64_t top;
 	bool freq_given;
 	uint64_t every_ms;                      /* --every; 0: one profile */
@@ -127,41 +126,19 @@ struct profile_args {
 	char dir_pattern[PROFILE_MAX_OUTPUTS][4096];
 };
 
+/* The profile's own JSON document, or a stack writer's format. */
+static bool profile_writes(const char *format)
+{
+	return strcmp(format, "json") == 0 || vg_stack_format_find(format);
+}
+
 /* One output per -o (standard output without any), each in the format
  * its extension names; --format for one -o, or for the -o whose
- * extension says nothing ("-": the table by default), and it must not
- * contradict an extension. */
+ * extension says nothing ("-": the table by default). */
 static int plan_outputs(struct vg_cli *cli, struct profile_args *a)
 {
-	size_t n = a->n_out_args ? a->n_out_args : 1, to_stdout = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		struct profile_output *o = &a->outs[i];
-		const char *ext, *name;
-
-		o->arg = a->n_out_args ? a->out_args[i] : "-";
-		o->path = cli_output_path(o->arg);
-		ext = o->path ? cli_format_for_path(o->path) : NULL;
-		if (n == 1)
-			name = a->format_name ? a->format_name : ext ? ext : "table";
-		else if (ext && a->format_name && strcmp(ext, a->format_name) != 0)
-			return cli_usage_error(cli, "--format %s contradicts -o '%s' (a %s file); with several -o, each output's format comes from its extension",
-					       a->format_name, o->arg, ext);
-		else if (!(name = ext ? ext : a->format_name ? a->format_name : !o->path ? "table" : NULL))
-			return cli_usage_error(cli, "cannot tell the format of -o '%s' from its extension (.svg .pb.gz .folded .speedscope.json .json .txt); with several -o, name each file by its format",
-					       o->arg);
-		o->format = strcmp(name, "json") == 0 ? NULL : vg_stack_format_find(name);
-		if (!o->path && to_stdout++)
-			return cli_usage_error(cli, "-o - is given twice: one output can go to standard output");
-		for (size_t j = 0; j < i && o->path; j++)
-			if (a->outs[j].path && strcmp(a->outs[j].path, o->path) == 0)
-				return cli_usage_error(cli, "-o '%s' is given twice", o->arg);
-		if (o->format && o->format->binary && !o->path && isatty(STDOUT_FILENO))
-			return cli_usage_error(cli, "%s output is binary: give -o FILE or redirect standard output",
-					       o->format->name);
-	}
-	a->n_outs = n;
-	return 0;
+	return cli_outputs_plan(cli, a->out_args, a->n_out_args, a->format_name, "table",
+				profile_writes, &a->outs);
 }
 
 /* The file name extension of each stack format, for -o DIRECTORY. */
@@ -219,19 +196,19 @@ static int plan_continuous(struct vg_cli *cli, struct profile_args *a)
 	}
 	/* Pushing alone writes nothing locally. */
 	if (a->push.url && a->n_out_args == 0) {
-		a->n_outs = 0;
+		a->outs.n = 0;
 		return a->keep ? cli_usage_error(cli, "--keep needs -o") : 0;
 	}
 	r = plan_outputs(cli, a);
 	if (r)
 		return r;
-	for (size_t i = 0; i < a->n_outs; i++) {
-		if (a->outs[i].path && !strchr(a->outs[i].path, '%'))
+	for (size_t i = 0; i < a->outs.n; i++) {
+		if (a->outs.o[i].path && !strchr(a->outs.o[i].path, '%'))
 			return cli_usage_error(cli, "with --every, -o '%s' must be a directory or a strftime pattern such as 'cpu-%%Y%%m%%dT%%H%%M%%S.pb.gz' (one file per period)",
-					       a->outs[i].arg);
-		if (!a->outs[i].format)
+					       a->outs.o[i].arg);
+		if (strcmp(a->outs.o[i].format, "json") == 0)
 			return cli_usage_error(cli, "--every writes stack profiles, not the JSON report (-o '%s')",
-					       a->outs[i].arg);
+					       a->outs.o[i].arg);
 	}
 	return 0;
 }
@@ -409,57 +386,57 @@ static int write_json(struct vg_cli *cli, const struct vg_profile *p, FILE *out)
 	return cli_write_json(cli, doc, out);
 }
 
+/* Several processes (-p A,B): what the JSON document of the run needs. */
+struct several {
+	struct vg_profile **ps;
+	struct vg_target **ts;
+	size_t n;
+	struct vg_stacks *merged;   /* every process under its root frame */
+	enum vg_stop stop;
+	uint64_t duration_ns;
+};
+
+/* What one output of the profile is written from. */
+struct profile_write {
+	const struct vg_profile *p;
+	const struct vg_stacks *stacks;
+	const struct profile_args *a;
+	const struct vg_stacks_meta *meta;
+	const struct several *sv;           /* several processes, else NULL */
+};
+
+static int profile_writer(struct vg_cli *cli, FILE *out, const struct cli_output *o, void *arg,
+			  struct vg_error *err)
+{
+	const struct profile_write *pw = arg;
+	const struct vg_stack_format *f = vg_stack_format_find(o->format);
+
+	if (f) {
+		struct vg_stack_write_opts wo = { .meta = pw->meta, .top = (size_t)pw->a->top };
+
+		return f->write(out, pw->stacks, &wo, err);
+	}
+	if (pw->sv) {
+		cJSON *doc = vg_report_profiles_json((const struct vg_profile *const *)pw->sv->ps,
+						     (const struct vg_target *const *)pw->sv->ts,
+						     pw->sv->n, pw->sv->merged, pw->sv->stop,
+						     pw->sv->duration_ns, err);
+
+		return doc ? cli_write_json(cli, doc, out) : cli_fail(cli, err);
+	}
+	return write_json(cli, pw->p, out);
+}
+
 /* One output: opened (a file only now, renamed over its path only when
  * complete), written, committed.  0, or the exit code after printing. */
 static int write_output(struct vg_cli *cli, const struct vg_profile *p,
 			const struct vg_stacks *stacks, const struct profile_args *a,
-			const struct profile_output *o, const char *path,
-			const struct vg_stacks_meta *meta)
+			const struct cli_output *o, const char *path,
+			const struct vg_stacks_meta *meta, const struct several *sv)
 {
-	struct vg_error err = { 0 };
-	struct vg_outfile of = { .fd = -1 };
-	FILE *out = stdout;
-	int r;
+	struct profile_write pw = { p, stacks, a, meta, sv };
 
-	if (path) {
-		if (vg_outfile_open(&of, path, 0, &err) < 0)
-			return cli_fail(cli, &err);
-		out = vg_outfile_stream(&of);
-		if (!out) {
-			vg_outfile_abort(&of);
-			return cli_out_of_memory(cli, "opening the output file");
-		}
-	}
-	if (o->format) {
-		struct vg_stack_write_opts wo = { .meta = meta, .top = (size_t)a->top };
-
-		r = o->format->write(out, stacks, &wo, &err);
-	} else {
-		r = write_json(cli, p, out);
-		if (r > 0) {
-			vg_outfile_abort(&of);
-			return r;
-		}
-	}
-	if (r < 0 && out != stdout && of.error) {
-		/* The file's own errno (ENOSPC), from the commit's sentence. */
-		vg_outfile_commit(&of, "profile", &err);
-		vg_outfile_abort(&of);
-		return cli_fail(cli, &err);
-	}
-	if (r < 0) {
-		if (!err.code)
-			vg_error_set(&err, r, "cannot write the %s output: %s",
-				     o->format ? o->format->name : "json", strerror(-r));
-		vg_outfile_abort(&of);
-		return cli_fail(cli, &err);
-	}
-	if (out != stdout && vg_outfile_commit(&of, "profile", &err) < 0) {
-		vg_outfile_abort(&of);
-		return cli_fail(cli, &err);
-	}
-	vg_outfile_abort(&of);
-	return 0;
+	return cli_output_write(cli, o, path, 0, "profile", profile_writer, &pw);
 }
 
 /* The file name of a period from its -o pattern; 0 when the pattern
@@ -567,8 +544,8 @@ static void write_period(struct continuous *c, const struct vg_profile *p,
 	c->lost_before = ps->lost;
 	c->throttled_before = ps->throttled;
 	c->periods++;
-	for (size_t i = 0; i < c->a->n_outs; i++) {
-		const struct profile_output *o = &c->a->outs[i];
+	for (size_t i = 0; i < c->a->outs.n; i++) {
+		const struct cli_output *o = &c->a->outs.o[i];
 		char path[4096];
 
 		if (o->path && period_name(path, sizeof(path), o->path, t) == 0) {
@@ -576,7 +553,7 @@ static void write_period(struct continuous *c, const struct vg_profile *p,
 			c->writes_failed++;
 			continue;
 		}
-		if (write_output(c->cli, p, s, c->a, o, o->path ? path : NULL, &m)) {
+		if (write_output(c->cli, p, s, c->a, o, o->path ? path : NULL, &m, NULL)) {
 			c->writes_failed++;   /* said by write_output; the next period tries again */
 			continue;
 		}
@@ -614,6 +591,202 @@ static void continuous_free(struct continuous *c)
 	}
 }
 
+static void progress_several(void *arg)
+{
+	const struct several *sv = arg;
+	uint64_t samples = 0, lost = 0;
+
+	for (size_t i = 0; i < sv->n; i++) {
+		samples += vg_profile_stats(sv->ps[i])->samples;
+		lost += vg_profile_perf_stats(sv->ps[i])->lost;
+	}
+	fprintf(stderr, "\r# profiling %zu processes: %" PRIu64 " s, %" PRIu64 " samples, %" PRIu64
+		" lost\033[K", sv->n, (vg_perf_now() - vg_profile_start_ns(sv->ps[0])) / 1000000000u,
+		samples, lost);
+}
+
+/* The table's line of per-process totals, and the stack cuts of all. */
+static void several_meta(const struct several *sv, struct vg_stacks_meta *m, char *totals,
+			 size_t tsize, char *why, size_t wsize, char *names, size_t nsize)
+{
+	uint64_t total = vg_stacks_total(sv->merged);
+	size_t tl = 0, wl = 0, nl = 0;
+
+	why[0] = totals[0] = names[0] = '\0';
+	for (size_t i = 0; i < sv->n && nl < nsize; i++)
+		nl += (size_t)snprintf(names + nl, nsize - nl, "%s%d (%s)", i ? ", " : "pids ",
+				       (int)sv->ts[i]->pid, sv->ts[i]->comm);
+	for (size_t i = 0; i < sv->n; i++) {
+		struct vg_stacks_meta one;
+		char one_why[256];
+		uint64_t samples = vg_stacks_total(vg_profile_stacks(sv->ps[i]));
+		enum vg_stop st = vg_profile_stop_reason(sv->ps[i]);
+
+		vg_report_profile_meta(sv->ps[i], sv->ts[i], &one, one_why, sizeof(one_why));
+		if (i == 0) {
+			*m = one;
+			m->lost = m->throttled = m->stacks_cut = 0;
+		}
+		m->lost += one.lost;
+		m->throttled += one.throttled;
+		m->stacks_cut += one.stacks_cut;
+		if (one.stacks_cut && wl < wsize)
+			wl += (size_t)snprintf(why + wl, wsize - wl, "%spid %d: %s", wl ? "; " : "",
+					       (int)sv->ts[i]->pid, one_why);
+		if (tl < tsize)
+			tl += (size_t)snprintf(totals + tl, tsize - tl, "%s%s-%d %" PRIu64 " (%.1f%%%s%s)",
+					       tl ? ", " : "by process: ", sv->ts[i]->comm,
+					       (int)sv->ts[i]->pid, samples,
+					       total ? 100.0 * (double)samples / (double)total : 0.0,
+					       st == VG_STOP_TARGET_EXITED ? ", exited" :
+					       st == VG_STOP_TARGET_EXEC ? ", exec'd" : "", "");
+	}
+	/* Several programs: the headers name them all, by comm. */
+	m->pid = 0;
+	m->comm = names;
+	m->main_path = NULL;
+	m->duration_ns = sv->duration_ns;
+	m->stacks_cut_why = m->stacks_cut ? why : NULL;
+	m->totals = totals;
+}
+
+/* vigil profile -p A,B: every process sampled in one run, each with its
+ * own events, symbolizer and trie; the outputs get one trie in which each
+ * stack starts at its process ("comm-pid"). */
+static int profile_several(struct vg_cli *cli, struct profile_args *a, const pid_t *pids,
+			   size_t n, struct cli_stop_signals *stop)
+{
+	struct vg_error err = { 0 };
+	struct vg_symbolizer **syms = calloc(n, sizeof(*syms));
+	struct several sv = { .ps = calloc(n, sizeof(*sv.ps)), .ts = calloc(n, sizeof(*sv.ts)), .n = n };
+	struct vg_stacks_meta meta;
+	char totals[2048], cut_why[1024], names[512], written[1024] = "";
+	uint64_t first_start = UINT64_MAX, last_end = 0;
+	size_t wlen = 0;
+	bool exec_seen = false;
+	int r = 0;
+
+	if (a->every_ms || a->o.n_tids) {
+		r = cli_usage_error(cli, "%s observes one process: give one PID, not %zu",
+				    a->every_ms ? "--every" : "--tid", n);
+		goto out;
+	}
+	if (!syms || !sv.ps || !sv.ts) {
+		r = cli_out_of_memory(cli, "for the profiles");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (vg_target_open(pids[i], &sv.ts[i], &err) < 0) {
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		if (i == 0)
+			cli->target = sv.ts[0];   /* errors and the JSON header name it */
+		if (vg_symbolizer_open_target(sv.ts[i], 0, &syms[i], &err) < 0 ||
+		    vg_profile_new(sv.ts[i], syms[i], &a->o, &sv.ps[i], &err) < 0) {
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		if (vg_profile_start(sv.ps[i], &err) < 0) {
+			vg_target_explain(sv.ts[i], err.code, &err);
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+	}
+	fprintf(stderr, "# profiling %zu processes:", n);
+	for (size_t i = 0; i < n; i++) {
+		size_t nt;
+
+		vg_profile_threads(sv.ps[i], &nt);
+		fprintf(stderr, "%s pid %d (", i ? "," : "", (int)sv.ts[i]->pid);
+		cli_put_text(stderr, sv.ts[i]->comm);
+		fprintf(stderr, ") %zu thread%s", nt, nt == 1 ? "" : "s");
+	}
+	{
+		const char *why;
+		bool shown = vg_profile_kernel_shown(sv.ps[0], &why);
+
+		fprintf(stderr, "; %s at %" PRIu64 " Hz, %s unwinding%s%s\n", vg_profile_event(sv.ps[0]),
+			vg_profile_freq(sv.ps[0]), a->o.unwind == VG_UNWIND_MODE_DWARF ? "dwarf" : "fp",
+			shown ? "" : "; kernel frames hidden: ", shown ? "" : why);
+	}
+	if (vg_profile_run_all(sv.ps, n, stop->fd, isatty(STDERR_FILENO) ? progress_several : NULL,
+			       &sv, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (isatty(STDERR_FILENO))
+		fputs("\r\033[K", stderr);
+	sv.merged = vg_stacks_new();
+	if (!sv.merged) {
+		r = cli_out_of_memory(cli, "merging the stacks");
+		goto out;
+	}
+	sv.stop = VG_STOP_TARGET_EXITED;
+	for (size_t i = 0; i < n; i++) {
+		char label[96];
+
+		vg_profile_stop(sv.ps[i]);
+		/* perf's "comm-pid": which process each stack is of. */
+		snprintf(label, sizeof(label), "%s-%d", sv.ts[i]->comm, (int)sv.ts[i]->pid);
+		if (vg_stacks_graft(sv.merged, vg_profile_stacks(sv.ps[i]), label, &err) < 0) {
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+		if (vg_profile_start_ns(sv.ps[i]) < first_start)
+			first_start = vg_profile_start_ns(sv.ps[i]);
+		if (vg_profile_end_ns(sv.ps[i]) > last_end)
+			last_end = vg_profile_end_ns(sv.ps[i]);
+		/* The run's stop: any process still running saw it. */
+		if (vg_profile_stop_reason(sv.ps[i]) != VG_STOP_TARGET_EXITED &&
+		    vg_profile_stop_reason(sv.ps[i]) != VG_STOP_TARGET_EXEC)
+			sv.stop = vg_profile_stop_reason(sv.ps[i]);
+		exec_seen |= vg_profile_stop_reason(sv.ps[i]) == VG_STOP_TARGET_EXEC;
+	}
+	sv.duration_ns = last_end > first_start ? last_end - first_start : 0;
+	several_meta(&sv, &meta, totals, sizeof(totals), cut_why, sizeof(cut_why), names,
+		     sizeof(names));
+	for (size_t i = 0; i < a->outs.n; i++) {
+		r = write_output(cli, sv.ps[0], sv.merged, a, &a->outs.o[i], a->outs.o[i].path, &meta, &sv);
+		if (r)
+			goto out;
+		if (a->outs.o[i].path && wlen < sizeof(written))
+			wlen += (size_t)snprintf(written + wlen, sizeof(written) - wlen, "%s%s",
+						 wlen ? ", " : "; written to ", a->outs.o[i].path);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct vg_profile *p = sv.ps[i];
+
+		fprintf(stderr, "# pid %d (", (int)sv.ts[i]->pid);
+		cli_put_text(stderr, sv.ts[i]->comm);
+		fprintf(stderr, "): %" PRIu64 " samples in %.1f s (%s), %" PRIu64 " lost\n",
+			vg_stacks_total(vg_profile_stacks(p)), (double)vg_profile_duration_ns(p) / 1e9,
+			vg_stop_name(vg_profile_stop_reason(p)), vg_profile_perf_stats(p)->lost);
+	}
+	fprintf(stderr, "# %" PRIu64 " samples of %zu processes in %.1f s (%s), %" PRIu64 " lost, %"
+		PRIu64 " throttled%s\n", vg_stacks_total(sv.merged), n, (double)sv.duration_ns / 1e9,
+		vg_stop_name(sv.stop), meta.lost, meta.throttled, written);
+	for (size_t i = 0; i < n; i++)
+		cli_print_target_notes(sv.ts[i]);
+	r = exec_seen ? VG_EXIT_GONE : 0;
+out:
+	for (size_t i = 0; i < n; i++) {
+		if (sv.ps)
+			vg_profile_free(sv.ps[i]);
+		if (syms)
+			vg_symbolizer_free(syms[i]);
+		if (sv.ts && i > 0)
+			vg_target_free(sv.ts[i]);   /* the first is cli->target: main frees it */
+	}
+	if (sv.ts && sv.ts[0] && cli->target != sv.ts[0])
+		vg_target_free(sv.ts[0]);
+	vg_stacks_free(sv.merged);
+	free(sv.ps);
+	free(sv.ts);
+	free(syms);
+	return r;
+}
+
 int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 {
 	struct profile_args a;
@@ -635,9 +808,9 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 		return r < 0 ? 0 : r;
 	/* A bad -o is refused now, not after the profile it would lose (a
 	 * pattern: the name it makes now). */
-	for (size_t i = 0; i < a.n_outs; i++) {
+	for (size_t i = 0; i < a.outs.n; i++) {
 		char now_path[4096];
-		const char *path = a.outs[i].path;
+		const char *path = a.outs.o[i].path;
 
 		if (path && a.every_ms) {
 			if (period_name(now_path, sizeof(now_path), path, time(NULL)) == 0)
@@ -650,6 +823,19 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 	/* Ctrl-C and SIGTERM end the profile, not vigil, from the start: one
 	 * during the setup stops it at once, and the report follows. */
 	cli_stop_signals_begin(&stop);
+	{
+		pid_t *pids;
+		size_t n;
+
+		r = cli_target_pids(cli, a.pid, &pids, &n);
+		if (!r && n) {
+			r = profile_several(cli, &a, pids, n, &stop);
+			free(pids);
+			goto out;
+		}
+		if (r)
+			goto out;
+	}
 	r = cli_attach(cli, a.pid);
 	if (r)
 		goto out;
@@ -733,13 +919,13 @@ int cmd_profile(struct vg_cli *cli, int argc, char **argv)
 
 		meta.main_path = main_img ? main_img->path : NULL;
 	}
-	for (size_t i = 0; i < a.n_outs; i++) {
-		r = write_output(cli, p, vg_profile_stacks(p), &a, &a.outs[i], a.outs[i].path, &meta);
+	for (size_t i = 0; i < a.outs.n; i++) {
+		r = write_output(cli, p, vg_profile_stacks(p), &a, &a.outs.o[i], a.outs.o[i].path, &meta, NULL);
 		if (r)
 			goto out;
-		if (a.outs[i].path && wlen < sizeof(written))
+		if (a.outs.o[i].path && wlen < sizeof(written))
 			wlen += (size_t)snprintf(written + wlen, sizeof(written) - wlen, "%s%s",
-						 wlen ? ", " : "; written to ", a.outs[i].path);
+						 wlen ? ", " : "; written to ", a.outs.o[i].path);
 	}
 	{
 		const struct vg_perf_stats *ps = vg_profile_perf_stats(p);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outputs.h"
 #include "elf/addrspec.h"
 #include "report/stack.h"
 #include "report/stack_format.h"
@@ -28,6 +29,7 @@
 
 const char cmd_stack_usage[] =
 	"usage: vigil stack PID [--tid TID]... [--no-kernel] [--json] [-o FILE]\n"
+	"       vigil stack -p PID,PID... [--no-kernel] [-o FILE]\n"
 	"       vigil stack PID --every TIME --duration TIME [--tid TID]...\n"
 	"                   [--format table|folded|pprof|speedscope|svg] [-o FILE]\n"
 	"\n"
@@ -101,8 +103,12 @@ const char cmd_stack_usage[] =
 	"exit: 0 ok, 1 runtime error, 2 bad input (no such thread), 3 permission,\n"
 	"4 the process does not exist or exited.\n"
 	"\n"
+	"Several processes (-p PID,PID... or -p repeated, as perf record -p takes\n"
+	"them): each one's snapshot in turn, as if named alone (the table only).\n"
+	"\n"
 	"examples:\n"
 	"  vigil stack 4242\n"
+	"  vigil stack -p 4242,4243\n"
 	"  vigil stack 4242 --tid 4250 --json\n"
 	"  vigil stack 4242 --every 10ms --duration 5s --format svg -o wall.svg\n";
 
@@ -236,6 +242,23 @@ static int write_json(struct vg_cli *cli, const struct vg_report_stack *rep, FIL
 	return cli_write_json(cli, doc, out);
 }
 
+/* --every's one output: the stacks in the --format asked for. */
+struct wall_write {
+	const struct vg_stacks *stacks;
+	const struct vg_stack_write_opts *wo;
+	const struct vg_stack_format *format;
+};
+
+static int wall_writer(struct vg_cli *cli, FILE *out, const struct cli_output *o, void *arg,
+		       struct vg_error *err)
+{
+	const struct wall_write *ww = arg;
+
+	(void)cli;
+	(void)o;
+	return ww->format->write(out, ww->stacks, ww->wo, err);
+}
+
 /* --every: the wall-clock profile, written like vigil profile writes. */
 static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_mem *mem,
 		    struct vg_symbolizer *sym, struct vg_stack_capture *cap)
@@ -249,10 +272,8 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_me
 	struct vg_stack_wall_stats st;
 	struct vg_stacks *stacks = vg_stacks_new();
 	struct cli_stop_signals stop = { .fd = -1 };
-	struct vg_outfile of = { .fd = -1 };
 	struct vg_error err = { 0 };
 	char cut_why[256] = "";
-	FILE *out = stdout;
 	int r;
 
 	if (!stacks || !o.facts) {
@@ -297,37 +318,12 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_me
 			.totals = totals[0] ? totals : NULL,
 		};
 		struct vg_stack_write_opts wo = { .meta = &meta, .top = 25 };
+		struct wall_write ww = { stacks, &wo, a->format };
+		struct cli_output dest = { a->out_path ? a->out_path : "-", a->out_path, a->format->name };
 
-		if (a->out_path) {
-			if (vg_outfile_open(&of, a->out_path, 0, &err) < 0) {
-				r = cli_fail(cli, &err);
-				goto out;
-			}
-			out = vg_outfile_stream(&of);
-			if (!out) {
-				out = stdout;
-				r = cli_out_of_memory(cli, "opening the output file");
-				goto out;
-			}
-		}
-		r = a->format->write(out, stacks, &wo, &err);
-		if (r < 0 && out != stdout) {
-			out = stdout;
-			vg_outfile_commit(&of, "wall-clock profile", &err);
-			r = cli_fail(cli, &err);
+		r = cli_output_write(cli, &dest, a->out_path, 0, "wall-clock profile", wall_writer, &ww);
+		if (r)
 			goto out;
-		}
-		if (r < 0) {
-			r = cli_fail(cli, &err);
-			goto out;
-		}
-		if (out != stdout) {
-			out = stdout;
-			if (vg_outfile_commit(&of, "wall-clock profile", &err) < 0) {
-				r = cli_fail(cli, &err);
-				goto out;
-			}
-		}
 	}
 	fprintf(stderr, "# %" PRIu64 " snapshots, %" PRIu64 " thread samples in %.1f s (%s); "
 		"%" PRIu64 " late ticks, %" PRIu64 " stacks cut%s%s\n# %s\n",
@@ -338,16 +334,16 @@ static int run_wall(struct vg_cli *cli, const struct stack_args *a, struct vg_me
 	cli_print_target_notes(cli->target);
 	r = 0;
 out:
-	if (out != stdout)
-		vg_outfile_abort(&of);
 	vg_stacks_free(stacks);
 	vg_stack_facts_reader_free(o.facts);
 	return r;
 }
 
-int cmd_stack(struct vg_cli *cli, int argc, char **argv)
+/* One process's snapshot, written to out (a table, or with --json the
+ * document).  0, or the exit code after printing. */
+static int stack_one(struct vg_cli *cli, const struct stack_args *a, const char *pid_arg,
+		     FILE *out)
 {
-	struct stack_args *a = calloc(1, sizeof(*a));
 	struct vg_error err = { 0 };
 	struct vg_maps *maps = NULL;
 	struct vg_mem *mem = NULL;
@@ -359,26 +355,12 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 	struct vg_stack_facts *facts = NULL;
 	struct vg_wait *waits = NULL;
 	struct vg_wait_graph graph = { 0 };
-	struct vg_outfile of = { .fd = -1 };
 	pid_t *tids = NULL;
 	size_t n = 0;
 	uint64_t t0, elapsed;
-	FILE *out = stdout;
 	int r;
 
-	cli->operation = "live_stack";
-	if (!a)
-		return cli_out_of_memory(cli, "parsing the arguments");
-	r = parse_args(cli, argc, argv, a);
-	if (r) {
-		r = r < 0 ? 0 : r;
-		goto out;
-	}
-	if (a->out_path && vg_outfile_check(a->out_path, &err) < 0) {
-		r = cli_fail(cli, &err);
-		goto out;
-	}
-	r = cli_open_target(cli, a->pid, &maps, &mem);
+	r = cli_open_target(cli, pid_arg, &maps, &mem);
 	if (r)
 		goto out;
 	r = cli_need_user_memory(cli, "stack");
@@ -438,18 +420,6 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 			.graph = &graph, .elapsed_ns = elapsed,
 		};
 
-		if (a->out_path) {
-			if (vg_outfile_open(&of, a->out_path, 0, &err) < 0) {
-				r = cli_fail(cli, &err);
-				goto out;
-			}
-			out = vg_outfile_stream(&of);
-			if (!out) {
-				out = stdout;
-				r = cli_out_of_memory(cli, "opening the output file");
-				goto out;
-			}
-		}
 		if (cli->json) {
 			r = write_json(cli, &rep, out);
 			if (r > 0)
@@ -457,31 +427,16 @@ int cmd_stack(struct vg_cli *cli, int argc, char **argv)
 		} else {
 			r = vg_report_stack_table(out, &rep);
 		}
-		if (r < 0 && out != stdout) {
-			out = stdout;
-			vg_outfile_commit(&of, "stack report", &err);
-			r = cli_fail(cli, &err);
-			goto out;
-		}
-		if (r < 0) {
+		/* A write error: the caller's commit or final flush says it. */
+		if (r < 0 && out == stdout) {
 			vg_error_set(&err, r, "cannot write the stack report: %s", strerror(-r));
 			r = cli_fail(cli, &err);
 			goto out;
 		}
-		if (out != stdout) {
-			out = stdout;
-			if (vg_outfile_commit(&of, "stack report", &err) < 0) {
-				r = cli_fail(cli, &err);
-				goto out;
-			}
-		}
 		if (!cli->json)
 			cli_print_target_notes(cli->target);
 	}
-	r = 0;
 out:
-	if (out != stdout)
-		vg_outfile_abort(&of);
 	vg_wait_graph_release(&graph);
 	vg_stack_facts_reader_free(reader);
 	vg_stack_capture_free(cap);
@@ -493,6 +448,79 @@ out:
 	free(facts);
 	free(waits);
 	free(tids);
+	return r;
+}
+
+/* The report's one output: each process in turn (one, or -p A,B). */
+struct stack_write {
+	const struct stack_args *a;
+	const pid_t *pids;
+	size_t n_pids;
+};
+
+static int stack_writer(struct vg_cli *cli, FILE *out, const struct cli_output *o, void *arg,
+			struct vg_error *err)
+{
+	const struct stack_write *sw = arg;
+	int r = 0;
+
+	(void)o;
+	(void)err;
+	if (!sw->n_pids)
+		return stack_one(cli, sw->a, sw->a->pid, out);
+	/* Each process in turn, as if named alone, one after the other. */
+	for (size_t i = 0; i < sw->n_pids && !r; i++) {
+		char pid_text[16];
+
+		snprintf(pid_text, sizeof(pid_text), "%d", (int)sw->pids[i]);
+		if (i)
+			fputc('\n', out);
+		cli->target = vg_target_free(cli->target);
+		r = stack_one(cli, sw->a, pid_text, out);
+	}
+	return r;
+}
+
+int cmd_stack(struct vg_cli *cli, int argc, char **argv)
+{
+	struct stack_args *a = calloc(1, sizeof(*a));
+	struct vg_error err = { 0 };
+	pid_t *pids = NULL;
+	size_t n_pids = 0;
+	int r;
+
+	cli->operation = "live_stack";
+	if (!a)
+		return cli_out_of_memory(cli, "parsing the arguments");
+	r = parse_args(cli, argc, argv, a);
+	if (r) {
+		r = r < 0 ? 0 : r;
+		goto out;
+	}
+	r = cli_target_pids(cli, a->pid, &pids, &n_pids);
+	if (r)
+		goto out;
+	if (n_pids && (a->every_ms || a->n_tids || cli->json)) {
+		r = cli_usage_error(cli, "%s describes one process: give one PID, not %zu",
+				    a->every_ms ? "--every" : a->n_tids ? "--tid" : "--json", n_pids);
+		goto out;
+	}
+	if (a->out_path && vg_outfile_check(a->out_path, &err) < 0) {
+		r = cli_fail(cli, &err);
+		goto out;
+	}
+	if (a->every_ms) {
+		/* --every writes its own output (the profile formats). */
+		r = stack_one(cli, a, a->pid, stdout);
+	} else {
+		struct stack_write sw = { a, pids, n_pids };
+		struct cli_output o = { a->out_path ? a->out_path : "-", a->out_path,
+					cli->json ? "json" : "table" };
+
+		r = cli_output_write(cli, &o, a->out_path, 0, "stack report", stack_writer, &sw);
+	}
+out:
+	free(pids);
 	free(a);
 	return r;
 }

@@ -11,15 +11,15 @@
 #include "report/json.h"
 
 static const struct vg_cmd commands[] = {
-	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage, false, false },
-	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage, true, false },
-	{ "print", cmd_print, "typed C expressions over a process's globals, read live (gdb's print)", cmd_print_usage, false, false },
-	{ "sym", cmd_sym, "addresses to function, inline frames and file:line (process or ELF file)", cmd_sym_usage, true, false },
-	{ "watch", cmd_watch, "who writes a location: hardware watchpoints, writer line and value", cmd_watch_usage, true, true },
-	{ "scan", cmd_scan, "where a value lives: scan, narrow, snapshot, pointer chains", cmd_scan_usage, true, false },
-	{ "profile", cmd_profile, "where a process spends its time: sampled stacks, flame graphs, pprof", cmd_profile_usage, false, true },
-	{ "probe", cmd_probe, "how often, how long, with what arguments code runs: exact uprobe counts", cmd_probe_usage, false, true },
-	{ "stack", cmd_stack, "where every thread is: user stacks of all threads, without stopping any", cmd_stack_usage, false, false },
+	{ "maps", cmd_maps, "list the memory regions and ELF images of a process", cmd_maps_usage, false, false, false },
+	{ "read", cmd_read, "read memory of a process: hex dump, typed value or raw bytes", cmd_read_usage, true, false, false },
+	{ "print", cmd_print, "typed C expressions over a process's globals, read live (gdb's print)", cmd_print_usage, false, false, false },
+	{ "sym", cmd_sym, "addresses to function, inline frames and file:line (process or ELF file)", cmd_sym_usage, true, false, false },
+	{ "watch", cmd_watch, "who writes a location: hardware watchpoints, writer line and value", cmd_watch_usage, true, true, false },
+	{ "scan", cmd_scan, "where a value lives: scan, narrow, snapshot, pointer chains", cmd_scan_usage, true, false, false },
+	{ "profile", cmd_profile, "where a process spends its time: sampled stacks, flame graphs, pprof", cmd_profile_usage, false, true, true },
+	{ "probe", cmd_probe, "how often, how long, with what arguments code runs: exact uprobe counts", cmd_probe_usage, false, true, false },
+	{ "stack", cmd_stack, "where every thread is: user stacks of all threads, without stopping any", cmd_stack_usage, false, false, true },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -53,7 +53,8 @@ static void print_main_help(FILE *out)
 		"  -h, --help       this help; 'vigil help COMMAND' for one command\n"
 		"  -V, --version    print the version\n"
 		"  --json           (on every command) one JSON document on stdout, errors too\n"
-		"  -p, --pid PID    the target (or PID as the first argument)\n"
+		"  -p, --pid PID    the target (or PID as the first argument); profile and\n"
+		"                   stack take several: -p PID,PID... or -p repeated\n"
 		"  --name NAME      the one process named NAME (or NAME as the first argument)\n"
 		"  -- CMD ARGS      profile, probe, watch: start CMD and observe it from its first\n"
 		"                   instruction; vigil exits with its status\n"
@@ -168,6 +169,7 @@ int main(int argc, char **argv)
 	free(cmd_argv);
 	r = cli_launch_finish(&cli, r);
 	cli.target = vg_target_free(cli.target);
+	free(cli.target_joined);
 	/* A failed write matters even after a failure: the JSON error
 	 * document itself may not have reached its reader. */
 	w = cli_finish_output();

@@ -220,9 +220,27 @@ int vg_usdt_args_parse(const char *spec, struct vg_usdt_arg *args, size_t max, s
 			p++;
 		if (op[0] == '%' && p - op > 1) {
 			a.reg = reg_by_name(op + 1, (size_t)(p - op - 1));
-			if (a.reg >= 0)
-				snprintf(a.reg_name, sizeof(a.reg_name), "%s", reg_names[a.reg][0]);
+		} else if (p - op >= 4 && p[-1] == ')') {
+			/* DISP(%reg): a decimal displacement (gas writes it so),
+			 * one base register, no index. */
+			const char *q = op, *open;
+			bool neg = *q == '-';
+			uint64_t d = 0;
+
+			q += neg || *q == '+';
+			while (*q >= '0' && *q <= '9' && d < (1ull << 40))
+				d = d * 10 + (uint64_t)(*q++ - '0');
+			open = q;
+			if (*open == '(' && open[1] == '%' && p - 1 > open + 2) {
+				a.reg = reg_by_name(open + 2, (size_t)(p - 1 - (open + 2)));
+				a.mem = a.reg >= 0;
+				a.disp = neg ? -(int64_t)d : (int64_t)d;
+				if (a.mem)
+					snprintf(a.operand, sizeof(a.operand), "%.*s", (int)(p - op), op);
+			}
 		}
+		if (a.reg >= 0)
+			snprintf(a.reg_name, sizeof(a.reg_name), "%s", reg_names[a.reg][0]);
 		args[(*n)++] = a;
 	}
 	return 0;

@@ -35,8 +35,10 @@ int vg_usdt_parse_notes(const void *data, size_t len, uint64_t base_addr, bool h
 /* One argument of a probe's spec, "[-]SIZE@OPERAND": size in bytes (1,
  * 2, 4, 8), signed when SIZE has a '-'; reg is the x86-64 register
  * (VG_USDT_REG_*: rax rbx rcx rdx rsi rdi rbp rsp r8..r15 in that order)
- * when OPERAND is a register (%rax, %esi, %r8d...), else -1 (memory or
- * a constant: not read). */
+ * when OPERAND is a register (%rax, %esi, %r8d...) or the base of a
+ * memory operand "DISP(%reg)" (mem set: the value is the size bytes at
+ * reg + disp, as gcc -O0 places arguments: "-4@-20(%rbp)"), else -1 (a
+ * constant, %rip-relative or indexed memory: not read). */
 enum { VG_USDT_REG_RAX, VG_USDT_REG_RBX, VG_USDT_REG_RCX, VG_USDT_REG_RDX, VG_USDT_REG_RSI,
        VG_USDT_REG_RDI, VG_USDT_REG_RBP, VG_USDT_REG_RSP, VG_USDT_REG_R8 };
 struct vg_usdt_arg {
@@ -44,6 +46,9 @@ struct vg_usdt_arg {
 	bool is_signed;
 	int reg;
 	char reg_name[8];     /* the 64-bit name ("rax", "r8"), "" when not a register */
+	bool mem;             /* the value is in memory at reg + disp */
+	int64_t disp;
+	char operand[24];     /* mem: the operand as written ("-20(%rbp)"), truncated */
 };
 /* Parses up to max arguments of spec; *n how many.  -EINVAL on a
  * malformed argument (those before it are in args). */

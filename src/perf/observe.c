@@ -29,6 +29,8 @@ static bool target_gone(struct vg_target *t, int pidfd, const struct pollfd *p)
 {
 	bool alive = true, changed = false;
 
+	if (!t)
+		return false;   /* several targets: the drain tells */
 	if (pidfd >= 0)
 		return (p->revents & POLLIN) != 0;
 	vg_target_recheck(t, &alive, &changed);
@@ -40,7 +42,7 @@ enum vg_stop vg_observe(const struct vg_observer *o, struct vg_target *t, uint64
 {
 	uint64_t deadline = duration_ms ? start_ns + duration_ms * 1000000ull : 0;
 	uint64_t next_tick = o->tick && o->tick_ns ? start_ns + o->tick_ns : 0;
-	int pidfd = vg_target_pidfd(t);
+	int pidfd = t ? vg_target_pidfd(t) : -1;
 	enum vg_stop stop = VG_STOP_NONE;
 
 	while (stop == VG_STOP_NONE) {

@@ -51,7 +51,8 @@ struct vg_observer {
  * duration_ms 0: no deadline.  stop_fd: a signalfd (or -1) whose
  * readiness means interrupted; the signal is consumed, so one still
  * pending when the caller unblocks it cannot kill vigil after the report.
- * t: the target (exit through a pidfd, else the identity recheck).
+ * t: the target (exit through a pidfd, else the identity recheck); NULL
+ * when the drain decides the targets' end (profile of several processes).
  * *end_ns: when it stopped, never later than the deadline (a stop noticed
  * after it ends the observation at it: samples are cut there). */
 enum vg_stop vg_observe(const struct vg_observer *o, struct vg_target *t, uint64_t start_ns,

@@ -91,11 +91,16 @@ static int load_prog(struct vg_probe_session *s, size_t i, bool ret, int *prog,
 	};
 	const struct vg_probe_location_result *l = &s->locs[s->sites[i].location];
 
+	if (!ret)
+		for (size_t k = 0; k < VG_PROBE_MAX_ARGS && k < VG_BPF_MAX_MEM_ARGS; k++)
+			spec.mem[k] = s->sites[i].usdt_mem[k];
+
 	/* The calls seen go to a second slot per site, after the sites'. */
 	if (!ret && l->n_filter) {
 		spec.terms = l->filter;
 		spec.n_terms = (uint32_t)l->n_filter;
 		spec.all_slot = (uint32_t)(s->n_sites + i);
+		spec.record_dropped = s->sites[i].result.has_return;
 	}
 
 	return vg_bpf_prog_load(&spec, s->counters, ret || probe_recording(&s->o) ? s->output : NULL,

@@ -63,16 +63,33 @@ enum vg_probe_record_kind {
  * layout as struct record).  Its length is offsetof(stack) plus the
  * stack bytes the program found readable, so it may exceed
  * offsetof(stack) + stack_len when a piece could not be read after all. */
+#define VG_BPF_MAX_MEM_ARGS 6
+
+/* A usdt argument in memory: size bytes (1, 2, 4, 8; 0: not in memory)
+ * at pt_regs word reg + disp. */
+struct vg_bpf_mem_arg {
+	uint32_t size;
+	uint32_t reg;
+	int64_t disp;
+};
+
 struct vg_probe_record {
 	uint32_t kind;             /* enum vg_probe_record_kind */
 	uint32_t site;             /* the site the program was built for */
 	uint64_t pid_tgid;         /* tgid << 32 | tid (initial PID namespace) */
 	uint64_t time_ns;          /* bpf_ktime_get_ns: CLOCK_MONOTONIC */
 	uint64_t regs[VG_PR_COUNT];
+	/* usdt arguments in memory: read at the hit (vg_bpf_mem_arg), 0 for
+	 * the others or when the read failed. */
+	uint64_t mem[VG_BPF_MAX_MEM_ARGS];
 	uint32_t stack_len;        /* bytes of user stack copied at regs[SP] */
-	uint32_t pad;
+	uint32_t flags;            /* VG_PROBE_REC_DROPPED */
 	uint8_t stack[];
 };
+
+/* An entry the filter dropped (flags): recorded only so that its return
+ * pairs with it (--filter with --latency/--retval); never counted. */
+#define VG_PROBE_REC_DROPPED 1u
 
 /* libbpf's messages: perf/bpf_log.h (vg_bpf_libbpf_quiet). */
 
@@ -208,6 +225,11 @@ struct vg_bpf_prog_spec {
 	const struct vg_bpf_filter_term *terms;
 	uint32_t n_terms;
 	uint32_t all_slot;
+	/* Record the calls the terms drop too, marked VG_PROBE_REC_DROPPED
+	 * (a return probe pairs with them). */
+	bool record_dropped;
+	/* usdt: the arguments read from memory at each hit (record's mem). */
+	struct vg_bpf_mem_arg mem[VG_BPF_MAX_MEM_ARGS];
 };
 int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_counters *c,
 		     const struct vg_bpf_output *output, int *prog_fd, struct vg_error *err);

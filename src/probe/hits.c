@@ -123,13 +123,21 @@ static void on_entry(struct vg_probe_session *s, const struct vg_probe_record *r
 {
 	uint32_t tid = (uint32_t)r->pid_tgid;
 
+	if (r->flags & VG_PROBE_REC_DROPPED) {
+		/* Dropped by the filter: only there for its return. */
+		if (s->pairing && s->sites[r->site].result.has_return)
+			vg_pairing_entry_dropped(s->pairing, tid, (uint32_t)loc, r->time_ns);
+		return;
+	}
 	if (s->pairing && s->sites[r->site].result.has_return)
 		vg_pairing_entry(s->pairing, tid, (uint32_t)loc, r->time_ns);
 	for (size_t i = 0; i < l->n_args; i++) {
 		/* usdt: where this site's spec put it (resolved at the start). */
 		int pt = l->loc.is_usdt ? s->sites[r->site].usdt_pt[i] : (int)arg_regs[l->args[i].param.reg];
 
-		if (pt >= 0 && pt < VG_PR_COUNT)
+		if (l->loc.is_usdt && s->sites[r->site].usdt_mem[i].size && i < VG_BPF_MAX_MEM_ARGS)
+			vg_values_add(l->args[i].values, arg_value(&l->args[i].param, r->mem[i]));
+		else if (pt >= 0 && pt < VG_PR_COUNT)
 			vg_values_add(l->args[i].values, arg_value(&l->args[i].param, r->regs[pt]));
 	}
 	if (s->stacks && s->unwinder) {

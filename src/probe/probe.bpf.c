@@ -13,7 +13,9 @@
  *   filter:  with n_terms, every call first adds 1 to counts[all_slot]
  *            (the calls seen), then the AND of the terms on the argument
  *            registers decides whether the call goes on to be counted and
- *            recorded (vigil probe --filter).
+ *            recorded (vigil probe --filter); with record_dropped a
+ *            dropped call is recorded too, marked, for the pairing of
+ *            its return.
  *   record:  one struct record (= struct vg_probe_record in bpf.h) with
  *            the 21 pt_regs words and up to stack_bytes of user stack,
  *            reserved directly in this CPU's BPF ring buffer: no scratch
@@ -46,6 +48,19 @@ const volatile _Bool gated = 0;
 const volatile _Bool count = 0;
 const volatile _Bool per_thread = 0;
 const volatile _Bool record = 0;
+/* --filter with --latency/--retval: a call the filter drops still gets an
+ * entry record, marked (struct record's flags), without its stack, so
+ * that its return pairs with it and is left out, not with an outer call. */
+const volatile _Bool record_dropped = 0;
+#define RECORD_DROPPED 1
+
+/* usdt: arguments in memory ("-4@-20(%rbp)"): mem_size[i] bytes at
+ * pt_regs word mem_reg[i] + mem_disp[i], read into the record's mem[i]
+ * at the hit (0: argument i is not in memory). */
+#define MAX_MEM_ARGS 6
+const volatile __u32 mem_size[MAX_MEM_ARGS] = {};
+const volatile __u32 mem_reg[MAX_MEM_ARGS] = {};
+const volatile __s64 mem_disp[MAX_MEM_ARGS] = {};
 
 /* --filter: n_terms comparisons, all of which must hold (the fields of
  * struct vg_bpf_filter_term in bpf.h, as arrays: a struct type here
@@ -71,8 +86,9 @@ struct record {
 	__u64 pid_tgid;
 	__u64 time_ns;
 	__u64 regs[N_REGS];
+	__u64 mem[MAX_MEM_ARGS];
 	__u32 stack_len;
-	__u32 pad;
+	__u32 flags;        /* RECORD_DROPPED */
 	__u8 stack[];
 };
 
@@ -171,7 +187,7 @@ static __always_inline __u32 readable_pieces(__u64 sp)
 	return n;
 }
 
-static __always_inline void write_record(struct pt_regs *ctx)
+static __always_inline void write_record(struct pt_regs *ctx, _Bool dropped)
 {
 	const __u64 *regs = (const __u64 *)ctx;
 	__u32 cpu = bpf_get_smp_processor_id(), pieces = 0, len = 0;
@@ -184,7 +200,7 @@ static __always_inline void write_record(struct pt_regs *ctx)
 		add_one(&lost, 0);
 		return;
 	}
-	if (stack_bytes)
+	if (stack_bytes && !dropped)
 		pieces = readable_pieces(sp);
 	size = sizeof(struct record) + pieces * STACK_PIECE;
 	r = bpf_ringbuf_reserve(ring, size, 0);
@@ -199,6 +215,16 @@ static __always_inline void write_record(struct pt_regs *ctx)
 #pragma unroll
 	for (int i = 0; i < N_REGS; i++)
 		r->regs[i] = regs[i];
+#pragma unroll
+	for (int i = 0; i < MAX_MEM_ARGS; i++) {
+		__u32 reg = mem_reg[i], size = mem_size[i];
+
+		r->mem[i] = 0;
+		/* A failed read leaves 0 (the page was not there). */
+		if (size && size <= 8 && reg < N_REGS)
+			bpf_probe_read_user(&r->mem[i], size,
+					    (const void *)(r->regs[reg] + (__u64)mem_disp[i]));
+	}
 	/* Not unrolled (pieces is not a compile-time constant): the
 	 * verifier walks the bounded loop. */
 	for (__u32 k = 0; k < MAX_STACK_BYTES / STACK_PIECE; k++) {
@@ -212,7 +238,7 @@ static __always_inline void write_record(struct pt_regs *ctx)
 		len = (k + 1) * STACK_PIECE;
 	}
 	r->stack_len = len;
-	r->pad = 0;
+	r->flags = dropped ? RECORD_DROPPED : 0;
 	/* Wake the reader once a quarter of the ring is used (the record
 	 * that crosses it), not per record: a wakeup per call would cost a
 	 * wakeup per call. */
@@ -284,8 +310,11 @@ int vg_probe(struct pt_regs *ctx)
 		return 0;
 	if (n_terms) {
 		add_one(&counts, all_slot);
-		if (!filter_holds(ctx))
+		if (!filter_holds(ctx)) {
+			if (record && record_dropped)
+				write_record(ctx, 1);
 			return 0;
+		}
 	}
 	if (count) {
 		add_one(&counts, site);
@@ -293,6 +322,6 @@ int vg_probe(struct pt_regs *ctx)
 			count_thread();
 	}
 	if (record)
-		write_record(ctx);
+		write_record(ctx, 0);
 	return 0;
 }

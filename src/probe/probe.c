@@ -106,15 +106,16 @@ static int decide_usdt_args(struct vg_probe_session *s, struct vg_probe_location
 		struct vg_probe_arg *pa = &l->args[i];
 
 		if (a[i].reg < 0)
-			return vg_error_set(err, -EINVAL, "--args: '%s': argument %zu is not in a register "
-					    "(spec '%s'): not read yet", l->loc.input, i,
-					    l->loc.sites[0].usdt_args);
+			return vg_error_set(err, -EINVAL, "--args: '%s': argument %zu is neither in a "
+					    "register nor at DISP(%%reg) in memory (spec '%s'): not read",
+					    l->loc.input, i, l->loc.sites[0].usdt_args);
 		memset(&pa->param, 0, sizeof(pa->param));
 		pa->param.kind = a[i].is_signed ? VG_PARAM_SIGNED : VG_PARAM_UNSIGNED;
 		pa->param.size = a[i].size;
 		pa->param.reg = (unsigned)i;
 		snprintf(pa->param.name, sizeof(pa->param.name), "arg%zu", i);
 		snprintf(pa->usdt_reg, sizeof(pa->usdt_reg), "%s", a[i].reg_name);
+		snprintf(pa->usdt_mem, sizeof(pa->usdt_mem), "%s", a[i].mem ? a[i].operand : "");
 		pa->values = vg_values_new(a[i].is_signed);
 		if (!pa->values)
 			return vg_error_set(err, -ENOMEM, "out of memory");
@@ -130,17 +131,22 @@ static int usdt_site_regs(struct site_state *ss, const struct vg_probe_location_
 	struct vg_usdt_arg a[VG_PROBE_MAX_ARGS];
 	size_t n = 0;
 
-	for (size_t i = 0; i < VG_PROBE_MAX_ARGS; i++)
+	for (size_t i = 0; i < VG_PROBE_MAX_ARGS; i++) {
 		ss->usdt_pt[i] = -1;
+		ss->usdt_mem[i] = (struct vg_bpf_mem_arg){ 0 };
+	}
 	if (!l->n_args)
 		return 0;
 	vg_usdt_args_parse(ss->site->usdt_args, a, l->n_args, &n);
 	for (size_t i = 0; i < l->n_args; i++) {
 		if (i >= n || a[i].reg < 0 || a[i].size != l->args[i].param.size)
 			return vg_error_set(err, -EINVAL, "--args: '%s' at 0x%" PRIx64 ": argument %zu is "
-					    "not in a register of the same size there (spec '%s')",
+					    "not in a register or memory of the same size there (spec '%s')",
 					    l->loc.input, ss->site->runtime_addr, i, ss->site->usdt_args);
 		ss->usdt_pt[i] = usdt_pt_regs[a[i].reg];
+		if (a[i].mem)
+			ss->usdt_mem[i] = (struct vg_bpf_mem_arg){ a[i].size, (uint32_t)ss->usdt_pt[i],
+								    a[i].disp };
 	}
 	return 0;
 }
@@ -197,13 +203,6 @@ int vg_probe_new(struct vg_target *t, struct vg_symbolizer *sym, const char *con
 	if (o->n_args > VG_PROBE_MAX_ARGS)
 		return vg_error_set(err, -EINVAL, "--args: at most %d integer arguments are in registers",
 				    VG_PROBE_MAX_ARGS);
-	/* The return probe sees no arguments: the return of a call the
-	 * filter dropped would pair with no entry (or, recursing, with an
-	 * outer one).  Refused until the entry tells the return. */
-	if (o->filter && (o->latency || o->retval))
-		return vg_error_set(err, -EINVAL, "--filter with --%s: not supported yet (the return "
-				    "probe cannot tell a filtered call's return)",
-				    o->latency ? "latency" : "retval");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return vg_error_set(err, -ENOMEM, "out of memory");

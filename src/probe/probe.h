@@ -80,6 +80,9 @@ struct vg_probe_arg {
 	/* usdt: the register its spec names ("rax"; the record's pt_regs
 	 * word per site is in the session), "" otherwise. */
 	char usdt_reg[8];
+	/* usdt: the memory operand it is read from ("-20(%rbp)", at its
+	 * first site; the base register is usdt_reg), "" for a register. */
+	char usdt_mem[24];
 	struct vg_values *values;
 };
 

@@ -35,6 +35,9 @@ struct site_state {
 	/* usdt: the pt_regs word of each --args argument at this site (its
 	 * note's spec), -1: not a register (memory, constant), never read. */
 	int usdt_pt[VG_PROBE_MAX_ARGS];
+	/* usdt: the arguments in memory at this site ("-4@-20(%rbp)"): read
+	 * by the entry program into the record's mem[] (size 0: a register). */
+	struct vg_bpf_mem_arg usdt_mem[VG_PROBE_MAX_ARGS];
 	struct vg_probe_site_result result;
 };
 

@@ -41,7 +41,8 @@
 #define STACK_PIECE 512u
 
 _Static_assert(offsetof(struct vg_probe_record, regs) == 24, "record layout");
-_Static_assert(offsetof(struct vg_probe_record, stack) == 200, "record layout");
+_Static_assert(offsetof(struct vg_probe_record, mem) == 192, "record layout");
+_Static_assert(offsetof(struct vg_probe_record, stack) == 248, "record layout");
 _Static_assert(VG_PR_COUNT == 21, "struct pt_regs has 21 words on x86-64");
 
 /* The program's fd, kept after the skeleton is gone. */
@@ -112,9 +113,15 @@ int vg_bpf_prog_load(const struct vg_bpf_prog_spec *spec, const struct vg_bpf_co
 	skel->rodata->count = spec->count;
 	skel->rodata->record = output != NULL;
 	skel->rodata->stack_bytes = output ? spec->stack_bytes : 0;
+	for (int i = 0; i < VG_BPF_MAX_MEM_ARGS; i++) {
+		skel->rodata->mem_size[i] = spec->mem[i].size;
+		skel->rodata->mem_reg[i] = spec->mem[i].reg;
+		skel->rodata->mem_disp[i] = spec->mem[i].disp;
+	}
 	if (spec->n_terms && c && spec->n_terms <= VG_BPF_FILTER_MAX_TERMS) {
 		skel->rodata->n_terms = spec->n_terms;
 		skel->rodata->all_slot = spec->all_slot;
+		skel->rodata->record_dropped = spec->record_dropped;
 		for (uint32_t i = 0; i < spec->n_terms; i++) {
 			skel->rodata->term_reg[i] = spec->terms[i].reg;
 			skel->rodata->term_bits[i] = spec->terms[i].bits;

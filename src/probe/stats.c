@@ -219,6 +219,7 @@ void vg_latency_summarize(struct vg_latency *l, struct vg_latency_summary *out)
 struct open_call {
 	uint64_t time_ns;
 	uint32_t site;
+	bool dropped;          /* the filter dropped it: its return is left out */
 };
 
 struct thread {
@@ -232,6 +233,7 @@ struct site {
 	struct vg_latency *latency;
 	uint64_t paired, unmatched, unreturned, dropped_nomem;
 	uint64_t open;         /* open calls of this site across all threads */
+	uint64_t open_dropped; /* of those, the ones the filter dropped */
 };
 
 struct vg_pairing {
@@ -340,7 +342,22 @@ static struct thread *thread_get(struct vg_pairing *p, uint32_t tid, bool create
 	return t;
 }
 
+static int push_entry(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t time_ns,
+		      bool dropped);
+
 int vg_pairing_entry(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t time_ns)
+{
+	return push_entry(p, tid, site, time_ns, false);
+}
+
+int vg_pairing_entry_dropped(struct vg_pairing *p, uint32_t tid, uint32_t site,
+			     uint64_t time_ns)
+{
+	return push_entry(p, tid, site, time_ns, true);
+}
+
+static int push_entry(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t time_ns,
+		      bool dropped)
 {
 	struct thread *t;
 
@@ -355,8 +372,10 @@ int vg_pairing_entry(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t
 		p->sites[site].dropped_nomem++;
 		return -ENOMEM;
 	}
-	t->stack[t->depth++] = (struct open_call){ .time_ns = time_ns, .site = site };
+	t->stack[t->depth++] = (struct open_call){ .time_ns = time_ns, .site = site,
+						   .dropped = dropped };
 	p->sites[site].open++;
+	p->sites[site].open_dropped += dropped;
 	return 0;
 }
 
@@ -385,13 +404,20 @@ bool vg_pairing_return(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64
 	/* Calls above the match never returned (longjmp, exception, a lost
 	 * return record): they are finished now, whatever they were. */
 	while (t->depth > i) {
-		struct site *above = &p->sites[t->stack[--t->depth].site];
+		const struct open_call *c = &t->stack[--t->depth];
+		struct site *above = &p->sites[c->site];
 
-		above->unreturned++;
+		above->unreturned += !c->dropped;
+		above->open_dropped -= c->dropped;
 		above->open--;
 	}
 	t->depth--;
 	s->open--;
+	if (t->stack[t->depth].dropped) {
+		/* The return of a call the filter dropped: paired, left out. */
+		s->open_dropped--;
+		return false;
+	}
 	d = time_ns >= t->stack[t->depth].time_ns ? time_ns - t->stack[t->depth].time_ns : 0;
 	s->paired++;
 	/* -ENOMEM only costs exactness of percentiles; the pairing stands. */
@@ -421,8 +447,8 @@ void vg_pairing_site(const struct vg_pairing *p, uint32_t site, uint64_t now_ns,
 	out->unmatched_returns = s->unmatched;
 	out->unreturned = s->unreturned;
 	out->dropped_nomem = s->dropped_nomem;
-	out->in_flight = s->open;
-	if (!s->open)
+	out->in_flight = s->open - s->open_dropped;
+	if (!out->in_flight)
 		return;
 	/* Each stack is in time order, so a thread's oldest open call of the
 	 * site is the lowest one. */
@@ -432,7 +458,7 @@ void vg_pairing_site(const struct vg_pairing *p, uint32_t site, uint64_t now_ns,
 		if (!t->used)
 			continue;
 		for (j = 0; j < t->depth; j++) {
-			if (t->stack[j].site != site)
+			if (t->stack[j].site != site || t->stack[j].dropped)
 				continue;
 			if (t->stack[j].time_ns < oldest)
 				oldest = t->stack[j].time_ns;

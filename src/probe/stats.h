@@ -65,6 +65,13 @@ int vg_pairing_entry(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t
  * site >= n_sites (nothing counted). */
 bool vg_pairing_return(struct vg_pairing *p, uint32_t tid, uint32_t site, uint64_t time_ns,
 		       uint64_t *ns);
+/* The entry of a call the filter dropped (--filter with --latency or
+ * --retval): its return pairs with it, so that it pairs with no counted
+ * call, and vg_pairing_return then returns false without counting it
+ * (not paired, not unmatched, not in flight).  Errors as
+ * vg_pairing_entry. */
+int vg_pairing_entry_dropped(struct vg_pairing *p, uint32_t tid, uint32_t site,
+			     uint64_t time_ns);
 
 /* Entries stopped being recorded at time_ns (the probes' stop): from
  * then on a return with no open call of its site is of a call entered

@@ -625,6 +625,135 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 	return 0;
 }
 
+/* ---- several processes in one run ------------------------------------ */
+
+struct run_all {
+	struct vg_profile **ps;
+	size_t n;
+	int *pidfds;
+	bool *done;
+	size_t left;
+	void (*progress)(void *arg);
+	void *arg;
+};
+
+/* One process's profile ends (it exited, or exec'd) while the others go
+ * on: what its rings still hold is drained and its events closed. */
+static void finish_one(struct run_all *r, size_t i, enum vg_stop why)
+{
+	struct vg_profile *p = r->ps[i];
+
+	p->stop = why;
+	p->end_ns = vg_perf_now();
+	if (p->deadline_ns && p->end_ns > p->deadline_ns)
+		p->end_ns = p->deadline_ns;
+	vg_profile_stop(p);
+	r->done[i] = true;
+	r->left--;
+}
+
+static void run_all_wait(void *arg, struct pollfd *extra, size_t n, int timeout_ms)
+{
+	struct run_all *r = arg;
+
+	/* The first live set's rings wake the loop; the others are drained
+	 * at each wake-up, at least every max_wait_ms (their rings hold far
+	 * more than that). */
+	for (size_t i = 0; i < r->n; i++)
+		if (!r->done[i]) {
+			vg_perf_set_wait(r->ps[i]->set, extra, n, timeout_ms);
+			return;
+		}
+}
+
+static enum vg_stop run_all_drain(void *arg)
+{
+	struct run_all *r = arg;
+
+	for (size_t i = 0; i < r->n; i++) {
+		struct vg_profile *p = r->ps[i];
+		struct vg_perf_consumer c = { on_sample, NULL, p, on_other };
+		struct pollfd pfd = { .fd = r->pidfds[i], .events = POLLIN };
+		bool alive = true, changed = false;
+
+		if (r->done[i])
+			continue;
+		vg_perf_set_drain(p->set, &c);
+		if (p->error)
+			return VG_STOP_INTERRUPTED;
+		if (vg_perf_set_stats(p->set)->exec_ns) {
+			p->t->exec_seen = true;
+			finish_one(r, i, VG_STOP_TARGET_EXEC);
+			continue;
+		}
+		if (r->pidfds[i] >= 0)
+			alive = poll(&pfd, 1, 0) <= 0;
+		else
+			vg_target_recheck(p->t, &alive, &changed);
+		if (!alive || changed)
+			finish_one(r, i, VG_STOP_TARGET_EXITED);
+	}
+	return r->left ? VG_STOP_NONE : VG_STOP_TARGET_EXITED;
+}
+
+static void run_all_tick(void *arg, uint64_t now)
+{
+	struct run_all *r = arg;
+
+	(void)now;
+	r->progress(r->arg);
+}
+
+int vg_profile_run_all(struct vg_profile **ps, size_t n, int stop_fd,
+		       void (*progress)(void *arg), void *arg, struct vg_error *err)
+{
+	struct run_all r = { ps, n, NULL, NULL, n, progress, arg };
+	struct vg_observer o = {
+		.arg = &r, .wait = run_all_wait, .drain = run_all_drain,
+		.tick = progress ? run_all_tick : NULL, .tick_ns = 1000000000ull, .max_wait_ms = 100,
+	};
+	uint64_t start = 0, end;
+	enum vg_stop stop;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!ps[i]->set)
+			return vg_error_set(err, -EINVAL, "internal: profile not started");
+		if (ps[i]->period_ns)
+			return vg_error_set(err, -EINVAL, "internal: periods of several processes");
+		if (ps[i]->start_ns > start)
+			start = ps[i]->start_ns;
+	}
+	r.pidfds = calloc(n, sizeof(*r.pidfds));
+	r.done = calloc(n, sizeof(*r.done));
+	if (!r.pidfds || !r.done) {
+		free(r.pidfds);
+		free(r.done);
+		return vg_error_set(err, -ENOMEM, "out of memory for the profiles");
+	}
+	/* One window for all: the duration counts from when the last
+	 * process was covered, so the shares compare equal times. */
+	for (size_t i = 0; i < n; i++) {
+		r.pidfds[i] = vg_target_pidfd(ps[i]->t);
+		ps[i]->deadline_ns = ps[i]->o.duration_ms ? start + ps[i]->o.duration_ms * 1000000ull : 0;
+	}
+	stop = vg_observe(&o, NULL, start, n ? ps[0]->o.duration_ms : 0, stop_fd, &end);
+	for (size_t i = 0; i < n; i++) {
+		if (r.pidfds[i] >= 0)
+			close(r.pidfds[i]);
+		if (ps[i]->error)
+			rc = vg_error_set(err, ps[i]->error, "out of memory while aggregating samples");
+		if (r.done[i])
+			continue;
+		ps[i]->stop = stop;
+		ps[i]->end_ns = end;
+		ps[i]->deadline_ns = end;
+	}
+	free(r.pidfds);
+	free(r.done);
+	return rc;
+}
+
 void vg_profile_stop(struct vg_profile *p)
 {
 	struct vg_perf_consumer c = { on_sample, NULL, p, on_other };

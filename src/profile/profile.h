@@ -80,6 +80,17 @@ int vg_profile_run(struct vg_profile *p, int stop_fd,
 		   void (*progress)(const struct vg_profile *p, void *arg),
 		   void *arg, struct vg_error *err);
 
+/* Several processes in one run (profile -p A,B), each profile started:
+ * one loop drains every profile's rings; a process that exits (or
+ * exec's) ends its own profile there (its stop reason and end time; its
+ * events closed, as vg_profile_stop), the others go on.  The run stops
+ * at the duration (counted from the latest start: every process covered),
+ * a readable stop_fd, or when the last process ended; each profile still
+ * running then gets that stop.  Not with periods.  progress (may be
+ * NULL) about once a second.  vg_profile_stop each afterwards. */
+int vg_profile_run_all(struct vg_profile **ps, size_t n, int stop_fd,
+		       void (*progress)(void *arg), void *arg, struct vg_error *err);
+
 /* Continuous mode, set before run: every period_ns of sampling (from the
  * start), fn gets the trie of the period [start_ns, end_ns) that ended
  * (vg_perf_now's clock), complete and symbolized, and the profile goes on

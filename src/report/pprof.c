@@ -161,6 +161,8 @@ static int build_header(struct builder *b)
 	if (m->pid && add_comment(b, "pid %" PRId32 " (%s)", m->pid,
 				  m->comm ? m->comm : "?") < 0)
 		return -ENOMEM;
+	if (!m->pid && m->comm && add_comment(b, "%s", m->comm) < 0)
+		return -ENOMEM;
 	if (m->event && m->frequency_hz &&
 	    add_comment(b, "event %s at %" PRIu64 " Hz", m->event, m->frequency_hz) < 0)
 		return -ENOMEM;

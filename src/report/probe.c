@@ -311,6 +311,8 @@ static cJSON *args_json(const struct vg_probe_location_result *l, size_t top)
 		first = cJSON_CreateObject();
 		cJSON_AddStringToObject(first, "reg", l->args[i].usdt_reg[0] ? l->args[i].usdt_reg
 								      : vg_sym_param_reg_name(p->reg));
+		if (l->args[i].usdt_mem[0])
+			cJSON_AddStringToObject(first, "memory", l->args[i].usdt_mem);
 		if (p->name[0])
 			vg_json_add_text(first, "name", p->name);
 		else
@@ -700,7 +702,10 @@ static void table_args(FILE *out, struct vg_probe_session *s, size_t i, size_t t
 		char buf[32];
 
 		vg_values_summarize(l->args[k].values, tv, top, &n_top, &sum);
-		fprintf(out, "  %-3s ", l->args[k].usdt_reg[0] ? l->args[k].usdt_reg : vg_sym_param_reg_name(p->reg));
+		if (l->args[k].usdt_mem[0])
+			fprintf(out, "  %s ", l->args[k].usdt_mem);
+		else
+			fprintf(out, "  %-3s ", l->args[k].usdt_reg[0] ? l->args[k].usdt_reg : vg_sym_param_reg_name(p->reg));
 		if (p->name[0]) {
 			vg_text_put(out, p->type[0] ? p->type : "?");
 			fputc(' ', out);

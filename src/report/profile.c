@@ -179,26 +179,20 @@ static void walk_stacks(struct stack_walk *w, uint32_t node)
 		w->depth--;
 }
 
-cJSON *vg_report_profile_json(const struct vg_profile *p, const struct vg_target *t,
-			     struct vg_error *err)
+/* What was observed of one process: its "observation" object. */
+static cJSON *observation_json(const struct vg_profile *p)
 {
 	const struct vg_stacks *s = vg_profile_stacks(p);
 	const struct vg_perf_stats *ps = vg_profile_perf_stats(p);
 	const struct vg_profile_stats *st = vg_profile_stats(p);
-	struct vg_stack_function *fn = NULL;
-	size_t nfn = 0, nth;
+	size_t nth;
 	uint64_t total = vg_stacks_total(s);
 	const struct vg_cover_tid *th;
 	const char *why;
-	cJSON *doc, *obs, *arr, *reasons, *cov;
-	struct stack_walk w;
+	cJSON *obs = cJSON_CreateObject(), *reasons, *cov;
 
-	doc = vg_json_report_new("live_profile", t);
-	if (!doc) {
-		vg_error_set(err, -ENOMEM, "out of memory building the JSON report");
+	if (!obs)
 		return NULL;
-	}
-	obs = cJSON_AddObjectToObject(doc, "observation");
 	cJSON_AddStringToObject(obs, "event", vg_profile_event(p));
 	cJSON_AddNumberToObject(obs, "frequency_hz", (double)vg_profile_freq(p));
 	cJSON_AddStringToObject(obs, "unwind", vg_unwind_mode_name(vg_profile_unwind(p)));
@@ -250,22 +244,37 @@ cJSON *vg_report_profile_json(const struct vg_profile *p, const struct vg_target
 				cJSON_AddNumberToObject(u, vg_unwind_stop_name((enum vg_unwind_stop)i),
 							(double)st->unwind_stop[i]);
 	}
+	return obs;
+}
 
-	arr = cJSON_AddArrayToObject(doc, "threads");
+/* The threads of s, each with its pid when pid is not 0. */
+static void threads_json(cJSON *arr, const struct vg_stacks *s, pid_t pid)
+{
 	for (size_t i = 0; i < vg_stacks_n_threads(s); i++) {
 		const struct vg_stack_thread *thr = vg_stacks_thread(s, i);
 		cJSON *j = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(j, "tid", thr->tid);
+		if (pid)
+			cJSON_AddNumberToObject(j, "pid", pid);
 		vg_json_add_text(j, "comm", vg_stacks_string(s, thr->name));
 		cJSON_AddNumberToObject(j, "samples", (double)vg_stacks_node(s, thr->root)->total);
 		cJSON_AddItemToArray(arr, j);
 	}
+}
+
+/* functions[] and stacks[] of s into doc, the stack counts into obs. */
+static int stacks_json(cJSON *doc, cJSON *obs, const struct vg_stacks *s, struct vg_error *err)
+{
+	struct vg_stack_function *fn = NULL;
+	size_t nfn = 0;
+	uint64_t total = vg_stacks_total(s);
+	struct stack_walk w;
+	cJSON *arr;
+
 	arr = cJSON_AddArrayToObject(doc, "functions");
-	if (vg_stacks_functions(s, &fn, &nfn, err) < 0) {
-		cJSON_Delete(doc);
-		return NULL;
-	}
+	if (vg_stacks_functions(s, &fn, &nfn, err) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < nfn; i++) {
 		cJSON *j = cJSON_CreateObject();
 
@@ -293,5 +302,120 @@ cJSON *vg_report_profile_json(const struct vg_profile *p, const struct vg_target
 	}
 	cJSON_AddNumberToObject(obs, "stacks_total", (double)w.total);
 	cJSON_AddNumberToObject(obs, "stacks_listed", (double)w.listed);
+	return 0;
+}
+
+cJSON *vg_report_profile_json(const struct vg_profile *p, const struct vg_target *t,
+			     struct vg_error *err)
+{
+	const struct vg_stacks *s = vg_profile_stacks(p);
+	cJSON *doc = vg_json_report_new("live_profile", t), *obs = observation_json(p);
+
+	if (!doc || !obs) {
+		cJSON_Delete(doc);
+		cJSON_Delete(obs);
+		vg_error_set(err, -ENOMEM, "out of memory building the JSON report");
+		return NULL;
+	}
+	cJSON_AddItemToObject(doc, "observation", obs);
+	threads_json(cJSON_AddArrayToObject(doc, "threads"), s, 0);
+	if (stacks_json(doc, obs, s, err) < 0) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
 	return doc;
+}
+
+/* The whole run's observation from the processes' own: numbers summed,
+ * flags or'ed, arrays joined, objects merged key by key; a text (event,
+ * unwind mode) and the process tree stay the first process's. */
+static void observation_add(cJSON *sum, const cJSON *one)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, one) {
+		cJSON *mine = cJSON_GetObjectItemCaseSensitive(sum, it->string);
+
+		if (!mine) {
+			cJSON_AddItemToObject(sum, it->string, cJSON_Duplicate(it, true));
+		} else if (strcmp(it->string, "process_tree") == 0) {
+			continue;
+		} else if (cJSON_IsNumber(mine) && cJSON_IsNumber(it)) {
+			cJSON_SetNumberValue(mine, mine->valuedouble + it->valuedouble);
+		} else if (cJSON_IsBool(mine) && cJSON_IsBool(it)) {
+			if (cJSON_IsTrue(it) && !cJSON_IsTrue(mine))
+				cJSON_ReplaceItemInObjectCaseSensitive(sum, it->string, cJSON_CreateTrue());
+		} else if (cJSON_IsArray(mine) && cJSON_IsArray(it)) {
+			const cJSON *e;
+
+			cJSON_ArrayForEach(e, it)
+				cJSON_AddItemToArray(mine, cJSON_Duplicate(e, true));
+		} else if (cJSON_IsObject(mine) && cJSON_IsObject(it)) {
+			observation_add(mine, it);
+		}
+	}
+}
+
+cJSON *vg_report_profiles_json(const struct vg_profile *const *ps,
+			       const struct vg_target *const *ts, size_t n,
+			       const struct vg_stacks *merged, enum vg_stop stop,
+			       uint64_t duration_ns, struct vg_error *err)
+{
+	cJSON *doc = vg_json_report_new("live_profile", n ? ts[0] : NULL);
+	cJSON *obs = cJSON_CreateObject(), *procs, *threads;
+	uint64_t total = vg_stacks_total(merged);
+
+	if (!doc || !obs)
+		goto nomem;
+	cJSON_AddItemToObject(doc, "observation", obs);
+	procs = cJSON_AddArrayToObject(doc, "processes");
+	threads = cJSON_AddArrayToObject(doc, "threads");
+	for (size_t i = 0; i < n; i++) {
+		const struct vg_profile *p = ps[i];
+		uint64_t samples = vg_stacks_total(vg_profile_stacks(p));
+		cJSON *j = cJSON_CreateObject(), *own = observation_json(p);
+		bool alive, changed;
+
+		if (!j || !own) {
+			cJSON_Delete(j);
+			cJSON_Delete(own);
+			goto nomem;
+		}
+		cJSON_AddItemToArray(procs, j);
+		cJSON_AddNumberToObject(j, "pid", ts[i]->pid);
+		vg_json_add_text(j, "comm", ts[i]->comm);
+		cJSON_AddNumberToObject(j, "samples", (double)samples);
+		cJSON_AddNumberToObject(j, "share", total ? 100.0 * (double)samples / (double)total : 0);
+		vg_target_recheck(ts[i], &alive, &changed);
+		cJSON_AddBoolToObject(j, "pid_alive_after", alive && !changed);
+		{
+			/* Its stacks are counted here, listed in stacks[]. */
+			struct stack_walk w = { .s = vg_profile_stacks(p) };
+
+			for (size_t k = 0; k < vg_stacks_n_threads(w.s); k++)
+				walk_stacks(&w, vg_stacks_thread(w.s, k)->root);
+			cJSON_AddNumberToObject(own, "stacks_total", (double)w.total);
+			cJSON_AddNumberToObject(own, "stacks_listed", 0);
+		}
+		observation_add(obs, own);
+		cJSON_AddItemToObject(j, "observation", own);
+		threads_json(threads, vg_profile_stacks(p), ts[i]->pid);
+	}
+	/* The run's own: one duration and one stop for all. */
+	cJSON_ReplaceItemInObjectCaseSensitive(obs, "duration_ms",
+					       cJSON_CreateNumber((double)duration_ns / 1e6));
+	cJSON_ReplaceItemInObjectCaseSensitive(obs, "stop_reason", cJSON_CreateString(vg_stop_name(stop)));
+	cJSON_DeleteItemFromObjectCaseSensitive(obs, "stacks_total");
+	cJSON_DeleteItemFromObjectCaseSensitive(obs, "stacks_listed");
+	if (stacks_json(doc, obs, merged, err) < 0) {
+		cJSON_Delete(doc);
+		return NULL;
+	}
+	return doc;
+nomem:
+	cJSON_Delete(doc);
+	if (!doc)
+		cJSON_Delete(obs);
+	vg_error_set(err, -ENOMEM, "out of memory building the JSON report");
+	return NULL;
 }

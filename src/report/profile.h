@@ -28,4 +28,17 @@ void vg_report_profile_meta(const struct vg_profile *p, const struct vg_target *
 cJSON *vg_report_profile_json(const struct vg_profile *p, const struct vg_target *t,
 			      struct vg_error *err);
 
+/* The JSON document of several processes profiled in one run (profile
+ * -p A,B): the header names the first process; observation is the
+ * processes' own summed (samples, losses, coverage; the run's duration
+ * and stop); processes[] gives each its pid, comm, samples, share, whether
+ * it lived to the end and its own observation (its stop_reason and
+ * duration_ms say when it exited); threads[] carry their pid; functions[]
+ * and stacks[] are of merged, whose stacks start at each process's root
+ * frame (vg_stacks_graft).  NULL with err filled on allocation failure. */
+cJSON *vg_report_profiles_json(const struct vg_profile *const *ps,
+			       const struct vg_target *const *ts, size_t n,
+			       const struct vg_stacks *merged, enum vg_stop stop,
+			       uint64_t duration_ns, struct vg_error *err);
+
 #endif

@@ -123,6 +123,8 @@ static cJSON *document(const struct vg_stacks *v, const struct vg_stacks_meta *m
 	if (m && m->pid)
 		snprintf(text, sizeof(text), "pid %" PRId32 " (%.100s) %.40s", m->pid,
 			 m->comm ? m->comm : "?", m->event ? m->event : "");
+	else if (m && m->comm)   /* several processes: comm names them */
+		snprintf(text, sizeof(text), "%.120s %.40s", m->comm, m->event ? m->event : "");
 	else
 		snprintf(text, sizeof(text), "vigil profile");
 	if (!vg_json_add_text(doc, "name", text) ||

@@ -242,6 +242,9 @@ static void put_header(struct svg *g, const struct vg_stacks_meta *m, double hei
 		snprintf(title, sizeof(title), "vigil profile: pid %" PRId32 " (%.100s)%s%.40s",
 			 m->pid, m->comm ? m->comm : "?", m->event ? ", " : "",
 			 m->event ? m->event : "");
+	else if (m && m->comm)   /* several processes: comm names them */
+		snprintf(title, sizeof(title), "vigil profile: %.120s%s%.40s", m->comm,
+			 m->event ? ", " : "", m->event ? m->event : "");
 	else
 		snprintf(title, sizeof(title), "vigil profile");
 	fprintf(g->out,

@@ -112,7 +112,8 @@ struct vg_stacks_meta {
 	uint64_t duration_ns;
 	uint64_t lost, throttled; /* samples lost, throttle records */
 	int32_t pid;
-	const char *comm;
+	const char *comm;         /* pid 0 with comm: several processes, comm
+				   * names them ("pids 4242 (redis), 4243 (nginx)") */
 	const char *tool_version; /* "0.1.0"; NULL: VG_VERSION */
 	uint64_t stacks_cut;      /* samples whose stack ended before its
 				   * outermost frame (callers missing) */
@@ -196,6 +197,16 @@ int vg_stacks_set_thread_name(struct vg_stacks *s, int32_t tid,
  * id), -ENOMEM. */
 int vg_stacks_add(struct vg_stacks *s, int32_t tid, const uint32_t *ids,
 		  size_t n, uint64_t count, struct vg_error *err);
+
+/* Copy every stack of src into dst under one more root frame named label
+ * (vigil profile -p A,B: "comm-pid"), keeping src's threads (tids are
+ * distinct across processes), images, frames and counts.  src's frames
+ * are added as new frames, outside dst's address index: the same
+ * address in two grafted tries stays two frames, as it is two places in
+ * two processes.  Call it on a dst that only receives grafts.  0,
+ * -ENOMEM, -E2BIG (more than 2^32 frames), with err filled. */
+int vg_stacks_graft(struct vg_stacks *dst, const struct vg_stacks *src,
+		    const char *label, struct vg_error *err);
 
 /* A view merged by function: frames are (name, file, inlined, kernel) with
  * address, line and image dropped, and nodes with equal frames under the

@@ -7,7 +7,8 @@
 #   of the same name is no candidate);
 #   a second copy: NAME is ambiguous: exit 2, one line listing both PIDs;
 #   a name nobody has: exit 4 "no process named";
-#   -p PID,PID: exit 2, the command observes one process;
+#   -p PID,PID: exit 2, the command observes one process (profile and
+#   stack take several: profile_several, stack_several), naming them;
 #   -p PID with a positional PID too, -p with --name: exit 2 (given twice);
 #   -p with no value: exit 2.
 source "$(dirname "$0")/lib.sh"
@@ -66,6 +67,6 @@ refuse twice 2 "target is given twice" -p "$pid" --name "$NAME"
 refuse twice_pos 2 "exactly one PID|unexpected argument '$pid'" -p "$pid2" "$pid"
 refuse no_value 2 "-p needs a value" -p
 refuse p_word 2 "invalid PID '$NAME'" -p "$NAME"
-refuse_cmd profile 2000 prof_list 2 "profile observes one process" -p "$pid,$pid2" --duration 1s
+refuse_cmd profile 2000 prof_list 2 "pid $pid is given twice" -p "$pid,$pid2,$pid" --duration 1s
 refuse_cmd probe 2000 probe_list 2 "probe observes one process" -p "$pid,$pid2" main
 echo "ok: ambiguous, none, list, twice refused"

@@ -376,6 +376,8 @@ run err_scan_other_pid error 2 scan "$nonpie" --from "$T/magic.set" --changed --
 # profile: the idle target (a report with few or no samples is still whole).
 run profile_idle live_profile 0 profile "$pid" --duration 200 --json
 run profile_fp live_profile 0 profile "$thrpid" --duration 200 --unwind fp --format json
+run profile_several live_profile 0 profile -p "$pid,$thrpid" --duration 200 --json
+run err_maps_several error 2 maps -p "$pid,$thrpid" --json
 run err_profile_dead error 4 profile "$dead" --duration 100 --json
 run err_profile_unwind error 2 profile "$pid" --unwind lbr --json
 

@@ -62,7 +62,3 @@ bad "missing number" "expected a number" 'size >'
 bad "negative unsigned" "'size' is not signed" 'size > -1'
 bad "five terms" "at most 4 terms" 'arg0 > 0 && arg0 > 0 && arg0 > 0 && arg0 > 0 && arg0 > 0'
 
-vg bad probe "$pid_name" probe_args --latency --filter "size > 1" --duration 100ms
-assert_rc 2 "--filter --latency"
-grep -qF -- "--filter with --latency: not supported yet" "$T/bad.err" || { show_last; fail "--filter --latency: the error"; }
-echo "ok: --filter with --latency: refused (exit 2)"

@@ -78,3 +78,39 @@ PY
 	kill "$pid"
 done
 echo "ok: --stacks --format folded, pprof, table: 60 through stack_a, 40 through stack_b"
+
+# Several outputs of one run, each in the format its extension names (as
+# profile's): the stacks folded and pprof, the JSON report, and the table
+# report on standard output (-o -).  Every one must say the same 100 calls.
+truth=$T/several.truth
+start_target tgt_probe "$truth" stacks
+pid=$TPID
+wait_truth "$truth" ready
+probe_bg several int "$truth" "$pid" probe "$pid" probe_leaf --stacks -o "$T/s.folded" \
+	-o "$T/s.pb.gz" -o "$T/s.json" -o -
+assert_rc 0 "vigil probe --stacks -o F.folded -o F.pb.gz -o F.json -o -"
+vg_py "$T" "$LAST_CMD" <<'PY' || { show_last; fail "$LAST_CMD: the outputs differ (above)"; }
+import json, os, re, subprocess, sys
+from vgcheck import *
+from profcheck import parse_folded, strip_name
+T, w = sys.argv[1], sys.argv[2]
+by = {}
+for fr, n in parse_folded(open(T + "/s.folded").read(), w + ": folded"):
+    eq(w + ": folded leaf", "probe_leaf", strip_name(fr[-1]))
+    by[strip_name(fr[-2])] = by.get(strip_name(fr[-2]), 0) + n
+eq(w + ": folded calls by caller", {"stack_a": 60, "stack_b": 40}, by)
+env = dict(os.environ, HOME=T, GOCACHE=T + "/gocache", GOPATH=T + "/gopath",
+           GOTOOLCHAIN="local", GOPROXY="off", PPROF_TMPDIR=T)
+p = subprocess.run(["go", "tool", "pprof", "-symbolize=none", "-top", T + "/s.pb.gz"],
+                   capture_output=True, text=True, env=env)
+eq(w + ": go tool pprof exit", 0, p.returncode)
+check(re.search(r"^\s*100\s.*probe_leaf$", p.stdout, re.M), w + ": pprof: probe_leaf not 100 flat:\n" + p.stdout[:800])
+doc = load_json(T + "/s.json")
+eq(w + ": json operation", "live_probe", doc.get("operation"))
+eq(w + ": json calls", 100, doc["locations"][0]["calls"])
+table = open(T + "/several.out").read()
+check(re.search(r"^probe_leaf\s+1\s+100\b", table, re.M), w + ": the table on stdout lacks 'probe_leaf 1 100':\n" + table[:800])
+done()
+PY
+kill "$pid"
+echo "ok: --stacks -o F.folded -o F.pb.gz -o F.json -o -: 100 calls in each"

@@ -51,10 +51,33 @@ if len(args) == 2:
 '
 echo "ok: usdt:tgt_usdt:vigil:tick --args 2: the same probe by image, its arguments by the spec"
 
+# Memory operands: memtick's arguments are in its -O0 frame
+# ("-4@-4(%rbp) -8@-16(%rbp)"): read in the kernel at each hit, they must
+# be exactly the values the target passed.
+start_target tgt_usdt "$T/mem.truth"
+pid_mem=$TPID
+wait_truth "$T/mem.truth" ready
+probe_bg mem int "$T/mem.truth" "$pid_mem" probe "$pid_mem" usdt:vigil:memtick --args 2 --json
+assert_rc 0 "vigil probe usdt:vigil:memtick --args 2"
+check "$T/mem.truth" "$T/mem.out" '
+obs, locs = check_probe_doc(d, t.pid, w, stop="interrupted")
+eq(w + ": memtick calls", t.int("memtick"), locs[0].get("calls"))
+args = locs[0].get("args") or []
+vals = [v.split() for v in t.kv["memval"]]
+eq(w + ": args", 2, len(args))
+if len(args) == 2:
+    for a, col, size in ((args[0], 0, "4"), (args[1], 1, "8")):
+        check(re.fullmatch(r"-?[0-9]+\(%rbp\)", a.get("memory") or ""), w + ": memory operand %r" % (a.get("memory"),))
+        eq(w + ": base register", "rbp", a.get("reg"))
+        eq(w + ": values of " + str(a.get("memory")), sorted((v[col], int(v[2])) for v in vals),
+           sorted((x.get("value"), x.get("count")) for x in a.get("top") or []))
+'
+echo "ok: usdt:vigil:memtick --args 2: memory operands read at each hit, the values the target passed"
+
 vg unknown probe "$pid_both" usdt:vigil:nope --duration 100ms
 assert_rc 2 "unknown USDT probe"
 assert_one_error_line
-grep -qF "no USDT probe vigil:nope in the process's images (its probes: vigil:tick, vigil:semtick)" "$T/unknown.err" ||
+grep -qF "no USDT probe vigil:nope in the process's images (its probes: vigil:memtick, vigil:tick, vigil:semtick)" "$T/unknown.err" ||
 	{ show_last; fail "the error must list the probes there are"; }
 echo "ok: an unknown USDT probe: exit 2, the candidates listed"
 

@@ -29,7 +29,9 @@ static int check(const struct vg_usdt_probe *p, void *arg)
 			abort();
 		for (size_t i = 0; i < k; i++)
 			if ((a[i].size != 1 && a[i].size != 2 && a[i].size != 4 && a[i].size != 8) ||
-			    a[i].reg < -1 || a[i].reg > 15 || (a[i].reg >= 0) != (a[i].reg_name[0] != 0))
+			    a[i].reg < -1 || a[i].reg > 15 || (a[i].reg >= 0) != (a[i].reg_name[0] != 0) ||
+			    (a[i].mem && (a[i].reg < 0 || !a[i].operand[0] ||
+					  !memchr(a[i].operand, 0, sizeof(a[i].operand)))))
 				abort();
 	}
 	(*n)++;

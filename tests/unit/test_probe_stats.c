@@ -90,6 +90,42 @@ static void test_nested_two_sites(void **state)
 	vg_pairing_free(p);
 }
 
+/* --filter with --latency, recursing: A(counted){ A(dropped){ A(counted){} } }.
+ * Each return pairs with its own entry; the dropped call's return is
+ * neither paired nor unmatched, and a dropped call open is not in flight. */
+static void test_dropped_entries(void **state)
+{
+	struct vg_pairing *p = vg_pairing_new(1);
+	struct vg_pairing_site_stats a;
+	struct vg_latency_summary la;
+	uint64_t ns = 0;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(vg_pairing_entry(p, 7, 0, 100), 0);
+	assert_int_equal(vg_pairing_entry_dropped(p, 7, 0, 110), 0);
+	assert_int_equal(vg_pairing_entry(p, 7, 0, 120), 0);
+	expect_return(p, 7, 0, 125, 5);
+	assert_false(vg_pairing_return(p, 7, 0, 130, &ns));
+	a = site_stats(p, 0, 140);
+	assert_int_equal(a.in_flight, 1);
+	assert_int_equal(a.in_flight_oldest_ns, 40);
+	expect_return(p, 7, 0, 200, 100);
+	assert_int_equal(vg_pairing_entry_dropped(p, 7, 0, 300), 0);
+	a = site_stats(p, 0, 310);
+	assert_int_equal(a.in_flight, 0);
+	assert_int_equal(a.in_flight_oldest_ns, 0);
+	assert_false(vg_pairing_return(p, 7, 0, 320, &ns));
+	a = site_stats(p, 0, 1000);
+	assert_int_equal(a.paired, 2);
+	assert_int_equal(a.unmatched_returns + a.unreturned + a.in_flight + a.dropped_nomem, 0);
+	la = latency_of(p, 0);
+	assert_int_equal(la.count, 2);
+	assert_int_equal(la.min_ns, 5);
+	assert_int_equal(la.max_ns, 100);
+	vg_pairing_free(p);
+}
+
 /* 10000 nested calls of one site: the i-th entry (at t = i) returns at
  * t = 20000 - 1 - i, so durations are the odd numbers 1..19999. */
 static void test_deep_recursion(void **state)
@@ -635,6 +671,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nested_two_sites),
+		cmocka_unit_test(test_dropped_entries),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_deep_recursion),
 		cmocka_unit_test(test_interleaved_recursion),
