@@ -31,14 +31,13 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <linux/perf_event.h>
 
 #include "perf/records.h"
 #include "perf/ring.h"
 #include "perf/bpf_log.h"
 #include "stack/task_regs.h"
-#include "stack/task_regs.skel.h"
+#include "stack/task_regs.lskel.h"
 #include "target/mem.h"
 #include "unwind/unwind.h"
 
@@ -57,7 +56,7 @@ struct vg_stack_capture {
 	struct vg_unwinder *unw;
 	unsigned use;
 	struct vg_task_regs_bpf *skel;
-	struct bpf_link *link;
+	int link_fd;                   /* the iterator attached to the target; -1 */
 	uint8_t *iter_buf;
 	size_t iter_cap;
 	uint8_t *stack;                /* VG_STACK_MAX_COPY scratch */
@@ -133,32 +132,67 @@ static int parse_methods(const char *s, unsigned *use, struct vg_error *err)
 
 /* ------------------------------------------------------------ the iterator */
 
+/* The light skeleton's load with the verifier's log, after a refusal:
+ * the loader only says errno, the log says why (its last line). */
+static void load_refusal_reason(char *out, size_t size)
+{
+	struct vg_task_regs_bpf *skel = vg_task_regs_bpf__open();
+	const size_t log_size = 1u << 20;
+	char *log = calloc(1, log_size);
+
+	out[0] = '\0';
+	if (skel && log) {
+		skel->ctx.log_level = 1;
+		skel->ctx.log_size = (uint32_t)log_size;
+		skel->ctx.log_buf = (uint64_t)(uintptr_t)log;
+		if (vg_task_regs_bpf__load(skel) < 0)
+			vg_bpf_log_reason_of(log, log_size, out, size);
+	}
+	free(log);
+	if (skel)
+		vg_task_regs_bpf__destroy(skel);
+}
+
+/* Loaded through a light skeleton: its loader program runs in the kernel,
+ * which relocates the program's field accesses (CO-RE) against the BTF it
+ * already holds and finds the iterator's attach point itself.  A libbpf
+ * skeleton does both in user space from /sys/kernel/btf/vmlinux: reading
+ * and indexing those 5-6 MB was most of a snapshot's fixed cost (about
+ * 15 ms of 28 on 11 threads, bench/README.md).  It needs Linux 5.17
+ * (relocations by the kernel); the per-process iterator needs 6.1. */
 static void iter_open(struct vg_stack_capture *c)
 {
 	union bpf_iter_link_info linfo;
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	LIBBPF_OPTS(bpf_link_create_opts, opts);
+	char reason[200];
 	int r;
 
-	vg_bpf_libbpf_quiet();
 	c->skel = vg_task_regs_bpf__open();
 	if (!c->skel) {
-		note(c, "task_iter: cannot open the task iterator's BPF object: %s", strerror(errno));
+		note(c, "task_iter: cannot open the task iterator's BPF object: %s", strerror(ENOMEM));
 		return;
 	}
 	r = vg_task_regs_bpf__load(c->skel);
 	if (r < 0) {
-		note(c, "task_iter: the kernel refused the BPF task iterator (%s)%s", strerror(-r),
-		     r == -EPERM || r == -EACCES ? ": it needs CAP_BPF and CAP_PERFMON" : "");
+		/* A verifier refusal is EACCES too: its log tells the two apart. */
+		load_refusal_reason(reason, sizeof(reason));
+		if (reason[0])
+			note(c, "task_iter: the kernel refused the BPF task iterator (%s): the "
+			     "verifier says: %s", strerror(-r), reason);
+		else
+			note(c, "task_iter: the kernel refused the BPF task iterator (%s)%s", strerror(-r),
+			     r == -EPERM || r == -EACCES ? ": it needs CAP_BPF and CAP_PERFMON" : "");
 		goto fail;
 	}
 	/* Only the target's threads: the kernel resolves the pid in vigil's
 	 * PID namespace (Linux 6.1). */
 	memset(&linfo, 0, sizeof(linfo));
 	linfo.task.pid = (uint32_t)c->t->pid;
-	opts.link_info = &linfo;
-	opts.link_info_len = sizeof(linfo);
-	c->link = bpf_program__attach_iter(c->skel->progs.vg_task_regs, &opts);
-	if (!c->link) {
+	opts.iter_info = &linfo;
+	opts.iter_info_len = sizeof(linfo);
+	c->link_fd = bpf_link_create(c->skel->progs.vg_task_regs.prog_fd, 0, BPF_TRACE_ITER, &opts);
+	if (c->link_fd < 0) {
+		c->link_fd = -1;
 		note(c, "task_iter: cannot attach the task iterator to pid %d (%s; a per-process "
 		     "task iterator needs Linux 6.1)", (int)c->t->pid, strerror(errno));
 		goto fail;
@@ -172,7 +206,7 @@ fail:
 /* Run the iterator once: the whole stream into c->iter_buf. */
 static int iter_read(struct vg_stack_capture *c, size_t *len)
 {
-	int fd = bpf_iter_create(bpf_link__fd(c->link));
+	int fd = bpf_iter_create(c->link_fd);
 	size_t n = 0;
 
 	if (fd < 0)
@@ -654,7 +688,7 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 		memset(&out[i], 0, sizeof(out[i]));
 		out[i].tid = tids[i];
 	}
-	if (c->link) {
+	if (c->link_fd >= 0) {
 		r = iter_pass(c, out, p, n, P_FIRST);
 		if (r < 0)
 			note(c, "task_iter: reading the task iterator failed: %s", strerror(-r));
@@ -662,7 +696,7 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 	for (size_t i = 0; i < n; i++) {
 		if (p[i] != P_FIRST)
 			continue;
-		if (c->link && r == 0) {
+		if (c->link_fd >= 0 && r == 0) {
 			/* Not in the iterator's output: gone, or in another PID
 			 * namespace than the kernel's numbering. */
 			struct vg_proc_stat st;
@@ -690,7 +724,7 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 		perf_pass(c, out, p, tried, n);
 		for (size_t i = 0; i < n; i++)
 			any |= p[i] == P_RETRY;
-		if (any && c->link && iter_pass(c, out, p, n, P_RETRY) < 0)
+		if (any && c->link_fd >= 0 && iter_pass(c, out, p, n, P_RETRY) < 0)
 			break;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -750,6 +784,7 @@ int vg_stack_capture_new(struct vg_target *t, const struct vg_maps *maps,
 		return vg_error_set(err, -ENOMEM, "out of memory");
 	c->t = t;
 	c->maps = maps;
+	c->link_fd = -1;
 	r = parse_methods(getenv("VIGIL_STACK_METHODS"), &c->use, err);
 	if (r == 0)
 		r = vg_mem_open(t, maps, &c->mem, err);
@@ -771,7 +806,8 @@ struct vg_stack_capture *vg_stack_capture_free(struct vg_stack_capture *c)
 {
 	if (!c)
 		return NULL;
-	bpf_link__destroy(c->link);
+	if (c->link_fd >= 0)
+		close(c->link_fd);
 	if (c->skel)
 		vg_task_regs_bpf__destroy(c->skel);
 	vg_unwinder_free(c->unw);
