@@ -46,6 +46,14 @@
 #define PERF_DATA_PAGES 32
 #define PERF_STACK_BYTES 61440u
 #define PERF_PERIOD_NS 100000ull  /* 100 us of the thread's CPU time */
+/* While waiting for samples, the threads without one are checked for
+ * having gone to sleep (/proc/TID/stat) after 250 us, then after twice as
+ * long each time up to 2 ms, and at most PERF_LOOKS of them each time (in
+ * turn): many runnable threads waiting for a CPU must not turn the wait
+ * into a busy loop of /proc reads. */
+#define PERF_LOOK_FIRST_US 250
+#define PERF_LOOK_MAX_US 2000
+#define PERF_LOOKS 32
 /* All general registers, perf indices ax..ip (0-8) and r8..r15 (16-23). */
 #define REGS_GENERAL 0xff01ffull
 
@@ -496,7 +504,8 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 	};
 	struct perf_thread *pt;
 	struct pollfd *pfd;
-	size_t m = 0, left;
+	size_t m = 0, left, look_at = 0, first, looks;
+	long look_us = PERF_LOOK_FIRST_US;
 	struct timespec t0, now;
 	char first_err[160] = "";
 
@@ -546,30 +555,53 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	left = m;
 	while (left) {
-		long ms;
+		struct timespec slice;
+		long us;
 		int r;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		ms = VG_STACK_PERF_WAIT_MS - ((now.tv_sec - t0.tv_sec) * 1000 +
-					      (now.tv_nsec - t0.tv_nsec) / 1000000);
-		if (ms <= 0)
+		us = VG_STACK_PERF_WAIT_MS * 1000L - ((now.tv_sec - t0.tv_sec) * 1000000L +
+						      (now.tv_nsec - t0.tv_nsec) / 1000);
+		if (us <= 0)
 			break;
-		r = poll(pfd, m, (int)ms);
+		if (us > look_us)
+			us = look_us;
+		slice = (struct timespec){ us / 1000000, us % 1000000 * 1000 };
+		r = ppoll(pfd, m, &slice, NULL);
 		if (r < 0 && errno != EINTR)
 			break;
-		for (size_t k = 0; k < m; k++) {
+		if (r == 0 && look_us < PERF_LOOK_MAX_US)
+			look_us *= 2;
+		looks = r == 0 ? PERF_LOOKS : 0;
+		first = look_at;
+		for (size_t j = 0; j < m; j++) {
+			size_t k = (j + first) % m;
 			struct sample_arg a = { c, &out[pt[k].idx], &fmt, false };
+			struct vg_proc_stat st;
 
-			if (pt[k].got || !pfd[k].revents)
+			if (pt[k].got || pfd[k].fd < 0)
 				continue;
+			/* Nothing yet: still running?  A thread that went to
+			 * sleep gives no sample (its task clock stopped); the
+			 * iterator takes it at rest instead of this waiting the
+			 * whole VG_STACK_PERF_WAIT_MS. */
+			if (!pfd[k].revents) {
+				if (!looks)
+					continue;
+				looks--;
+				look_at = k + 1;
+				if (vg_proc_stat_read(out[pt[k].idx].tid, &st) < 0 || st.state == 'R')
+					continue;
+			}
 			vg_ring_drain(pt[k].ring, on_sample, &a);
 			if (a.got) {
 				pt[k].got = true;
 				p[pt[k].idx] = P_DONE;
 				pfd[k].fd = -1;
 				left--;
-			} else if (pfd[k].revents & (POLLHUP | POLLERR)) {
-				pfd[k].fd = -1;   /* exited: the iterator pass says so */
+			} else if (!pfd[k].revents || (pfd[k].revents & (POLLHUP | POLLERR))) {
+				/* asleep, or exited: the iterator pass says which */
+				pfd[k].fd = -1;
 				left--;
 			}
 		}
