@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 
 #include "perf/records.h"
@@ -140,6 +141,31 @@ static int parse_methods(const char *s, unsigned *use, struct vg_error *err)
 
 /* ------------------------------------------------------------ the iterator */
 
+/* Which of CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN, which stands for
+ * both) this process lacks, as text ("" when it has them): a refusal for
+ * want of them comes back from the light skeleton's loader as whatever
+ * its first privileged step met (EPERM, or EINVAL and "cannot use
+ * helper"), not as one errno. */
+static const char *missing_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	bool bpf, perfmon;
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return "";
+#define HAS(cap) (data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap))
+	if (HAS(CAP_SYS_ADMIN))
+		return "";
+	bpf = HAS(CAP_BPF);
+	perfmon = HAS(CAP_PERFMON);
+#undef HAS
+	if (bpf && perfmon)
+		return "";
+	return bpf ? "CAP_PERFMON" : perfmon ? "CAP_BPF" : "CAP_BPF and CAP_PERFMON";
+}
+
 /* The light skeleton's load with the verifier's log, after a refusal:
  * the loader only says errno, the log says why (its last line). */
 static void load_refusal_reason(char *out, size_t size)
@@ -182,14 +208,18 @@ static void iter_open(struct vg_stack_capture *c)
 	}
 	r = vg_task_regs_bpf__load(c->skel);
 	if (r < 0) {
-		/* A verifier refusal is EACCES too: its log tells the two apart. */
+		const char *lacks = missing_caps();
+
+		if (lacks[0]) {
+			note(c, "task_iter: the kernel refused the BPF task iterator (%s): it needs "
+			     "CAP_BPF and CAP_PERFMON, and this process lacks %s", strerror(-r), lacks);
+			goto fail;
+		}
+		/* Allowed, so the verifier or the kernel's version said no:
+		 * the log says which. */
 		load_refusal_reason(reason, sizeof(reason));
-		if (reason[0])
-			note(c, "task_iter: the kernel refused the BPF task iterator (%s): the "
-			     "verifier says: %s", strerror(-r), reason);
-		else
-			note(c, "task_iter: the kernel refused the BPF task iterator (%s)%s", strerror(-r),
-			     r == -EPERM || r == -EACCES ? ": it needs CAP_BPF and CAP_PERFMON" : "");
+		note(c, "task_iter: the kernel refused the BPF task iterator (%s)%s%s", strerror(-r),
+		     reason[0] ? ": the verifier says: " : "", reason);
 		goto fail;
 	}
 	/* Only the target's threads: the kernel resolves the pid in vigil's
