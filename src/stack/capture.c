@@ -469,6 +469,7 @@ struct perf_thread {
 	struct vg_ring *ring;
 	size_t idx;
 	bool got;
+	bool slept;      /* seen asleep before any sample: not waited for */
 };
 
 struct sample_arg {
@@ -631,6 +632,7 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 				left--;
 			} else if (!pfd[k].revents || (pfd[k].revents & (POLLHUP | POLLERR))) {
 				/* asleep, or exited: the iterator pass says which */
+				pt[k].slept = !pfd[k].revents;
 				pfd[k].fd = -1;
 				left--;
 			}
@@ -640,9 +642,13 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 		vg_ring_unmap(pt[k].ring);
 		close(pt[k].fd);
 		/* No sample in time: asleep again, or descheduled; the
-		 * iterator takes it (second pass). */
+		 * iterator takes it (second pass).  One seen asleep before
+		 * it gathered a sample's worth of CPU time may have a perf
+		 * event again if the iterator finds it running once more. */
 		if (!pt[k].got)
 			p[pt[k].idx] = P_RETRY;
+		if (pt[k].slept)
+			tried[pt[k].idx] = false;
 	}
 out:
 	free(pt);
@@ -793,8 +799,8 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 		if (p[i] == P_RUNNING) {
 			out[i].how = VG_STACK_NONE;
 			snprintf(out[i].why, sizeof(out[i].why), "running, and no perf sample "
-				 "came within %d ms; on a CPU again at the iterator's next look",
-				 VG_STACK_PERF_WAIT_MS);
+				 "came (within %d ms, or before it slept again); on a CPU again "
+				 "at the iterator's last look", VG_STACK_PERF_WAIT_MS);
 			p[i] = P_DONE;
 		}
 	for (size_t i = 0; i < n; i++) {
