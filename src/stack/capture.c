@@ -191,9 +191,10 @@ static void load_refusal_reason(char *out, size_t size)
  * which relocates the program's field accesses (CO-RE) against the BTF it
  * already holds and finds the iterator's attach point itself.  A libbpf
  * skeleton does both in user space from /sys/kernel/btf/vmlinux: reading
- * and indexing those 5-6 MB was most of a snapshot's fixed cost (about
- * 15 ms of 28 on 11 threads, bench/README.md).  It needs Linux 5.17
- * (relocations by the kernel); the per-process iterator needs 6.1. */
+ * and indexing those 5.5 MB was most of a snapshot's fixed cost (a dump of
+ * 11 threads took 30.6 ms with it, 14.7 ms now: bench/README.md).  It
+ * needs Linux 5.17 (relocations by the kernel); the per-process iterator
+ * needs 6.1. */
 static void iter_open(struct vg_stack_capture *c)
 {
 	union bpf_iter_link_info linfo;
