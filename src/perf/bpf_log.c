@@ -81,15 +81,23 @@ void vg_bpf_log_end(void)
  * framing, the closing statistics or blank. */
 void vg_bpf_log_reason(char *out, size_t size)
 {
+	out[0] = '\0';
+	if (log_tail)
+		vg_bpf_log_reason_of(log_tail, log_len, out, size);
+}
+
+void vg_bpf_log_reason_of(const char *log, size_t log_size, char *out, size_t size)
+{
 	static const char *const skip[] = {
 		"processed ", "verification time", "stack depth", "libbpf: ", "-- END",
 		"-- BEGIN", "verifier log",
 	};
-	const char *log = log_tail, *end = log + log_len;
+	/* The kernel ends its log with a NUL; what follows is old bytes. */
+	const char *end = memchr(log, '\0', log_size);
 
 	out[0] = '\0';
-	if (!log)
-		return;
+	if (!end)
+		end = log + log_size;
 	while (end > log) {
 		const char *start = end;
 		size_t len;
@@ -98,10 +106,10 @@ void vg_bpf_log_reason(char *out, size_t size)
 		while (start > log && start[-1] != '\n')
 			start--;
 		len = (size_t)(end - start);
+		for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+			skipped |= len >= strlen(skip[i]) && memcmp(start, skip[i], strlen(skip[i])) == 0;
 		while (len && (start[len - 1] == '\n' || start[len - 1] == ' '))
 			len--;
-		for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
-			skipped |= strncmp(start, skip[i], strlen(skip[i])) == 0;
 		if (len && !skipped) {
 			snprintf(out, size, "%.*s", (int)len, start);
 			return;

@@ -18,5 +18,8 @@ void vg_bpf_log_end(void);
 /* The verifier's reason: the kept log's last line that is not libbpf's
  * own framing, the closing statistics or blank ("" when none). */
 void vg_bpf_log_reason(char *out, size_t size);
+/* The same reason from a verifier log the caller gave the kernel itself
+ * (a light skeleton's load): log[0, len), which need not end in a NUL. */
+void vg_bpf_log_reason_of(const char *log, size_t len, char *out, size_t size);
 
 #endif

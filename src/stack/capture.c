@@ -31,14 +31,14 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 
 #include "perf/records.h"
 #include "perf/ring.h"
 #include "perf/bpf_log.h"
 #include "stack/task_regs.h"
-#include "stack/task_regs.skel.h"
+#include "stack/task_regs.lskel.h"
 #include "target/mem.h"
 #include "unwind/unwind.h"
 
@@ -47,6 +47,14 @@
 #define PERF_DATA_PAGES 32
 #define PERF_STACK_BYTES 61440u
 #define PERF_PERIOD_NS 100000ull  /* 100 us of the thread's CPU time */
+/* While waiting for samples, the threads without one are checked for
+ * having gone to sleep (/proc/TID/stat) after 250 us, then after twice as
+ * long each time up to 2 ms, and at most PERF_LOOKS of them each time (in
+ * turn): many runnable threads waiting for a CPU must not turn the wait
+ * into a busy loop of /proc reads. */
+#define PERF_LOOK_FIRST_US 250
+#define PERF_LOOK_MAX_US 2000
+#define PERF_LOOKS 32
 /* All general registers, perf indices ax..ip (0-8) and r8..r15 (16-23). */
 #define REGS_GENERAL 0xff01ffull
 
@@ -57,7 +65,7 @@ struct vg_stack_capture {
 	struct vg_unwinder *unw;
 	unsigned use;
 	struct vg_task_regs_bpf *skel;
-	struct bpf_link *link;
+	int link_fd;                   /* the iterator attached to the target; -1 */
 	uint8_t *iter_buf;
 	size_t iter_cap;
 	uint8_t *stack;                /* VG_STACK_MAX_COPY scratch */
@@ -133,32 +141,97 @@ static int parse_methods(const char *s, unsigned *use, struct vg_error *err)
 
 /* ------------------------------------------------------------ the iterator */
 
+/* Which of CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN, which stands for
+ * both) this process lacks, as text ("" when it has them): a refusal for
+ * want of them comes back from the light skeleton's loader as whatever
+ * its first privileged step met (EPERM, or EINVAL and "cannot use
+ * helper"), not as one errno. */
+static const char *missing_caps(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	bool bpf, perfmon;
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return "";
+#define HAS(cap) (data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap))
+	if (HAS(CAP_SYS_ADMIN))
+		return "";
+	bpf = HAS(CAP_BPF);
+	perfmon = HAS(CAP_PERFMON);
+#undef HAS
+	if (bpf && perfmon)
+		return "";
+	return bpf ? "CAP_PERFMON" : perfmon ? "CAP_BPF" : "CAP_BPF and CAP_PERFMON";
+}
+
+/* The light skeleton's load with the verifier's log, after a refusal:
+ * the loader only says errno, the log says why (its last line). */
+static void load_refusal_reason(char *out, size_t size)
+{
+	struct vg_task_regs_bpf *skel = vg_task_regs_bpf__open();
+	const size_t log_size = 1u << 20;
+	char *log = calloc(1, log_size);
+
+	out[0] = '\0';
+	if (skel && log) {
+		skel->ctx.log_level = 1;
+		skel->ctx.log_size = (uint32_t)log_size;
+		skel->ctx.log_buf = (uint64_t)(uintptr_t)log;
+		if (vg_task_regs_bpf__load(skel) < 0)
+			vg_bpf_log_reason_of(log, log_size, out, size);
+	}
+	free(log);
+	if (skel)
+		vg_task_regs_bpf__destroy(skel);
+}
+
+/* Loaded through a light skeleton: its loader program runs in the kernel,
+ * which relocates the program's field accesses (CO-RE) against the BTF it
+ * already holds and finds the iterator's attach point itself.  A libbpf
+ * skeleton does both in user space from /sys/kernel/btf/vmlinux: reading
+ * and indexing those 5.5 MB was most of a snapshot's fixed cost (a dump of
+ * 11 threads took 30.6 ms with it, 14.7 ms now: bench/README.md).  It
+ * needs Linux 5.17 (relocations by the kernel); the per-process iterator
+ * needs 6.1. */
 static void iter_open(struct vg_stack_capture *c)
 {
 	union bpf_iter_link_info linfo;
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	LIBBPF_OPTS(bpf_link_create_opts, opts);
+	char reason[200];
 	int r;
 
-	vg_bpf_libbpf_quiet();
 	c->skel = vg_task_regs_bpf__open();
 	if (!c->skel) {
-		note(c, "task_iter: cannot open the task iterator's BPF object: %s", strerror(errno));
+		note(c, "task_iter: cannot open the task iterator's BPF object: %s", strerror(ENOMEM));
 		return;
 	}
 	r = vg_task_regs_bpf__load(c->skel);
 	if (r < 0) {
-		note(c, "task_iter: the kernel refused the BPF task iterator (%s)%s", strerror(-r),
-		     r == -EPERM || r == -EACCES ? ": it needs CAP_BPF and CAP_PERFMON" : "");
+		const char *lacks = missing_caps();
+
+		if (lacks[0]) {
+			note(c, "task_iter: the kernel refused the BPF task iterator (%s): it needs "
+			     "CAP_BPF and CAP_PERFMON, and this process lacks %s", strerror(-r), lacks);
+			goto fail;
+		}
+		/* Allowed, so the verifier or the kernel's version said no:
+		 * the log says which. */
+		load_refusal_reason(reason, sizeof(reason));
+		note(c, "task_iter: the kernel refused the BPF task iterator (%s)%s%s", strerror(-r),
+		     reason[0] ? ": the verifier says: " : "", reason);
 		goto fail;
 	}
 	/* Only the target's threads: the kernel resolves the pid in vigil's
 	 * PID namespace (Linux 6.1). */
 	memset(&linfo, 0, sizeof(linfo));
 	linfo.task.pid = (uint32_t)c->t->pid;
-	opts.link_info = &linfo;
-	opts.link_info_len = sizeof(linfo);
-	c->link = bpf_program__attach_iter(c->skel->progs.vg_task_regs, &opts);
-	if (!c->link) {
+	opts.iter_info = &linfo;
+	opts.iter_info_len = sizeof(linfo);
+	c->link_fd = bpf_link_create(c->skel->progs.vg_task_regs.prog_fd, 0, BPF_TRACE_ITER, &opts);
+	if (c->link_fd < 0) {
+		c->link_fd = -1;
 		note(c, "task_iter: cannot attach the task iterator to pid %d (%s; a per-process "
 		     "task iterator needs Linux 6.1)", (int)c->t->pid, strerror(errno));
 		goto fail;
@@ -172,7 +245,7 @@ fail:
 /* Run the iterator once: the whole stream into c->iter_buf. */
 static int iter_read(struct vg_stack_capture *c, size_t *len)
 {
-	int fd = bpf_iter_create(bpf_link__fd(c->link));
+	int fd = bpf_iter_create(c->link_fd);
 	size_t n = 0;
 
 	if (fd < 0)
@@ -397,6 +470,7 @@ struct perf_thread {
 	struct vg_ring *ring;
 	size_t idx;
 	bool got;
+	bool slept;      /* seen asleep before any sample: not waited for */
 };
 
 struct sample_arg {
@@ -462,7 +536,8 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 	};
 	struct perf_thread *pt;
 	struct pollfd *pfd;
-	size_t m = 0, left;
+	size_t m = 0, left, look_at = 0, first, looks;
+	long look_us = PERF_LOOK_FIRST_US;
 	struct timespec t0, now;
 	char first_err[160] = "";
 
@@ -512,30 +587,54 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	left = m;
 	while (left) {
-		long ms;
+		struct timespec slice;
+		long us;
 		int r;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		ms = VG_STACK_PERF_WAIT_MS - ((now.tv_sec - t0.tv_sec) * 1000 +
-					      (now.tv_nsec - t0.tv_nsec) / 1000000);
-		if (ms <= 0)
+		us = VG_STACK_PERF_WAIT_MS * 1000L - ((now.tv_sec - t0.tv_sec) * 1000000L +
+						      (now.tv_nsec - t0.tv_nsec) / 1000);
+		if (us <= 0)
 			break;
-		r = poll(pfd, m, (int)ms);
+		if (us > look_us)
+			us = look_us;
+		slice = (struct timespec){ us / 1000000, us % 1000000 * 1000 };
+		r = ppoll(pfd, m, &slice, NULL);
 		if (r < 0 && errno != EINTR)
 			break;
-		for (size_t k = 0; k < m; k++) {
+		if (r == 0 && look_us < PERF_LOOK_MAX_US)
+			look_us *= 2;
+		looks = r == 0 ? PERF_LOOKS : 0;
+		first = look_at;
+		for (size_t j = 0; j < m; j++) {
+			size_t k = (j + first) % m;
 			struct sample_arg a = { c, &out[pt[k].idx], &fmt, false };
+			struct vg_proc_stat st;
 
-			if (pt[k].got || !pfd[k].revents)
+			if (pt[k].got || pfd[k].fd < 0)
 				continue;
+			/* Nothing yet: still running?  A thread that went to
+			 * sleep gives no sample (its task clock stopped); the
+			 * iterator takes it at rest instead of this waiting the
+			 * whole VG_STACK_PERF_WAIT_MS. */
+			if (!pfd[k].revents) {
+				if (!looks)
+					continue;
+				looks--;
+				look_at = k + 1;
+				if (vg_proc_stat_read(out[pt[k].idx].tid, &st) < 0 || st.state == 'R')
+					continue;
+			}
 			vg_ring_drain(pt[k].ring, on_sample, &a);
 			if (a.got) {
 				pt[k].got = true;
 				p[pt[k].idx] = P_DONE;
 				pfd[k].fd = -1;
 				left--;
-			} else if (pfd[k].revents & (POLLHUP | POLLERR)) {
-				pfd[k].fd = -1;   /* exited: the iterator pass says so */
+			} else if (!pfd[k].revents || (pfd[k].revents & (POLLHUP | POLLERR))) {
+				/* asleep, or exited: the iterator pass says which */
+				pt[k].slept = !pfd[k].revents;
+				pfd[k].fd = -1;
 				left--;
 			}
 		}
@@ -544,9 +643,13 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 		vg_ring_unmap(pt[k].ring);
 		close(pt[k].fd);
 		/* No sample in time: asleep again, or descheduled; the
-		 * iterator takes it (second pass). */
+		 * iterator takes it (second pass).  One seen asleep before
+		 * it gathered a sample's worth of CPU time may have a perf
+		 * event again if the iterator finds it running once more. */
 		if (!pt[k].got)
 			p[pt[k].idx] = P_RETRY;
+		if (pt[k].slept)
+			tried[pt[k].idx] = false;
 	}
 out:
 	free(pt);
@@ -654,7 +757,7 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 		memset(&out[i], 0, sizeof(out[i]));
 		out[i].tid = tids[i];
 	}
-	if (c->link) {
+	if (c->link_fd >= 0) {
 		r = iter_pass(c, out, p, n, P_FIRST);
 		if (r < 0)
 			note(c, "task_iter: reading the task iterator failed: %s", strerror(-r));
@@ -662,7 +765,7 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 	for (size_t i = 0; i < n; i++) {
 		if (p[i] != P_FIRST)
 			continue;
-		if (c->link && r == 0) {
+		if (c->link_fd >= 0 && r == 0) {
 			/* Not in the iterator's output: gone, or in another PID
 			 * namespace than the kernel's numbering. */
 			struct vg_proc_stat st;
@@ -690,15 +793,15 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 		perf_pass(c, out, p, tried, n);
 		for (size_t i = 0; i < n; i++)
 			any |= p[i] == P_RETRY;
-		if (any && c->link && iter_pass(c, out, p, n, P_RETRY) < 0)
+		if (any && c->link_fd >= 0 && iter_pass(c, out, p, n, P_RETRY) < 0)
 			break;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (p[i] == P_RUNNING) {
 			out[i].how = VG_STACK_NONE;
 			snprintf(out[i].why, sizeof(out[i].why), "running, and no perf sample "
-				 "came within %d ms; on a CPU again at the iterator's next look",
-				 VG_STACK_PERF_WAIT_MS);
+				 "came (within %d ms, or before it slept again); on a CPU again "
+				 "at the iterator's last look", VG_STACK_PERF_WAIT_MS);
 			p[i] = P_DONE;
 		}
 	for (size_t i = 0; i < n; i++) {
@@ -750,6 +853,7 @@ int vg_stack_capture_new(struct vg_target *t, const struct vg_maps *maps,
 		return vg_error_set(err, -ENOMEM, "out of memory");
 	c->t = t;
 	c->maps = maps;
+	c->link_fd = -1;
 	r = parse_methods(getenv("VIGIL_STACK_METHODS"), &c->use, err);
 	if (r == 0)
 		r = vg_mem_open(t, maps, &c->mem, err);
@@ -771,7 +875,8 @@ struct vg_stack_capture *vg_stack_capture_free(struct vg_stack_capture *c)
 {
 	if (!c)
 		return NULL;
-	bpf_link__destroy(c->link);
+	if (c->link_fd >= 0)
+		close(c->link_fd);
 	if (c->skel)
 		vg_task_regs_bpf__destroy(c->skel);
 	vg_unwinder_free(c->unw);

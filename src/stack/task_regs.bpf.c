@@ -2,7 +2,7 @@
  * thread of one process, the user registers the kernel saved when the
  * thread last entered it (bpf_task_pt_regs) and a copy of the top of its
  * user stack, without stopping it.  Compiled by clang at build time and
- * loaded through its libbpf skeleton (capture.c, gen-skel.sh).
+ * loaded through a light libbpf skeleton (capture.c, gen-skel.sh).
  *
  * Why the stack is copied here and not by process_vm_readv afterwards:
  * the registers and the bytes they describe are then one observation, a
@@ -26,8 +26,9 @@
  * mapping), never zero-fills.
  *
  * No vmlinux.h: the few kernel fields read are declared below with
- * preserve_access_index, and libbpf relocates them against the running
- * kernel's BTF (CO-RE).  Nothing is written anywhere but the seq_file. */
+ * preserve_access_index, and the skeleton's loader has the kernel relocate
+ * them against its own BTF (CO-RE).  Nothing is written anywhere but the
+ * seq_file. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>

@@ -4,7 +4,8 @@
 # is refused (a note says so and what it needs), the blocked threads come
 # from /proc/TID/syscall (pc and sp: enough for CFI here, the walks are
 # complete and the target's own frames are the truth's), exit 0.  Against
-# a root process the same user gets exit 3 and one line.
+# a root process the same user gets exit 3 and one line.  With CAP_BPF
+# alone the note names the CAP_PERFMON it lacks.
 source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) == 0 ]] || skip "needs root to switch to another user"
@@ -58,6 +59,31 @@ for tid, name in threads.items():
 done()
 PY
 echo "ok: as nobody: proc_syscall stacks, complete, the truth's frames"
+
+# With CAP_BPF but not CAP_PERFMON the kernel refuses the iterator's
+# loader for a helper it may not call (EINVAL, not EPERM): the note still
+# names the capability that is missing, not a verifier message.
+asbpfonly() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all,+bpf \
+	--ambient-caps=-all,+bpf "$@"; }
+asbpfonly true 2>"$T/setpriv.err" || skip "setpriv cannot keep CAP_BPF as uid 65534: $(cat "$T/setpriv.err")"
+set +e
+asbpfonly "$T/vigil" stack "$pid" --json >"$T/bpfonly.out" 2>"$T/bpfonly.err"
+RC=$?
+set -e
+LAST=bpfonly LAST_CMD="(as nobody with CAP_BPF) vigil stack $pid --json"
+assert_rc 0
+vg_py "$T/bpfonly.out" <<'PY' || { show_last; fail "vigil stack with CAP_BPF only: see above"; }
+import sys
+from vgcheck import *
+doc = load_json(sys.argv[1])
+notes = doc["observation"]["notes"]
+check(any("task_iter" in n and "lacks CAP_PERFMON" in n for n in notes),
+      f"no note that the task iterator needs the CAP_PERFMON this process lacks: {notes!r}")
+for t in doc["threads"]:
+    check(t["obtained"] != "task_iter", f"thread {t['tid']} obtained by the refused iterator")
+done()
+PY
+echo "ok: CAP_BPF alone: the note names CAP_PERFMON"
 
 start_target tgt_stack_basic "$T/root.truth"
 wait_truth "$T/root.truth" ready

@@ -20,7 +20,8 @@ mkdir -p "$out"
 libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libprotobuf-c libbpf) -liberty -lZydis -lthread_db -lpthread -lm"
 # kernel/syscalls.c includes the table meson generates, report/pprof.c the
 # protoc-c output of profile.proto, probe/progs.c and stack/capture.c the
-# libbpf skeletons of their eBPF programs: make them the same way.
+# libbpf skeletons of their eBPF programs (the stack's is a light one):
+# make them the same way.
 mkdir -p "$out/gen/kernel" "$out/gen/report" "$out/gen/probe" "$out/gen/stack"
 # shellcheck disable=SC2086
 sh src/kernel/gen-syscalls.sh "$out/gen/kernel/syscall_table.h" $cc
@@ -31,7 +32,7 @@ for p in probe exec_gate; do
 		"$out/gen/probe/$p.skel.h" "vg_${p}_bpf"
 done
 sh src/probe/gen-skel.sh clang "$bpftool" src/stack/task_regs.bpf.c "$out/gen/stack/task_regs.bpf.o" \
-	"$out/gen/stack/task_regs.skel.h" vg_task_regs_bpf
+	"$out/gen/stack/task_regs.lskel.h" vg_task_regs_bpf light
 # The *.bpf.c are eBPF programs (built into the skeletons above), not host code.
 srcs="$(ls src/perf/*.c src/util/*.c src/target/*.c src/kernel/*.c src/elf/*.c src/report/*.c src/sym/*.c \
 	src/watch/*.c src/scan/*.c src/profile/*.c src/probe/*.c src/unwind/*.c src/stack/*.c src/expr/*.c src/stacktrie/*.c 2>/dev/null | grep -v '\.bpf\.c$') \
