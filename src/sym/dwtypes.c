@@ -239,11 +239,51 @@ static int build_members(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_type *
 	return 0;
 }
 
+/* The C++ scope a DIE is declared in ("app::Mode" for an enumerator of
+ * enum class app::Mode, "app" for one of a plain enum in namespace app),
+ * as gdb qualifies enumerators: with self, the DIE's own name is part of
+ * the prefix.  "" for C, or when the scopes cannot be found (the lookup
+ * walks the DIE's CU, which only a C++ enum pays for). */
+static void cxx_scope(Dwarf_Die *die, bool with_self, char *buf, size_t size)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	int n, lang;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return;
+	lang = dwarf_srclang(&cu);
+	if (lang != DW_LANG_C_plus_plus && lang != DW_LANG_C_plus_plus_03 &&
+	    lang != DW_LANG_C_plus_plus_11 && lang != DW_LANG_C_plus_plus_14)
+		return;
+	n = dwarf_getscopes_die(die, &scopes);
+	/* scopes[0] is die itself, scopes[n - 1] the CU. */
+	for (int i = n - 2; i >= (with_self ? 0 : 1) && len < size; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *name = dwarf_diename(&scopes[i]);
+
+		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
+		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
+		    tag != DW_TAG_enumeration_type)
+			continue;
+		if (!name && tag == DW_TAG_namespace)
+			name = "(anonymous namespace)";
+		if (!name)
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "::" : "", name);
+	}
+	free(scopes);
+	if (len >= size)
+		buf[0] = '\0';
+}
+
 static int build_enumerators(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_type *t)
 {
 	Dwarf_Die c;
 	size_t n = 0;
 	uint64_t seen = 0;
+	char scope[256];
 
 	if (dwarf_child(die, &c) != 0)
 		return 0;
@@ -254,6 +294,7 @@ static int build_enumerators(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_ty
 	if (!t->enumerators)
 		return -ENOMEM;
 	t->flag_enum = n > 0;
+	cxx_scope(die, attr_flag(die, DW_AT_enum_class), scope, sizeof(scope));
 	dwarf_child(die, &c);
 	do {
 		struct vg_type_enumerator *e;
@@ -263,6 +304,15 @@ static int build_enumerators(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_ty
 			continue;
 		e = &t->enumerators[t->n_enumerators++];
 		e->name = dwarf_diename(&c);
+		if (scope[0] && e->name) {
+			size_t len = strlen(scope) + 2 + strlen(e->name) + 1;
+			char *q = own(dt, len);
+
+			if (!q)
+				return -ENOMEM;
+			snprintf(q, len, "%s::%s", scope, e->name);
+			e->name = q;
+		}
 		v = attr_udata(&c, DW_AT_const_value, 0);
 		if (t->is_signed && t->size && t->size < 8 && (v >> (t->size * 8 - 1) & 1))
 			v |= ~0ull << (t->size * 8);

@@ -53,7 +53,7 @@ struct vg_type_member {
 };
 
 struct vg_type_enumerator {
-	const char *name;
+	const char *name;             /* C++: qualified as gdb does (app::Mode::on) */
 	int64_t value;
 };
 
