@@ -685,10 +685,26 @@ static int var_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ct
 		name = full;
 	} else if (dwarf_attr(die, DW_AT_specification, &a) && dwarf_formref_die(&a, &spec)) {
 		uint64_t off = dwarf_dieoffset(&spec);
+		bool seen = false;
 
-		for (size_t i = 0; i < s->n_decls; i++)
-			if (s->decls[i].off == off)
+		for (size_t i = 0; i < s->n_decls; i++) {
+			if (s->decls[i].off == off) {
 				name = s->decls[i].qualified_match ? s->name : "";
+				seen = true;
+			}
+		}
+		/* A static data member (Cls::s_count) is declared inside its
+		 * class, where the walk does not go: its scope is asked for,
+		 * only for a candidate whose last name component matches. */
+		if (!seen && strcmp(name, s->last) == 0) {
+			char scope[384];
+
+			cxx_scope(&spec, false, scope, sizeof(scope));
+			if (scope[0]) {
+				snprintf(full, sizeof(full), "%s::%s", scope, name);
+				name = full;
+			}
+		}
 	}
 	if (strcmp(name, s->name) != 0 || !var_location(die, &addr, &tls))
 		return 0;

@@ -2,8 +2,12 @@
 # print_cxx: `vigil print` of C++ data: a namespace variable (declared in
 # its DW_TAG_namespace, defined at the CU's top level), a class with two
 # base classes shown as data (<Base> = {...}, the vtable pointer with its
-# demangled symbol), a class name in sizeof; text against what the target
-# writes down, JSON base classes and offsets against the target's own.
+# demangled symbol), a class name in sizeof, a class's static data member
+# (app::Derived::s_instances, declared inside the class), a nested
+# namespace's variables, C++ enumerators qualified as gdb does
+# (app::inner::Color::green), casts to a namespace-qualified type; text
+# against what the target writes down, JSON base classes and offsets
+# against the target's own.
 source "$(dirname "$0")/lib.sh"
 
 truth=$T/cxx.truth
@@ -18,12 +22,17 @@ while IFS=$'\t' read -r _ expr want; do
 	assert_rc 0
 	assert_eq "$LAST_CMD" "$expr = $want" "$(cat "$T/e$n.out")"
 done < <(grep -P '^expect\t' "$truth")
-((n >= 5)) || harness_error "only $n expectations in $truth"
+((n >= 11)) || harness_error "only $n expectations in $truth"
 
 vg plain print "$pid" g_obj
 assert_rc 2
 grep -q "no global or static variable 'g_obj'" "$T/plain.err" ||
 	{ show_last; fail "$LAST_CMD: a namespace variable needs its namespace"; }
+
+vg nostatic print "$pid" app::Derived::s_nope
+assert_rc 2
+grep -q "no global or static variable 'app::Derived::s_nope'" "$T/nostatic.err" ||
+	{ show_last; fail "$LAST_CMD: an unknown static member is an unknown variable"; }
 
 vg json print "$pid" app::g_obj --json
 assert_rc 0
