@@ -305,7 +305,7 @@ static int expr_request(struct vg_cli *cli, struct vg_expr_env *env, const char 
 	char tn[256];
 	int r;
 
-	if (vg_expr_parse(text, &e, &err) < 0)
+	if (vg_expr_parse_typed(text, vg_expr_env_is_type, env, &e, &err) < 0)
 		return cli_fail(cli, &err);
 	r = vg_expr_eval(env, e, res, &err);
 	vg_expr_free(e);

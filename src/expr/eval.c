@@ -75,6 +75,30 @@ struct vg_dwtypes *vg_expr_env_types(struct vg_expr_env *env, const struct vg_im
 	return NULL;
 }
 
+bool vg_expr_env_is_type(const char *name, void *ctx)
+{
+	struct vg_expr_env *env = ctx;
+	const struct vg_image *main_img = vg_images_main(env->imgs);
+
+	for (size_t pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < env->imgs->n; i++) {
+			const struct vg_image *img = env->imgs->images[i];
+			struct vg_dwtypes *dt;
+			struct vg_dwvar var;
+			struct vg_error terr = { 0 };
+
+			if ((pass == 0) != (img == main_img) || !(dt = vg_expr_env_types(env, img)))
+				continue;
+			/* A variable wins: "(n) * 2" stays a product. */
+			if (vg_dwtypes_find_var(dt, name, NULL, &var, 1, &terr) != 0)
+				return false;
+			if (vg_dwtypes_find_type(dt, name, 0, &terr))
+				return true;
+		}
+	}
+	return false;
+}
+
 char *vg_expr_env_describe(struct vg_expr_env *env, uint64_t addr, char *buf, size_t size)
 {
 	const struct vg_image *img = vg_images_find(env->imgs, addr);

@@ -81,6 +81,12 @@ char *vg_expr_env_describe(struct vg_expr_env *env, uint64_t addr, char *buf, si
 /* The type table of img (opened on first use), or NULL if no DWARF. */
 struct vg_dwtypes *vg_expr_env_types(struct vg_expr_env *env, const struct vg_image *img);
 
+/* Does name name a type (a typedef, or a C++ class, struct, union or enum
+ * written without its keyword) rather than a variable in the target's
+ * DWARF?  The main executable first, then the other images.  A
+ * vg_expr_is_type_fn for vg_expr_parse_typed, ctx the env. */
+bool vg_expr_env_is_type(const char *name, void *env);
+
 /* The memory reader (borrowed). */
 struct vg_mem *vg_expr_env_mem(struct vg_expr_env *env);
 
