@@ -28,7 +28,8 @@
 const char cmd_watch_usage[] =
 	"usage: vigil watch PID|NAME ADDR|EXPR... [--expr EXPR]... [--follow PTR_SLOT+OFFSET]...\n"
 	"                   [--len 1|2|4|8] [--access w|rw] [--duration TIME] [--max-events N]\n"
-	"                   [--max-samples N] [--regs] [--stacks] [--bin FILE [--force-bin]] [--json]\n"
+	"                   [--max-samples N] [--regs] [--stacks] [--bin FILE [--force-bin]]\n"
+	"                   [--tid TID] [--json]\n"
 	"\n"
 	"Who writes this location?  Arms a hardware data breakpoint (x86 debug\n"
 	"registers, through perf_event_open) on every thread of a running process,\n"
@@ -50,7 +51,8 @@ const char cmd_watch_usage[] =
 	"print reads it ('g_head->mid->tail->val'): its length comes from its type\n"
 	"(1, 2, 4 or 8 bytes), each pointer it reads is watched too, and a write to\n"
 	"one moves the breakpoints after it (as --follow); written values are also\n"
-	"shown by their type.\n"
+	"shown by their type.  A thread-local variable (errno, __thread data) is that\n"
+	"of the thread --tid names (through libthread_db, as vigil print finds it).\n"
 	"\n"
 	"x86 has 4 debug registers per thread: a watch takes 1, a --follow takes 2,\n"
 	"an expression 1 per pointer hop + 1 (said on stderr before arming).\n"
@@ -81,6 +83,8 @@ const char cmd_watch_usage[] =
 	"  --bin FILE       take @0xHEX and symbols from FILE (an unstripped copy of\n"
 	"                   the running executable)\n"
 	"  --force-bin      use --bin FILE even when it does not match\n"
+	"  --tid TID        the thread whose thread-local variables an expression\n"
+	"                   names (required for one: each thread has its own copy)\n"
 	"  --json           one JSON document (docs/json-schema/live_watch.json)\n"
 	"  -h, --help       this help\n"
 	"\n"
@@ -90,7 +94,8 @@ const char cmd_watch_usage[] =
 	"  vigil watch 4242 g_config+16 --len 4 --regs\n"
 	"  vigil watch 4242 0x7ffd5e8c1a28 --duration 5s --json\n"
 	"  vigil watch 4242 --follow g_queue+8 --len 4 --regs   (*g_queue + 8)\n"
-	"  vigil watch 4242 'g_head->mid->tail->val'\n";
+	"  vigil watch 4242 'g_head->mid->tail->val'\n"
+	"  vigil watch 4242 g_tls_count --tid 4250      (thread 4250's __thread copy)\n";
 
 #define MAX_WATCHES 8
 
@@ -109,6 +114,7 @@ struct watch_args {
 	struct vg_watch_options opt;
 	const char *bin_path;
 	bool force_bin;
+	pid_t tid;                   /* --tid: whose thread-local variables; 0: none */
 };
 
 static int parse_number(struct vg_cli *cli, const char *opt, const char *arg, uint64_t *out)
@@ -121,7 +127,7 @@ static int parse_number(struct vg_cli *cli, const char *opt, const char *arg, ui
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_args *a)
 {
 	enum { OPT_FOLLOW = 256, OPT_EXPR, OPT_LEN, OPT_ACCESS, OPT_DURATION, OPT_MAX_EVENTS,
-	       OPT_MAX_SAMPLES, OPT_REGS, OPT_STACKS, OPT_BIN, OPT_FORCE_BIN, OPT_JSON };
+	       OPT_MAX_SAMPLES, OPT_REGS, OPT_STACKS, OPT_BIN, OPT_FORCE_BIN, OPT_JSON, OPT_TID };
 	static const struct option opts[] = {
 		{ "follow", required_argument, NULL, OPT_FOLLOW },
 		{ "expr", required_argument, NULL, OPT_EXPR },
@@ -135,6 +141,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_ar
 		{ "bin", required_argument, NULL, OPT_BIN },
 		{ "force-bin", no_argument, NULL, OPT_FORCE_BIN },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "tid", required_argument, NULL, OPT_TID },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -209,6 +216,10 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_ar
 			break;
 		case OPT_JSON:
 			cli->json = true;
+			break;
+		case OPT_TID:
+			if ((r = cli_parse_pid(cli, optarg, &a->tid)))
+				return r;
 			break;
 		case 'h':
 			fputs(cmd_watch_usage, stdout);
@@ -424,7 +435,9 @@ static int build_requests(struct vg_cli *cli, const struct watch_args *a,
 			snprintf(root, sizeof(root), "/proc/%d/root", (int)cli->target->mm_pid);
 			if (!(*env = vg_expr_env_new(imgs, mem, root)))
 				return cli_out_of_memory(cli, "for the expression environment");
-			vg_expr_env_set_thread(*env, cli->target->pid, cli->target->pid);
+			/* No default thread: a thread-local watched in the wrong
+			 * thread would report nothing, and say nothing. */
+			vg_expr_env_set_thread(*env, cli->target->pid, a->tid);
 		}
 		r = expr_request(cli, *env, spec, &results[i], &owned[i], &typed[i], q);
 		if (r)

@@ -473,7 +473,7 @@ static int variable(struct ctx *c, const struct vg_expr_node *n, struct val *out
 				}
 			}
 			if (vars[0].tls && !c->env->tid)
-				return vg_error_set(c->err, -EINVAL, "%s: '%s' is a thread-local variable, and no thread was named",
+				return vg_error_set(c->err, -EINVAL, "%s: '%s' is a thread-local variable (one copy per thread); name the thread with --tid TID",
 						    text(c, n, tx, sizeof(tx)), n->name);
 			if (!vars[0].type)
 				return vg_error_set(c->err, -ENOENT, "%s: '%s' has no type in the debug info",
