@@ -523,7 +523,20 @@ static const struct vg_type *build_die(struct vg_dwtypes *dt, Dwarf_Die *die, ui
  * names joined with "::" into prefix) until fn returns non-zero. */
 typedef int (*die_fn)(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ctx);
 
-static int walk_scope(Dwarf_Die *cu, Dwarf_Die *scope, const char *prefix, die_fn fn, void *ctx)
+/* Is the namespace ns (qualified) on the way to the qualified name path?
+ * NULL path: every namespace is. */
+static bool on_path(const char *path, const char *ns)
+{
+	size_t n = strlen(ns);
+
+	return !path || (strncmp(path, ns, n) == 0 && path[n] == ':' && path[n + 1] == ':');
+}
+
+/* Only the namespaces on the way to path are entered (NULL: all): a name
+ * is found without reading the DIEs of every other namespace, which in a
+ * large C++ program hold most of them. */
+static int walk_scope(Dwarf_Die *cu, Dwarf_Die *scope, const char *prefix, const char *path,
+		      die_fn fn, void *ctx)
 {
 	Dwarf_Die c;
 	int r;
@@ -537,7 +550,7 @@ static int walk_scope(Dwarf_Die *cu, Dwarf_Die *scope, const char *prefix, die_f
 
 			snprintf(sub, sizeof(sub), "%s%s%s", prefix, prefix[0] ? "::" : "",
 				 ns ? ns : "(anonymous namespace)");
-			r = walk_scope(cu, &c, sub, fn, ctx);
+			r = on_path(path, sub) ? walk_scope(cu, &c, sub, path, fn, ctx) : 0;
 		} else {
 			r = fn(cu, &c, prefix, ctx);
 		}
@@ -547,7 +560,7 @@ static int walk_scope(Dwarf_Die *cu, Dwarf_Die *scope, const char *prefix, die_f
 	return 0;
 }
 
-static int walk_cus(struct vg_dwtypes *dt, uint64_t first_cu, die_fn fn, void *ctx)
+static int walk_cus(struct vg_dwtypes *dt, uint64_t first_cu, const char *path, die_fn fn, void *ctx)
 {
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie, subdie;
@@ -558,7 +571,7 @@ static int walk_cus(struct vg_dwtypes *dt, uint64_t first_cu, die_fn fn, void *c
 	if (first_cu) {
 		Dwarf_Die d;
 
-		if (dwarf_offdie(dt->dw, first_cu, &d) && (r = walk_scope(&d, &d, "", fn, ctx)))
+		if (dwarf_offdie(dt->dw, first_cu, &d) && (r = walk_scope(&d, &d, "", path, fn, ctx)))
 			return r;
 	}
 	while (dwarf_get_units(dt->dw, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
@@ -569,7 +582,7 @@ static int walk_cus(struct vg_dwtypes *dt, uint64_t first_cu, die_fn fn, void *c
 			continue;
 		if (first_cu && dwarf_dieoffset(top) == first_cu)
 			continue;
-		r = walk_scope(top, top, "", fn, ctx);
+		r = walk_scope(top, top, "", path, fn, ctx);
 		if (r)
 			return r;
 	}
@@ -674,6 +687,9 @@ static int var_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ct
 		name = s->name;
 		goto found;
 	}
+	/* Every candidate ends in the searched name's last component. */
+	if (strcmp(name, s->last) != 0)
+		return 0;
 	if (prefix[0]) {
 		snprintf(full, sizeof(full), "%s::%s", prefix, name);
 		if (strcmp(name, s->last) == 0 && attr_flag(die, DW_AT_declaration) &&
@@ -729,7 +745,7 @@ int vg_dwtypes_find_var_at(struct vg_dwtypes *dt, uint64_t static_addr, const ch
 {
 	struct var_search s = { .dt = dt, .name = label, .last = label, .out = out, .max = 1,
 				.by_addr = true, .addr = static_addr };
-	int r = walk_cus(dt, 0, var_visit, &s);
+	int r = walk_cus(dt, 0, NULL, var_visit, &s);
 
 	if (r < 0)
 		return vg_error_set(err, r, "out of memory reading the DWARF types");
@@ -748,7 +764,7 @@ int vg_dwtypes_find_var(struct vg_dwtypes *dt, const char *name, const char *fil
 		s.last = colons + 2;
 		colons = strstr(s.last, "::");
 	}
-	r = walk_cus(dt, 0, var_visit, &s);
+	r = walk_cus(dt, 0, name, var_visit, &s);
 
 	if (r < 0)
 		return vg_error_set(err, r, "out of memory reading the DWARF types");
@@ -883,7 +899,7 @@ const struct vg_type *vg_dwtypes_find_type(struct vg_dwtypes *dt, const char *na
 	}
 	if (!s.tag && (t = base_type(name)))
 		return t;
-	if (dt && walk_cus(dt, cu, type_visit, &s) < 0) {
+	if (dt && walk_cus(dt, cu, s.name, type_visit, &s) < 0) {
 		vg_error_set(err, -ENOMEM, "out of memory reading the DWARF types");
 		return NULL;
 	}
@@ -932,7 +948,7 @@ const struct vg_type *vg_dwtypes_complete(struct vg_dwtypes *dt, const struct vg
 	     t->kind != VG_TYPE_CLASS && t->kind != VG_TYPE_ENUM))
 		return t;
 	s = (struct type_search){ .dt = dt, .tag = tags[t->kind], .name = t->name };
-	if (walk_cus(dt, 0, type_visit, &s) < 0 || !s.have)
+	if (walk_cus(dt, 0, s.name, type_visit, &s) < 0 || !s.have)
 		return t;
 	const struct vg_type *full = type_of_die(dt, &s.found);
 
