@@ -120,6 +120,22 @@ char *vg_expr_env_describe(struct vg_expr_env *env, uint64_t addr, char *buf, si
 	return buf;
 }
 
+char *vg_expr_describe_result(struct vg_expr_env *env, const struct vg_expr_result *r,
+			      uint64_t addr, char *buf, size_t size)
+{
+	/* The ELF symbol would say the same: the variable's own name; an
+	 * image's symbol table of 100,000s of C++ names is not read (and
+	 * sorted) to learn it. */
+	if (r->var_name && r->var_size && addr >= r->var_addr && addr - r->var_addr < r->var_size) {
+		if (addr == r->var_addr)
+			snprintf(buf, size, "%s", r->var_name);
+		else
+			snprintf(buf, size, "%s+%" PRIu64, r->var_name, addr - r->var_addr);
+		return buf;
+	}
+	return vg_expr_env_describe(env, addr, buf, size);
+}
+
 /* ------------------------------------------------------------------ */
 
 struct ctx {
@@ -501,6 +517,14 @@ static int variable(struct ctx *c, const struct vg_expr_node *n, struct val *out
 			} else if (vars[0].external) {
 				out->addr = interposed(c, img, n->name, out->addr);
 			}
+			if (!vars[0].tls && !c->res->var_name && c->res->image == img &&
+			    out->addr == vars[0].static_addr + img->bias) {
+				c->res->var_name = strdup(n->name);
+				if (!c->res->var_name)
+					return vg_error_set(c->err, -ENOMEM, "out of memory");
+				c->res->var_addr = out->addr;
+				c->res->var_size = vg_type_size(vars[0].type);
+			}
 			return 0;
 		}
 	}
@@ -856,4 +880,6 @@ void vg_expr_result_clear(struct vg_expr_result *r)
 	free(r->hops);
 	r->hops = NULL;
 	r->n_hops = 0;
+	free(r->var_name);
+	r->var_name = NULL;
 }

@@ -164,7 +164,7 @@ int vg_value_fetch(struct vg_expr_env *env, const struct vg_expr_result *r,
 	if (r->lvalue) {
 		v->has_addr = true;
 		v->addr = r->addr;
-		vg_expr_env_describe(env, r->addr, v->sym, sizeof(v->sym));
+		vg_expr_describe_result(env, r, r->addr, v->sym, sizeof(v->sym));
 		v->size = r->bit_size ? (r->bit_offset + r->bit_size + 7) / 8 : v->type_size;
 		if (v->size > VG_VALUE_MAX_BYTES)
 			v->size = VG_VALUE_MAX_BYTES;
