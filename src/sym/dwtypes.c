@@ -433,6 +433,23 @@ static const struct vg_type *build_die(struct vg_dwtypes *dt, Dwarf_Die *die, ui
 		return NULL;
 	t->die = off;
 	t->name = dwarf_diename(die);
+	/* gdb's C++ names: "struct app::inner::Point", "<app::Base> = ". */
+	if (t->name && (tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
+			tag == DW_TAG_union_type || tag == DW_TAG_enumeration_type ||
+			tag == DW_TAG_typedef)) {
+		char scope[384];
+
+		cxx_scope(die, false, scope, sizeof(scope));
+		if (scope[0]) {
+			size_t len = strlen(scope) + 2 + strlen(t->name) + 1;
+			char *q = own(dt, len);
+
+			if (!q)
+				return NULL;
+			snprintf(q, len, "%s::%s", scope, t->name);
+			t->name = q;
+		}
+	}
 	t->size = attr_udata(die, DW_AT_byte_size, 0);
 	t->declaration = attr_flag(die, DW_AT_declaration);
 	switch (tag) {

@@ -4,8 +4,8 @@
 # base classes shown as data (<Base> = {...}, the vtable pointer with its
 # demangled symbol), a class name in sizeof, a class's static data member
 # (app::Derived::s_instances, declared inside the class), a nested
-# namespace's variables, C++ enumerators qualified as gdb does
-# (app::inner::Color::green), casts to a namespace-qualified type; text
+# namespace's variables, C++ type names and enumerators qualified as gdb
+# does (struct app::inner::Point *, app::inner::Color::green), casts to a namespace-qualified type; text
 # against what the target writes down, JSON base classes and offsets
 # against the target's own.
 source "$(dirname "$0")/lib.sh"
@@ -22,7 +22,7 @@ while IFS=$'\t' read -r _ expr want; do
 	assert_rc 0
 	assert_eq "$LAST_CMD" "$expr = $want" "$(cat "$T/e$n.out")"
 done < <(grep -P '^expect\t' "$truth")
-((n >= 11)) || harness_error "only $n expectations in $truth"
+((n >= 13)) || harness_error "only $n expectations in $truth"
 
 vg plain print "$pid" g_obj
 assert_rc 2
@@ -46,10 +46,10 @@ for line in open(sys.argv[1]).read().splitlines():
         kv[k] = int(v)
 doc = load_json(sys.argv[2])
 r = get(doc, "results")[0]
-# Class names are not qualified by their namespace yet (gdb: app::Derived).
-eq("type", "class Derived", r["type"])
+# Class names qualified by their namespace, as gdb writes them.
+eq("type", "class app::Derived", r["type"])
 ms = r["value"]["members"]
-eq("members", ["Base", "Mid", "ratio", "name"], [m["name"] for m in ms])
+eq("members", ["app::Base", "app::Mid", "ratio", "name"], [m["name"] for m in ms])
 eq("base_class", [True, True, False, False], [m.get("base_class", False) for m in ms])
 eq("Mid offset", kv["Mid"], ms[1]["offset"])
 eq("ratio offset", kv["ratio"], ms[2]["offset"])

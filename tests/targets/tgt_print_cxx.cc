@@ -5,7 +5,8 @@
 // namespace-qualified type.
 // usage: tgt_print_cxx TRUTHFILE
 // Writes "expect TAB EXPR TAB TEXT" lines (vigil's layout of its own
-// values; gdb's, but for base class names, which vigil does not qualify)
+// values: gdb's, names qualified by namespace as gdb does, but for the
+// "static s_instances = 2" gdb adds to a class's value)
 // and "size"/"offset" lines for the JSON, then waits until killed.
 #include <cstddef>
 #include <cstdio>
@@ -58,8 +59,8 @@ int main(int argc, char **argv)
 	fprintf(f, "expect\tapp::g_obj.ratio\t1.5\n");
 	fprintf(f, "expect\tapp::g_obj.id + app::g_obj.tag\t10\n");
 	fprintf(f, "expect\tsizeof(app::Derived)\t%zu\n", sizeof(app::Derived));
-	fprintf(f, "expect\tapp::g_obj\t{<Base> = {_vptr.Base = %p <vtable for app::Derived+16>, id = 7}, "
-		   "<Mid> = {tag = 3}, ratio = 1.5, name = %p \"derived\"}\n",
+	fprintf(f, "expect\tapp::g_obj\t{<app::Base> = {_vptr.Base = %p <vtable for app::Derived+16>, id = 7}, "
+		   "<app::Mid> = {tag = 3}, ratio = 1.5, name = %p \"derived\"}\n",
 		vptr, (const void *)app::g_obj.name);
 	fprintf(f, "expect\tapp::Derived::s_instances\t%d\n", app::Derived::s_instances);
 	fprintf(f, "expect\tapp::inner::g_point\t{x = %d, y = %d}\n", app::inner::g_point.x, app::inner::g_point.y);
@@ -67,6 +68,9 @@ int main(int argc, char **argv)
 	fprintf(f, "expect\tapp::inner::g_shade\tapp::inner::dark\n");
 	fprintf(f, "expect\t*(app::inner::Point *)%p\t{x = %d, y = %d}\n", (void *)&app::inner::g_point,
 		app::inner::g_point.x, app::inner::g_point.y);
+	fprintf(f, "expect\t&app::g_obj\t(class app::Derived *) %p <app::g_obj>\n", (void *)&app::g_obj);
+	fprintf(f, "expect\t&app::inner::g_point\t(struct app::inner::Point *) %p <app::inner::g_point>\n",
+		(void *)&app::inner::g_point);
 	fprintf(f, "expect\t((app::inner::Point *)%p)->y\t%d\n", (void *)&app::inner::g_point, app::inner::g_point.y);
 	fprintf(f, "offset Mid %zu\n", (size_t)((const char *)mid - (const char *)&app::g_obj));
 	fprintf(f, "offset ratio %zu\n", (size_t)((const char *)&app::g_obj.ratio - (const char *)&app::g_obj));
