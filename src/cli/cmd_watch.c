@@ -18,6 +18,7 @@
 #include "elf/image.h"
 #include "expr/eval.h"
 #include "expr/parse.h"
+#include "expr/tls.h"
 #include "report/json.h"
 #include "report/print.h"
 #include "report/watch.h"
@@ -389,6 +390,27 @@ static int expr_request(struct vg_cli *cli, struct vg_expr_env *env, const char 
 	return 0;
 }
 
+/* A thread's fs base for the watch (vg_watch_options.thread_pointer):
+ * the threads libthread_db listed before arming (a thread created later
+ * has none: its fs: stores stay heuristic). */
+struct thread_pointers {
+	struct vg_tls_thread *t;
+	size_t n;
+};
+
+static int thread_pointer(void *ctx, pid_t tid, uint64_t *fs_base)
+{
+	const struct thread_pointers *tp = ctx;
+
+	for (size_t i = 0; i < tp->n; i++) {
+		if (tp->t[i].tid == tid) {
+			*fs_base = tp->t[i].tp;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Resolve every ADDR, expression and --follow slot into requests
  * (validated later by vg_watch_new, before anything is armed).  An
  * argument that is no ADDR form is an expression over the DWARF. */
@@ -466,6 +488,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	char *owned[MAX_WATCHES] = { 0 };
 	const char *bin_match = NULL;
 	struct cli_stop_signals stop = { .fd = -1 };
+	struct thread_pointers tps = { 0 };
 	int r;
 	size_t n;
 
@@ -495,8 +518,14 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	}
 	/* The symbolizer takes the images the ADDRs were resolved with (and
 	 * borrows the maps): opening every ELF again doubled the setup. */
+	/* The threads' fs bases, while the image set is ours: a store to a
+	 * thread-local of the executable (fs:) is then verified. */
+	if (vg_tls_thread_pointers(imgs, mem, cli->target->pid, &tps.t, &tps.n, NULL) < 0)
+		tps.n = 0;
 	r = vg_symbolizer_open_loaded(cli->target, 0, maps, imgs, &sym, &err);
 	imgs = NULL;
+	a.opt.thread_pointer = thread_pointer;
+	a.opt.thread_pointer_ctx = &tps;
 	if (r < 0 ||
 	    vg_watch_new(cli->target, sym, maps, mem, reqs, n, &a.opt, &s, &err) < 0) {
 		r = cli_fail(cli, &err);
@@ -554,6 +583,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	}
 out:
 	vg_watch_free(s);
+	free(tps.t);
 	for (size_t i = 0; i < MAX_WATCHES; i++)
 		vg_expr_result_clear(&results[i]);
 	vg_expr_env_free(env);

@@ -5,8 +5,8 @@
 # thread-local part; with --tid the watch is on that thread's copy (the
 # address the thread wrote down), counts exactly its K writes with their
 # values, all by that thread, and none of the other thread's writes to its
-# own copy (the store is fs:-relative: a heuristic writer, said so, since
-# the fs base is not sampled).  errno --tid resolves to the address each thread took of
+# own copy; the writer, an fs:-relative store, verified exact with the
+# thread's fs base from libthread_db.  errno --tid resolves to the address each thread took of
 # errno, where libc's debug info (libc6-dbg) describes it.
 # Emulation: the two threads store through two different labels, and only
 # thread 0's is given to the emulation (a uprobe cannot tell the two
@@ -82,17 +82,12 @@ eq_list(f"{w}: writer threads", [tid0] * K, [s.get("tid") for s in samples])
 sites = d.get("writer_sites") or []
 eq(f"{w}: writer sites", 1, len(sites))
 site = site_at_line(sites, truth.lines["tls_a"], w)
-if site:
-    eq(f"{w}: function", "vgw_store_tls_a", site.get("function"))
-    eq(f"{w}: hits", K, site.get("hits"))
-    eq_addr(f"{w}: trap_runtime_ip (label after the store)", truth.labels["tls_a"]["runtime"],
-            hexint(w, site.get("trap_runtime_ip")))
-    # An fs:-relative store: the thread's fs base is not among the
-    # sampled registers, so the destination cannot be verified; vigil
-    # says so rather than calling the writer exact.
-    check("fs:[" in (site.get("instruction") or ""), f"{w}: instruction {site.get('instruction')!r} must be fs:-relative")
-    eq(f"{w}: confidence (fs: base not sampled)", "heuristic", site.get("confidence"))
-    eq(f"{w}: unverified_why", "the store has an fs:/gs: segment, whose base is not sampled", site.get("unverified_why"))
+# An fs:-relative store: perf does not sample the fs base, libthread_db
+# lists each thread's (its thread pointer) before arming, so the writer
+# is verified exact like any other store.
+check(site is None or "fs:[" in (site.get("instruction") or ""),
+      f"{w}: instruction {site and site.get('instruction')!r} must be fs:-relative")
+check_site(site, truth, "tls_a", w, "store", hits=K, function="vgw_store_tls_a", mnemonic="mov")
 done()
 print(f"ok: {K} writes of thread {tid0} to its g_tls_cell, none of the other thread's ({MODE})")
 PY
