@@ -242,9 +242,11 @@ static int build_members(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_type *
 /* The C++ scope a DIE is declared in ("app::Mode" for an enumerator of
  * enum class app::Mode, "app" for one of a plain enum in namespace app),
  * as gdb qualifies enumerators: with self, the DIE's own name is part of
- * the prefix.  "" for C, or when the scopes cannot be found (the lookup
- * walks the DIE's CU, which only a C++ enum pays for). */
-static void cxx_scope(Dwarf_Die *die, bool with_self, char *buf, size_t size)
+ * the prefix; skip_anonymous leaves anonymous namespaces out (lookups:
+ * they are transparent), else they are "(anonymous namespace)" as gdb
+ * writes them.  "" for C, or when the scopes cannot be found (the lookup
+ * walks the DIE's CU, which only C++ pays for). */
+static void cxx_scope(Dwarf_Die *die, bool with_self, bool skip_anonymous, char *buf, size_t size)
 {
 	Dwarf_Die cu, *scopes = NULL;
 	int n, lang;
@@ -266,6 +268,8 @@ static void cxx_scope(Dwarf_Die *die, bool with_self, char *buf, size_t size)
 		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
 		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
 		    tag != DW_TAG_enumeration_type)
+			continue;
+		if (!name && tag == DW_TAG_namespace && skip_anonymous)
 			continue;
 		if (!name && tag == DW_TAG_namespace)
 			name = "(anonymous namespace)";
@@ -294,7 +298,7 @@ static int build_enumerators(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_ty
 	if (!t->enumerators)
 		return -ENOMEM;
 	t->flag_enum = n > 0;
-	cxx_scope(die, attr_flag(die, DW_AT_enum_class), scope, sizeof(scope));
+	cxx_scope(die, attr_flag(die, DW_AT_enum_class), false, scope, sizeof(scope));
 	dwarf_child(die, &c);
 	do {
 		struct vg_type_enumerator *e;
@@ -439,7 +443,7 @@ static const struct vg_type *build_die(struct vg_dwtypes *dt, Dwarf_Die *die, ui
 			tag == DW_TAG_typedef)) {
 		char scope[384];
 
-		cxx_scope(die, false, scope, sizeof(scope));
+		cxx_scope(die, false, false, scope, sizeof(scope));
 		if (scope[0]) {
 			size_t len = strlen(scope) + 2 + strlen(t->name) + 1;
 			char *q = own(dt, len);
@@ -561,12 +565,16 @@ static int walk_scope(Dwarf_Die *cu, Dwarf_Die *scope, const char *prefix, const
 	if (dwarf_child(scope, &c) != 0)
 		return 0;
 	do {
-		if (dwarf_tag(&c) == DW_TAG_namespace) {
+		if (dwarf_tag(&c) == DW_TAG_namespace && !dwarf_diename(&c)) {
+			/* An anonymous namespace is transparent to lookups, as in
+			 * C++ and gdb (g_anon, not "(anonymous namespace)::g_anon",
+			 * which no one can type). */
+			r = walk_scope(cu, &c, prefix, path, fn, ctx);
+		} else if (dwarf_tag(&c) == DW_TAG_namespace) {
 			const char *ns = dwarf_diename(&c);
 			char sub[512];
 
-			snprintf(sub, sizeof(sub), "%s%s%s", prefix, prefix[0] ? "::" : "",
-				 ns ? ns : "(anonymous namespace)");
+			snprintf(sub, sizeof(sub), "%s%s%s", prefix, prefix[0] ? "::" : "", ns);
 			r = on_path(path, sub) ? walk_scope(cu, &c, sub, path, fn, ctx) : 0;
 		} else {
 			r = fn(cu, &c, prefix, ctx);
@@ -732,7 +740,7 @@ static int var_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ct
 		if (!seen && strcmp(name, s->last) == 0) {
 			char scope[384];
 
-			cxx_scope(&spec, false, scope, sizeof(scope));
+			cxx_scope(&spec, false, true, scope, sizeof(scope));
 			if (scope[0]) {
 				snprintf(full, sizeof(full), "%s::%s", scope, name);
 				name = full;

@@ -103,7 +103,8 @@ int vg_dwtypes_open(struct vg_image *img, const char *target_root,
 struct vg_dwtypes *vg_dwtypes_free(struct vg_dwtypes *dt);
 
 /* Every definition of the variable called name at file scope (globals and
- * file-scope statics; C++ names qualified by namespace as ns::name), in
+ * file-scope statics; C++ names qualified by namespace or class as
+ * ns::name, Cls::s_static; an anonymous namespace is transparent), in
  * CU order, into out[0..max) (more are counted, not stored).  file, if
  * non-NULL, keeps only CUs whose name is file or ends with "/file".
  * Returns how many were found (0: none), or <0 with err (corrupt DWARF,

@@ -4,7 +4,8 @@
 # base classes shown as data (<Base> = {...}, the vtable pointer with its
 # demangled symbol), a class name in sizeof, a class's static data member
 # (app::Derived::s_instances, declared inside the class), a nested
-# namespace's variables, C++ type names and enumerators qualified as gdb
+# namespace's variables, a variable of an anonymous namespace by its bare
+# name, C++ type names and enumerators qualified as gdb
 # does (struct app::inner::Point *, app::inner::Color::green), casts to a namespace-qualified type; text
 # against what the target writes down, JSON base classes and offsets
 # against the target's own.
@@ -22,7 +23,7 @@ while IFS=$'\t' read -r _ expr want; do
 	assert_rc 0
 	assert_eq "$LAST_CMD" "$expr = $want" "$(cat "$T/e$n.out")"
 done < <(grep -P '^expect\t' "$truth")
-((n >= 13)) || harness_error "only $n expectations in $truth"
+((n >= 14)) || harness_error "only $n expectations in $truth"
 
 vg plain print "$pid" g_obj
 assert_rc 2

@@ -41,6 +41,10 @@ Color g_color = Color::green;
 Shade g_shade = dark;
 }  // namespace inner
 }  // namespace app
+namespace {
+// An anonymous namespace: found by its bare name, as in C++ and gdb.
+int g_anon = 9;
+}  // namespace
 
 int main(int argc, char **argv)
 {
@@ -63,6 +67,7 @@ int main(int argc, char **argv)
 		   "<app::Mid> = {tag = 3}, ratio = 1.5, name = %p \"derived\"}\n",
 		vptr, (const void *)app::g_obj.name);
 	fprintf(f, "expect\tapp::Derived::s_instances\t%d\n", app::Derived::s_instances);
+	fprintf(f, "expect\tg_anon\t%d\n", g_anon);
 	fprintf(f, "expect\tapp::inner::g_point\t{x = %d, y = %d}\n", app::inner::g_point.x, app::inner::g_point.y);
 	fprintf(f, "expect\tapp::inner::g_color\tapp::inner::Color::green\n");
 	fprintf(f, "expect\tapp::inner::g_shade\tapp::inner::dark\n");
