@@ -182,10 +182,26 @@ static uint64_t member_location(Dwarf_Die *die)
 	return 0;
 }
 
+/* A static data member: DW_TAG_member with DW_AT_declaration (DWARF 4),
+ * or a DW_TAG_variable inside the class (DWARF 5). */
+static int add_static(struct vg_dwtypes *dt, Dwarf_Die *c, struct vg_type *t, size_t *cap)
+{
+	struct vg_type_static st = { .name = dwarf_diename(c), .before = t->n_members,
+				     .decl = dwarf_dieoffset(c) };
+
+	if (!st.name)
+		return 0;
+	st.type = type_attr(dt, c);
+	if (VG_GROW(t->statics, *cap, t->n_statics + 1) < 0)
+		return dt->error = -ENOMEM;
+	t->statics[t->n_statics++] = st;
+	return 0;
+}
+
 static int build_members(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_type *t)
 {
 	Dwarf_Die c;
-	size_t cap = 0;
+	size_t cap = 0, cap_statics = 0;
 
 	if (dwarf_child(die, &c) != 0)
 		return 0;
@@ -194,10 +210,14 @@ static int build_members(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_type *
 		struct vg_type_member m = { 0 };
 		uint64_t bitpos;
 
-		if (tag != DW_TAG_member && tag != DW_TAG_inheritance)
-			continue;
 		/* C++ static data members are declarations, not layout. */
-		if (tag == DW_TAG_member && attr_flag(&c, DW_AT_declaration))
+		if ((tag == DW_TAG_member && attr_flag(&c, DW_AT_declaration)) ||
+		    tag == DW_TAG_variable) {
+			if (add_static(dt, &c, t, &cap_statics) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		if (tag != DW_TAG_member && tag != DW_TAG_inheritance)
 			continue;
 		m.type = type_attr(dt, &c);
 		m.is_base = tag == DW_TAG_inheritance;
@@ -235,6 +255,19 @@ static int build_members(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_type *
 		memcpy(keep, t->members, t->n_members * sizeof(*t->members));
 		free(t->members);
 		t->members = keep;
+	}
+	if (t->statics) {
+		void *keep = own(dt, t->n_statics * sizeof(*t->statics));
+
+		if (!keep) {
+			free(t->statics);
+			t->statics = NULL;
+			t->n_statics = 0;
+			return -ENOMEM;
+		}
+		memcpy(keep, t->statics, t->n_statics * sizeof(*t->statics));
+		free(t->statics);
+		t->statics = keep;
 	}
 	return 0;
 }
@@ -794,6 +827,47 @@ int vg_dwtypes_find_var(struct vg_dwtypes *dt, const char *name, const char *fil
 	if (r < 0)
 		return vg_error_set(err, r, "out of memory reading the DWARF types");
 	return (int)(s.n > INT32_MAX ? INT32_MAX : s.n);
+}
+
+struct static_search {
+	uint64_t decl, addr;
+	bool found;
+};
+
+static int static_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ctx)
+{
+	struct static_search *s = ctx;
+	Dwarf_Attribute a;
+	Dwarf_Die spec;
+	bool tls;
+
+	(void)cu;
+	(void)prefix;
+	if (dwarf_tag(die) != DW_TAG_variable || !dwarf_attr(die, DW_AT_specification, &a) ||
+	    !dwarf_formref_die(&a, &spec) || dwarf_dieoffset(&spec) != s->decl)
+		return 0;
+	s->found = var_location(die, &s->addr, &tls) && !tls;
+	return 1;
+}
+
+int vg_dwtypes_static_member(struct vg_dwtypes *dt, uint64_t decl, uint64_t *static_addr,
+			     struct vg_error *err)
+{
+	struct static_search s = { .decl = decl };
+	Dwarf_Die d, cu;
+	uint64_t first = 0;
+	int r;
+
+	/* The class's own CU first: usually where its statics are defined. */
+	if (dwarf_offdie(dt->dw, decl, &d) && dwarf_diecu(&d, &cu, NULL, NULL))
+		first = dwarf_dieoffset(&cu);
+	r = walk_cus(dt, first, NULL, static_visit, &s);
+	if (r < 0)
+		return vg_error_set(err, r, "out of memory reading the DWARF types");
+	if (!s.found)
+		return 0;
+	*static_addr = s.addr;
+	return 1;
 }
 
 /* ------------------------------------------------------------------ */

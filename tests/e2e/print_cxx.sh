@@ -3,7 +3,8 @@
 # its DW_TAG_namespace, defined at the CU's top level), a class with two
 # base classes shown as data (<Base> = {...}, the vtable pointer with its
 # demangled symbol), a class name in sizeof, a class's static data member
-# (app::Derived::s_instances, declared inside the class), a nested
+# (app::Derived::s_instances, declared inside the class; shown in the
+# class's value as gdb does: static s_instances = 2), a nested
 # namespace's variables, a variable of an anonymous namespace by its bare
 # name, C++ type names and enumerators qualified as gdb
 # does (struct app::inner::Point *, app::inner::Color::green), casts to a namespace-qualified type; text
@@ -40,11 +41,14 @@ assert_rc 0
 vg_py "$truth" "$T/json.out" <<'PY'
 import sys
 from vgcheck import *
-kv = {}
+kv, statics = {}, {}
 for line in open(sys.argv[1]).read().splitlines():
     if line.startswith("offset "):
         _, k, v = line.split(" ")
         kv[k] = int(v)
+    if line.startswith("static "):
+        _, k, v = line.split(" ")
+        statics[k] = int(v, 16)
 doc = load_json(sys.argv[2])
 r = get(doc, "results")[0]
 # Class names qualified by their namespace, as gdb writes them.
@@ -58,6 +62,12 @@ eq("Base.id", 7, {m["name"]: m for m in ms[0]["members"]}["id"]["value"])
 vp = ms[0]["members"][0]
 eq("vptr symbol", "vtable for app::Derived+16", vp.get("symbol"))
 eq("name string", "derived", ms[3]["string"])
+# A static data member: its own variable, with its address.
+st = r["value"].get("static_members") or []
+eq("static_members", ["s_instances"], [s.get("name") for s in st])
+if st:
+    eq("s_instances value", 2, st[0].get("value"))
+    eq("s_instances address", statics["s_instances"], int(st[0].get("address", "0"), 16))
 done()
 PY
 echo "ok: $n expressions"

@@ -5,8 +5,8 @@
 // namespace-qualified type.
 // usage: tgt_print_cxx TRUTHFILE
 // Writes "expect TAB EXPR TAB TEXT" lines (vigil's layout of its own
-// values: gdb's, names qualified by namespace as gdb does, but for the
-// "static s_instances = 2" gdb adds to a class's value)
+// values: gdb's, names qualified by namespace and static data members
+// shown in their class's value, as gdb does)
 // and "size"/"offset" lines for the JSON, then waits until killed.
 #include <cstddef>
 #include <cstdio>
@@ -64,8 +64,8 @@ int main(int argc, char **argv)
 	fprintf(f, "expect\tapp::g_obj.id + app::g_obj.tag\t10\n");
 	fprintf(f, "expect\tsizeof(app::Derived)\t%zu\n", sizeof(app::Derived));
 	fprintf(f, "expect\tapp::g_obj\t{<app::Base> = {_vptr.Base = %p <vtable for app::Derived+16>, id = 7}, "
-		   "<app::Mid> = {tag = 3}, ratio = 1.5, name = %p \"derived\"}\n",
-		vptr, (const void *)app::g_obj.name);
+		   "<app::Mid> = {tag = 3}, ratio = 1.5, name = %p \"derived\", static s_instances = %d}\n",
+		vptr, (const void *)app::g_obj.name, app::Derived::s_instances);
 	fprintf(f, "expect\tapp::Derived::s_instances\t%d\n", app::Derived::s_instances);
 	fprintf(f, "expect\tg_anon\t%d\n", g_anon);
 	fprintf(f, "expect\tapp::inner::g_point\t{x = %d, y = %d}\n", app::inner::g_point.x, app::inner::g_point.y);
@@ -77,6 +77,7 @@ int main(int argc, char **argv)
 	fprintf(f, "expect\t&app::inner::g_point\t(struct app::inner::Point *) %p <app::inner::g_point>\n",
 		(void *)&app::inner::g_point);
 	fprintf(f, "expect\t((app::inner::Point *)%p)->y\t%d\n", (void *)&app::inner::g_point, app::inner::g_point.y);
+	fprintf(f, "static s_instances %p\n", (void *)&app::Derived::s_instances);
 	fprintf(f, "offset Mid %zu\n", (size_t)((const char *)mid - (const char *)&app::g_obj));
 	fprintf(f, "offset ratio %zu\n", (size_t)((const char *)&app::g_obj.ratio - (const char *)&app::g_obj));
 	fprintf(f, "state ready\n");
