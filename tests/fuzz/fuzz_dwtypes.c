@@ -54,6 +54,10 @@ static void walk_type(const struct vg_type *t, int depth)
 		sink += t->members[i].name ? strlen(t->members[i].name) : 0;
 		walk_type(t->members[i].type, depth + 1);
 	}
+	for (size_t i = 0; i < t->n_statics && i < 16; i++) {
+		sink += t->statics[i].before + (t->statics[i].name ? strlen(t->statics[i].name) : 0);
+		walk_type(t->statics[i].type, depth + 1);
+	}
 	for (size_t i = 0; i < t->n_enumerators; i++)
 		sink += (uint64_t)t->enumerators[i].value +
 			(t->enumerators[i].name ? strlen(t->enumerators[i].name) : 0);
@@ -221,6 +225,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				walk_type(vars[k].type, 0);
 				print_over(vars[k].type, data, size);
 				walk_type(vg_dwtypes_complete(dt, vg_type_strip(vars[k].type)), 0);
+				/* Where a class's static data members are defined. */
+				{
+					const struct vg_type *st = vg_type_strip(vars[k].type);
+					uint64_t sa;
+
+					for (size_t j = 0; st && j < st->n_statics && j < 4; j++)
+						if (vg_dwtypes_static_member(dt, st->statics[j].decl, &sa, &err) == 1)
+							sink += sa;
+				}
 				if (!vars[k].tls)
 					name_over(dt, nm, img, &vars[k], data, size);
 			}
