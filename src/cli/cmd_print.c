@@ -19,6 +19,13 @@
 #include "target/maps.h"
 #include "target/mem.h"
 
+static bool any_name_is_type(const char *name, void *ctx)
+{
+	(void)name;
+	(void)ctx;
+	return true;
+}
+
 const char cmd_print_usage[] =
 	"usage: vigil print PID EXPR... [--tid TID] [--depth N] [--max-elements N] [--hex] [--json]\n"
 	"\n"
@@ -30,12 +37,16 @@ const char cmd_print_usage[] =
 	"  NAME                a global or file-scope static: the main executable\n"
 	"                      first, then the libraries\n"
 	"  IMAGE:NAME          the variable of that image (libc.so.6:program_invocation_name)\n"
-	"  NS::NAME            a C++ namespace variable (app::g_config)\n"
+	"  NS::NAME            a C++ namespace variable (app::g_config) or static data\n"
+	"                      member (app::Server::s_count); an anonymous namespace's\n"
+	"                      variables go by their bare name\n"
 	"  FILE:NAME           the static of that source file, when several files\n"
 	"                      define one (conn.c:count)\n"
 	"  x.m  p->m  a[i]     members (anonymous structs looked into), elements\n"
 	"  *p  &x  (T *)x      dereference, address, casts to integer and pointer types\n"
-	"                      (struct conn *, size_t, unsigned long, ...)\n"
+	"                      (struct conn *, size_t, unsigned long, app::Conn *, ...);\n"
+	"                      (T)*p, (T)-x: a cast when the DWARF names T a type,\n"
+	"                      else (n) * 2 is a product\n"
 	"  sizeof x  sizeof(T)\n"
 	"  + - * / % << >> & | ^ ~ !  on integers; pointer +/- integer scales\n"
 	"Thread-local variables (errno, __thread) are those of --tid's thread (default:\n"
@@ -181,12 +192,17 @@ int cmd_print(struct vg_cli *cli, int argc, char **argv)
 		r = cli_out_of_memory(cli, "for the expressions");
 		goto out;
 	}
-	/* Every expression's syntax before the target is touched. */
+	/* Every expression's syntax before the target is touched: valid
+	 * either way a '(NAME)' may read ("(my_t)~x" only if my_t is a type). */
 	for (int i = 0; i < a.n_exprs; i++) {
-		if (vg_expr_parse(a.exprs[i], &parsed[i], &err) < 0) {
+		struct vg_error err2 = { 0 };
+
+		if (vg_expr_parse(a.exprs[i], &parsed[i], &err) < 0 &&
+		    vg_expr_parse_typed(a.exprs[i], any_name_is_type, NULL, &parsed[i], &err2) < 0) {
 			r = cli_fail(cli, &err);
 			goto out;
 		}
+		vg_error_clear(&err);
 	}
 	r = cli_open_target(cli, a.pid, &maps, &mem);
 	if (r)
@@ -201,6 +217,15 @@ int cmd_print(struct vg_cli *cli, int argc, char **argv)
 		goto out;
 	}
 	vg_expr_env_set_thread(env, cli->target->pid, a.tid ? a.tid : cli->target->pid);
+	/* Again with the target's type names: "(my_t)*p" is a cast only if
+	 * my_t names a type. */
+	for (int i = 0; i < a.n_exprs; i++) {
+		parsed[i] = vg_expr_free(parsed[i]);
+		if (vg_expr_parse_typed(a.exprs[i], vg_expr_env_is_type, env, &parsed[i], &err) < 0) {
+			r = cli_fail(cli, &err);
+			goto out;
+		}
+	}
 	for (int i = 0; i < a.n_exprs; i++) {
 		struct vg_value_opts vo = { .max_depth = a.opts.max_depth,
 					    .max_elements = a.opts.max_elements };

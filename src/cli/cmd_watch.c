@@ -18,6 +18,7 @@
 #include "elf/image.h"
 #include "expr/eval.h"
 #include "expr/parse.h"
+#include "expr/tls.h"
 #include "report/json.h"
 #include "report/print.h"
 #include "report/watch.h"
@@ -28,7 +29,8 @@
 const char cmd_watch_usage[] =
 	"usage: vigil watch PID|NAME ADDR|EXPR... [--expr EXPR]... [--follow PTR_SLOT+OFFSET]...\n"
 	"                   [--len 1|2|4|8] [--access w|rw] [--duration TIME] [--max-events N]\n"
-	"                   [--max-samples N] [--regs] [--stacks] [--bin FILE [--force-bin]] [--json]\n"
+	"                   [--max-samples N] [--regs] [--stacks] [--bin FILE [--force-bin]]\n"
+	"                   [--tid TID] [--json]\n"
 	"\n"
 	"Who writes this location?  Arms a hardware data breakpoint (x86 debug\n"
 	"registers, through perf_event_open) on every thread of a running process,\n"
@@ -50,7 +52,8 @@ const char cmd_watch_usage[] =
 	"print reads it ('g_head->mid->tail->val'): its length comes from its type\n"
 	"(1, 2, 4 or 8 bytes), each pointer it reads is watched too, and a write to\n"
 	"one moves the breakpoints after it (as --follow); written values are also\n"
-	"shown by their type.\n"
+	"shown by their type.  A thread-local variable (errno, __thread data) is that\n"
+	"of the thread --tid names (through libthread_db, as vigil print finds it).\n"
 	"\n"
 	"x86 has 4 debug registers per thread: a watch takes 1, a --follow takes 2,\n"
 	"an expression 1 per pointer hop + 1 (said on stderr before arming).\n"
@@ -81,6 +84,8 @@ const char cmd_watch_usage[] =
 	"  --bin FILE       take @0xHEX and symbols from FILE (an unstripped copy of\n"
 	"                   the running executable)\n"
 	"  --force-bin      use --bin FILE even when it does not match\n"
+	"  --tid TID        the thread whose thread-local variables an expression\n"
+	"                   names (required for one: each thread has its own copy)\n"
 	"  --json           one JSON document (docs/json-schema/live_watch.json)\n"
 	"  -h, --help       this help\n"
 	"\n"
@@ -90,7 +95,8 @@ const char cmd_watch_usage[] =
 	"  vigil watch 4242 g_config+16 --len 4 --regs\n"
 	"  vigil watch 4242 0x7ffd5e8c1a28 --duration 5s --json\n"
 	"  vigil watch 4242 --follow g_queue+8 --len 4 --regs   (*g_queue + 8)\n"
-	"  vigil watch 4242 'g_head->mid->tail->val'\n";
+	"  vigil watch 4242 'g_head->mid->tail->val'\n"
+	"  vigil watch 4242 g_tls_count --tid 4250      (thread 4250's __thread copy)\n";
 
 #define MAX_WATCHES 8
 
@@ -109,6 +115,7 @@ struct watch_args {
 	struct vg_watch_options opt;
 	const char *bin_path;
 	bool force_bin;
+	pid_t tid;                   /* --tid: whose thread-local variables; 0: none */
 };
 
 static int parse_number(struct vg_cli *cli, const char *opt, const char *arg, uint64_t *out)
@@ -121,7 +128,7 @@ static int parse_number(struct vg_cli *cli, const char *opt, const char *arg, ui
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_args *a)
 {
 	enum { OPT_FOLLOW = 256, OPT_EXPR, OPT_LEN, OPT_ACCESS, OPT_DURATION, OPT_MAX_EVENTS,
-	       OPT_MAX_SAMPLES, OPT_REGS, OPT_STACKS, OPT_BIN, OPT_FORCE_BIN, OPT_JSON };
+	       OPT_MAX_SAMPLES, OPT_REGS, OPT_STACKS, OPT_BIN, OPT_FORCE_BIN, OPT_JSON, OPT_TID };
 	static const struct option opts[] = {
 		{ "follow", required_argument, NULL, OPT_FOLLOW },
 		{ "expr", required_argument, NULL, OPT_EXPR },
@@ -135,6 +142,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_ar
 		{ "bin", required_argument, NULL, OPT_BIN },
 		{ "force-bin", no_argument, NULL, OPT_FORCE_BIN },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "tid", required_argument, NULL, OPT_TID },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -209,6 +217,10 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct watch_ar
 			break;
 		case OPT_JSON:
 			cli->json = true;
+			break;
+		case OPT_TID:
+			if ((r = cli_parse_pid(cli, optarg, &a->tid)))
+				return r;
 			break;
 		case 'h':
 			fputs(cmd_watch_usage, stdout);
@@ -305,7 +317,7 @@ static int expr_request(struct vg_cli *cli, struct vg_expr_env *env, const char 
 	char tn[256];
 	int r;
 
-	if (vg_expr_parse(text, &e, &err) < 0)
+	if (vg_expr_parse_typed(text, vg_expr_env_is_type, env, &e, &err) < 0)
 		return cli_fail(cli, &err);
 	r = vg_expr_eval(env, e, res, &err);
 	vg_expr_free(e);
@@ -378,6 +390,27 @@ static int expr_request(struct vg_cli *cli, struct vg_expr_env *env, const char 
 	return 0;
 }
 
+/* A thread's fs base for the watch (vg_watch_options.thread_pointer):
+ * the threads libthread_db listed before arming (a thread created later
+ * has none: its fs: stores stay heuristic). */
+struct thread_pointers {
+	struct vg_tls_thread *t;
+	size_t n;
+};
+
+static int thread_pointer(void *ctx, pid_t tid, uint64_t *fs_base)
+{
+	const struct thread_pointers *tp = ctx;
+
+	for (size_t i = 0; i < tp->n; i++) {
+		if (tp->t[i].tid == tid) {
+			*fs_base = tp->t[i].tp;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Resolve every ADDR, expression and --follow slot into requests
  * (validated later by vg_watch_new, before anything is armed).  An
  * argument that is no ADDR form is an expression over the DWARF. */
@@ -424,7 +457,9 @@ static int build_requests(struct vg_cli *cli, const struct watch_args *a,
 			snprintf(root, sizeof(root), "/proc/%d/root", (int)cli->target->mm_pid);
 			if (!(*env = vg_expr_env_new(imgs, mem, root)))
 				return cli_out_of_memory(cli, "for the expression environment");
-			vg_expr_env_set_thread(*env, cli->target->pid, cli->target->pid);
+			/* No default thread: a thread-local watched in the wrong
+			 * thread would report nothing, and say nothing. */
+			vg_expr_env_set_thread(*env, cli->target->pid, a->tid);
 		}
 		r = expr_request(cli, *env, spec, &results[i], &owned[i], &typed[i], q);
 		if (r)
@@ -453,6 +488,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	char *owned[MAX_WATCHES] = { 0 };
 	const char *bin_match = NULL;
 	struct cli_stop_signals stop = { .fd = -1 };
+	struct thread_pointers tps = { 0 };
 	int r;
 	size_t n;
 
@@ -482,8 +518,14 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	}
 	/* The symbolizer takes the images the ADDRs were resolved with (and
 	 * borrows the maps): opening every ELF again doubled the setup. */
+	/* The threads' fs bases, while the image set is ours: a store to a
+	 * thread-local of the executable (fs:) is then verified. */
+	if (vg_tls_thread_pointers(imgs, mem, cli->target->pid, &tps.t, &tps.n, NULL) < 0)
+		tps.n = 0;
 	r = vg_symbolizer_open_loaded(cli->target, 0, maps, imgs, &sym, &err);
 	imgs = NULL;
+	a.opt.thread_pointer = thread_pointer;
+	a.opt.thread_pointer_ctx = &tps;
 	if (r < 0 ||
 	    vg_watch_new(cli->target, sym, maps, mem, reqs, n, &a.opt, &s, &err) < 0) {
 		r = cli_fail(cli, &err);
@@ -541,6 +583,7 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	}
 out:
 	vg_watch_free(s);
+	free(tps.t);
 	for (size_t i = 0; i < MAX_WATCHES; i++)
 		vg_expr_result_clear(&results[i]);
 	vg_expr_env_free(env);

@@ -75,6 +75,30 @@ struct vg_dwtypes *vg_expr_env_types(struct vg_expr_env *env, const struct vg_im
 	return NULL;
 }
 
+bool vg_expr_env_is_type(const char *name, void *ctx)
+{
+	struct vg_expr_env *env = ctx;
+	const struct vg_image *main_img = vg_images_main(env->imgs);
+
+	for (size_t pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < env->imgs->n; i++) {
+			const struct vg_image *img = env->imgs->images[i];
+			struct vg_dwtypes *dt;
+			struct vg_dwvar var;
+			struct vg_error terr = { 0 };
+
+			if ((pass == 0) != (img == main_img) || !(dt = vg_expr_env_types(env, img)))
+				continue;
+			/* A variable wins: "(n) * 2" stays a product. */
+			if (vg_dwtypes_find_var(dt, name, NULL, &var, 1, &terr) != 0)
+				return false;
+			if (vg_dwtypes_find_type(dt, name, 0, &terr))
+				return true;
+		}
+	}
+	return false;
+}
+
 char *vg_expr_env_describe(struct vg_expr_env *env, uint64_t addr, char *buf, size_t size)
 {
 	const struct vg_image *img = vg_images_find(env->imgs, addr);
@@ -94,6 +118,22 @@ char *vg_expr_env_describe(struct vg_expr_env *env, uint64_t addr, char *buf, si
 		free(dm);
 	}
 	return buf;
+}
+
+char *vg_expr_describe_result(struct vg_expr_env *env, const struct vg_expr_result *r,
+			      uint64_t addr, char *buf, size_t size)
+{
+	/* The ELF symbol would say the same: the variable's own name; an
+	 * image's symbol table of 100,000s of C++ names is not read (and
+	 * sorted) to learn it. */
+	if (r->var_name && r->var_size && addr >= r->var_addr && addr - r->var_addr < r->var_size) {
+		if (addr == r->var_addr)
+			snprintf(buf, size, "%s", r->var_name);
+		else
+			snprintf(buf, size, "%s+%" PRIu64, r->var_name, addr - r->var_addr);
+		return buf;
+	}
+	return vg_expr_env_describe(env, addr, buf, size);
 }
 
 /* ------------------------------------------------------------------ */
@@ -449,7 +489,7 @@ static int variable(struct ctx *c, const struct vg_expr_node *n, struct val *out
 				}
 			}
 			if (vars[0].tls && !c->env->tid)
-				return vg_error_set(c->err, -EINVAL, "%s: '%s' is a thread-local variable, and no thread was named",
+				return vg_error_set(c->err, -EINVAL, "%s: '%s' is a thread-local variable (one copy per thread); name the thread with --tid TID",
 						    text(c, n, tx, sizeof(tx)), n->name);
 			if (!vars[0].type)
 				return vg_error_set(c->err, -ENOENT, "%s: '%s' has no type in the debug info",
@@ -476,6 +516,14 @@ static int variable(struct ctx *c, const struct vg_expr_node *n, struct val *out
 				}
 			} else if (vars[0].external) {
 				out->addr = interposed(c, img, n->name, out->addr);
+			}
+			if (!vars[0].tls && !c->res->var_name && c->res->image == img &&
+			    out->addr == vars[0].static_addr + img->bias) {
+				c->res->var_name = strdup(n->name);
+				if (!c->res->var_name)
+					return vg_error_set(c->err, -ENOMEM, "out of memory");
+				c->res->var_addr = out->addr;
+				c->res->var_size = vg_type_size(vars[0].type);
 			}
 			return 0;
 		}
@@ -832,4 +880,6 @@ void vg_expr_result_clear(struct vg_expr_result *r)
 	free(r->hops);
 	r->hops = NULL;
 	r->n_hops = 0;
+	free(r->var_name);
+	r->var_name = NULL;
 }

@@ -62,6 +62,11 @@ struct vg_expr_result {
 	/* Where the first variable of the expression was found. */
 	const struct vg_image *image;
 	const char *var_cu;           /* its CU (source file), borrowed */
+	/* That variable itself when found by its DWARF name at a static
+	 * address (not a thread-local, not an alias): an address inside it is
+	 * named from it without loading the image's symbol table. */
+	char *var_name;               /* owned (vg_expr_result_clear frees it) */
+	uint64_t var_addr, var_size;
 };
 
 /* Evaluate e.  Errors name the failing part of the text:
@@ -76,10 +81,21 @@ void vg_expr_result_clear(struct vg_expr_result *r);
 
 /* "g_nodes+16" for an address inside a symbol of an image, else "" into
  * buf; returns buf. */
+/* The same for an address inside r's first variable, from what the
+ * evaluation knows (no symbol table read); else as vg_expr_env_describe. */
+char *vg_expr_describe_result(struct vg_expr_env *env, const struct vg_expr_result *r,
+			      uint64_t addr, char *buf, size_t size);
+
 char *vg_expr_env_describe(struct vg_expr_env *env, uint64_t addr, char *buf, size_t size);
 
 /* The type table of img (opened on first use), or NULL if no DWARF. */
 struct vg_dwtypes *vg_expr_env_types(struct vg_expr_env *env, const struct vg_image *img);
+
+/* Does name name a type (a typedef, or a C++ class, struct, union or enum
+ * written without its keyword) rather than a variable in the target's
+ * DWARF?  The main executable first, then the other images.  A
+ * vg_expr_is_type_fn for vg_expr_parse_typed, ctx the env. */
+bool vg_expr_env_is_type(const char *name, void *env);
 
 /* The memory reader (borrowed). */
 struct vg_mem *vg_expr_env_mem(struct vg_expr_env *env);

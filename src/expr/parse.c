@@ -17,6 +17,8 @@ struct parser {
 	struct vg_error *err;
 	int depth;
 	bool failed;
+	vg_expr_is_type_fn is_type;
+	void *is_type_ctx;
 };
 
 #define MAX_DEPTH 200   /* "((((...": no stack overflow on hostile input */
@@ -203,9 +205,13 @@ static int type_name(struct parser *p, struct vg_expr_typename *tn, bool need_st
 				return 0;
 			}
 			q++;
-			while (*q == ' ')
+			while (*q == ' ' || *q == '\t')
 				q++;
-			if (!(isalnum((unsigned char)*q) || *q == '_' || *q == '(')) {
+			/* "(T)*p" or "(n) * 2": only the target's types can tell;
+			 * "->" after ')' is never a cast. */
+			if (!(isalnum((unsigned char)*q) || *q == '_' || *q == '(') &&
+			    !(*q && strchr("*&-+~!", *q) && !(q[0] == '-' && q[1] == '>') &&
+			      p->is_type && p->is_type(id, p->is_type_ctx))) {
 				free(id);
 				p->pos = save;
 				return 0;
@@ -510,7 +516,13 @@ static struct vg_expr_node *expr(struct parser *p, int min_prec)
 
 int vg_expr_parse(const char *text, struct vg_expr **out, struct vg_error *err)
 {
-	struct parser p = { .s = text, .err = err };
+	return vg_expr_parse_typed(text, NULL, NULL, out, err);
+}
+
+int vg_expr_parse_typed(const char *text, vg_expr_is_type_fn is_type, void *ctx,
+			struct vg_expr **out, struct vg_error *err)
+{
+	struct parser p = { .s = text, .err = err, .is_type = is_type, .is_type_ctx = ctx };
 	struct vg_expr *e;
 
 	*out = NULL;

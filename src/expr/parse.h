@@ -12,13 +12,17 @@
  *              | NAME, then '*'...
  * NAME may hold C++ '::'.  SCOPE is an image file name (libc.so.6) or a
  * source file (conn.c) that picks one of several statics of one name.
- * '(NAME)' is a cast only when a number, a name or '(' follows it
- * ('(size_t)x'); otherwise it is a parenthesized variable.
+ * '(NAME)' is a cast when a number, a name or '(' follows it
+ * ('(size_t)x'); when a unary operator follows ('(my_t)*p', '(len_t)-x'),
+ * C itself needs to know whether NAME names a type, so the caller's
+ * is_type answers (the target's DWARF); without it, or when it says no,
+ * '(NAME)' is a parenthesized variable ('(x) - 1', '(n) * 2').
  * Nothing here knows the target: names are resolved by eval.c.
  * Errors (-EINVAL, exit 2) say the column and what was expected. */
 #ifndef VG_EXPR_PARSE_H
 #define VG_EXPR_PARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,7 +58,14 @@ struct vg_expr {
 	size_t n_nodes, cap_nodes;
 };
 
+/* Does name (a bare or C++-qualified identifier) name a type? */
+typedef bool (*vg_expr_is_type_fn)(const char *name, void *ctx);
+
 int vg_expr_parse(const char *text, struct vg_expr **out, struct vg_error *err);
+/* The same, asking is_type(name, ctx) where '(NAME)' before a unary
+ * operator may be a cast (is_type may be NULL). */
+int vg_expr_parse_typed(const char *text, vg_expr_is_type_fn is_type, void *ctx,
+			struct vg_expr **out, struct vg_error *err);
 struct vg_expr *vg_expr_free(struct vg_expr *e);
 
 /* The source text of node n ("cfg->limits"), into buf; returns buf. */

@@ -8,8 +8,11 @@
 #include <errno.h>
 #include <proc_service.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <thread_db.h>
+
+#include "util/vec.h"
 
 
 struct ps_prochandle {
@@ -136,6 +139,61 @@ static int thread_cb(const td_thrhandle_t *th, void *data)
 		f->found = true;
 		return 1;
 	}
+	return 0;
+}
+
+struct all_threads {
+	struct vg_tls_thread *t;
+	size_t n, cap;
+	bool oom;
+};
+
+static int all_cb(const td_thrhandle_t *th, void *data)
+{
+	struct all_threads *a = data;
+	td_thrinfo_t info;
+
+	if (td_thr_get_info(th, &info) != TD_OK || !info.ti_tid)
+		return 0;
+	if (VG_GROW(a->t, a->cap, a->n + 1) < 0) {
+		a->oom = true;
+		return 1;
+	}
+	a->t[a->n++] = (struct vg_tls_thread){ .tid = (pid_t)info.ti_lid,
+					       .tp = (uint64_t)info.ti_tid };
+	return 0;
+}
+
+int vg_tls_thread_pointers(const struct vg_images *imgs, struct vg_mem *mem, pid_t pid,
+			   struct vg_tls_thread **out, size_t *n, struct vg_error *err)
+{
+	struct ps_prochandle ph = { .imgs = imgs, .mem = mem, .pid = pid };
+	struct all_threads a = { 0 };
+	td_thragent_t *ta = NULL;
+	td_err_e e;
+
+	*out = NULL;
+	*n = 0;
+	if (td_init() != TD_OK)
+		return vg_error_set(err, -ENOTSUP, "libthread_db does not initialize");
+	e = td_ta_new(&ph, &ta);
+	if (e != TD_OK)
+		return vg_error_set(err, -ENOTSUP, "libthread_db cannot read the threads of pid %d (td_ta_new error %d)",
+				    (int)pid, (int)e);
+	e = td_ta_thr_iter(ta, all_cb, &a, TD_THR_ANY_STATE, TD_THR_LOWEST_PRIORITY,
+			   TD_SIGNO_MASK, TD_THR_ANY_USER_FLAGS);
+	td_ta_delete(ta);
+	if (a.oom) {
+		free(a.t);
+		return vg_error_set(err, -ENOMEM, "out of memory listing threads");
+	}
+	if (e != TD_OK) {
+		free(a.t);
+		return vg_error_set(err, -ENOTSUP, "libthread_db cannot list the threads of pid %d (error %d)",
+				    (int)pid, (int)e);
+	}
+	*out = a.t;
+	*n = a.n;
 	return 0;
 }
 

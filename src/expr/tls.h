@@ -7,6 +7,7 @@
 #ifndef VG_EXPR_TLS_H
 #define VG_EXPR_TLS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -22,5 +23,16 @@
 int vg_tls_address(const struct vg_images *imgs, struct vg_mem *mem, pid_t pid, pid_t tid,
 		   const struct vg_image *img, uint64_t offset, uint64_t *addr,
 		   struct vg_error *err);
+
+/* Every thread of pid with its thread pointer (x86-64: its fs base, the
+ * address of its struct pthread, which libthread_db gives as ti_tid),
+ * from memory alone, into *out (malloc'ed, n entries).  Errors as
+ * vg_tls_address. */
+struct vg_tls_thread {
+	pid_t tid;
+	uint64_t tp;
+};
+int vg_tls_thread_pointers(const struct vg_images *imgs, struct vg_mem *mem, pid_t pid,
+			   struct vg_tls_thread **out, size_t *n, struct vg_error *err);
 
 #endif

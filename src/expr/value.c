@@ -43,9 +43,51 @@ struct walk {
 	struct vg_expr_env *env;
 	struct vg_value *v;
 	const struct vg_value_opts *o;
-	size_t cap;
+	size_t cap, cap_statics;
 	struct vg_error *err;
+	const struct vg_image *image;  /* whose DWARF the types are; NULL: no statics */
 };
+
+static int fetch(struct vg_expr_env *env, const struct vg_expr_result *r,
+		 const struct vg_value_opts *o, bool statics, struct vg_value **out,
+		 struct vg_error *err);
+
+/* Each static data member of class t, read once per value from its own
+ * definition (not inside a static's own value: a class holding a static
+ * of its own type would recurse). */
+static int fetch_statics(struct walk *w, const struct vg_type *t)
+{
+	struct vg_dwtypes *dt = w->image ? vg_expr_env_types(w->env, w->image) : NULL;
+
+	for (size_t i = 0; dt && i < t->n_statics; i++) {
+		struct vg_value_static *s;
+		struct vg_expr_result res = { 0 };
+		uint64_t sa;
+		bool seen = false;
+		int r;
+
+		for (size_t k = 0; k < w->v->n_statics && !seen; k++)
+			seen = w->v->statics[k].owner == t && w->v->statics[k].index == i;
+		if (seen)
+			continue;
+		if (VG_GROW(w->v->statics, w->cap_statics, w->v->n_statics + 1) < 0)
+			return vg_error_set(w->err, -ENOMEM, "out of memory");
+		s = &w->v->statics[w->v->n_statics++];
+		*s = (struct vg_value_static){ .owner = t, .index = i };
+		r = vg_dwtypes_static_member(dt, t->statics[i].decl, &sa, w->err);
+		if (r < 0)
+			return r;
+		if (r == 0 || !t->statics[i].type)
+			continue;
+		res.type = t->statics[i].type;
+		res.lvalue = true;
+		res.addr = sa + w->image->bias;
+		r = fetch(w->env, &res, w->o, false, &s->value, w->err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
 
 static bool readable(const struct vg_value *v, uint64_t off, uint64_t n)
 {
@@ -124,6 +166,8 @@ static int walk(struct walk *w, const struct vg_type *t, uint64_t off, unsigned 
 	case VG_TYPE_CLASS:
 		if (depth >= w->o->max_depth)
 			return 0;
+		if (t->n_statics && (r = fetch_statics(w, t)) < 0)
+			return r;
 		for (size_t i = 0; i < t->n_members; i++)
 			if (!t->members[i].bit_size &&
 			    (r = walk(w, t->members[i].type, off + t->members[i].offset, depth + 1)) < 0)
@@ -150,8 +194,16 @@ static int walk(struct walk *w, const struct vg_type *t, uint64_t off, unsigned 
 int vg_value_fetch(struct vg_expr_env *env, const struct vg_expr_result *r,
 		   const struct vg_value_opts *o, struct vg_value **out, struct vg_error *err)
 {
+	return fetch(env, r, o, true, out, err);
+}
+
+static int fetch(struct vg_expr_env *env, const struct vg_expr_result *r,
+		 const struct vg_value_opts *o, bool statics, struct vg_value **out,
+		 struct vg_error *err)
+{
 	struct vg_value *v = calloc(1, sizeof(*v));
-	struct walk w = { .env = env, .v = v, .o = o, .err = err };
+	struct walk w = { .env = env, .v = v, .o = o, .err = err,
+			  .image = statics ? r->image : NULL };
 	int rc;
 
 	*out = NULL;
@@ -164,7 +216,7 @@ int vg_value_fetch(struct vg_expr_env *env, const struct vg_expr_result *r,
 	if (r->lvalue) {
 		v->has_addr = true;
 		v->addr = r->addr;
-		vg_expr_env_describe(env, r->addr, v->sym, sizeof(v->sym));
+		vg_expr_describe_result(env, r, r->addr, v->sym, sizeof(v->sym));
 		v->size = r->bit_size ? (r->bit_offset + r->bit_size + 7) / 8 : v->type_size;
 		if (v->size > VG_VALUE_MAX_BYTES)
 			v->size = VG_VALUE_MAX_BYTES;
@@ -204,9 +256,21 @@ struct vg_value *vg_value_free(struct vg_value *v)
 	for (size_t i = 0; i < v->n_ptrs; i++)
 		free(v->ptrs[i].str);
 	free(v->ptrs);
+	for (size_t i = 0; i < v->n_statics; i++)
+		vg_value_free(v->statics[i].value);
+	free(v->statics);
 	free(v->bytes);
 	free(v->ok);
 	free(v);
+	return NULL;
+}
+
+const struct vg_value_static *vg_value_static_of(const struct vg_value *v,
+						 const struct vg_type *owner, size_t index)
+{
+	for (size_t i = 0; i < v->n_statics; i++)
+		if (v->statics[i].owner == owner && v->statics[i].index == index)
+			return &v->statics[i];
 	return NULL;
 }
 

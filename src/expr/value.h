@@ -30,6 +30,15 @@ struct vg_value_ptr {
 	bool str_unreadable;          /* not even the first byte could be read */
 };
 
+/* A C++ static data member of a class in the value: its own variable,
+ * read once per value (gdb shows it in every object of the class). */
+struct vg_value_static {
+	const struct vg_type *owner;  /* the class (stripped) */
+	size_t index;                 /* in owner->statics */
+	struct vg_value *value;       /* NULL: no storage found (a constant, or
+				       * defined elsewhere) */
+};
+
 struct vg_value {
 	const struct vg_type *type;
 	bool has_addr;                /* an lvalue: addr is where it lives */
@@ -42,6 +51,8 @@ struct vg_value {
 	uint64_t n_unreadable;
 	struct vg_value_ptr *ptrs;
 	size_t n_ptrs;
+	struct vg_value_static *statics;  /* not inside a static's own value */
+	size_t n_statics;
 };
 
 #define VG_VALUE_MAX_BYTES (1u << 20)  /* larger objects: their first MiB */
@@ -51,6 +62,11 @@ struct vg_value {
 int vg_value_fetch(struct vg_expr_env *env, const struct vg_expr_result *r,
 		   const struct vg_value_opts *o, struct vg_value **out, struct vg_error *err);
 struct vg_value *vg_value_free(struct vg_value *v);
+
+/* What v knows of static member index of class owner, or NULL when it
+ * was not read (inside a static's own value). */
+const struct vg_value_static *vg_value_static_of(const struct vg_value *v,
+						 const struct vg_type *owner, size_t index);
 
 /* The pointer note at byte offset off, or NULL. */
 const struct vg_value_ptr *vg_value_ptr_at(const struct vg_value *v, uint64_t off);

@@ -291,8 +291,38 @@ static void fmt_array(struct fmt *f, const struct vg_type *t, uint64_t off, unsi
 	fputc('}', f->out);
 }
 
+/* The static data members shown before members[at] (gdb's order, the
+ * class's), each from its own variable: "static count = 42".  *first:
+ * nothing printed yet in these braces. */
+static void fmt_statics(struct fmt *f, const struct vg_type *t, size_t at, unsigned depth,
+			bool *first)
+{
+	for (size_t i = 0; i < t->n_statics; i++) {
+		const struct vg_value_static *s;
+		const struct vg_value *keep = f->v;
+
+		if (t->statics[i].before != at || !(s = vg_value_static_of(f->v, t, i)))
+			continue;
+		if (!*first)
+			fputs(", ", f->out);
+		*first = false;
+		fputs("static ", f->out);
+		vg_text_put(f->out, t->statics[i].name);
+		fputs(" = ", f->out);
+		if (!s->value) {
+			fputs("<optimized out>", f->out);
+			continue;
+		}
+		f->v = s->value;
+		fmt_value(f, s->value->type, 0, 0, 0, depth + 1, false);
+		f->v = keep;
+	}
+}
+
 static void fmt_aggregate(struct fmt *f, const struct vg_type *t, uint64_t off, unsigned depth)
 {
+	bool first = true;
+
 	if (depth >= f->o->max_depth) {
 		fputs("{...}", f->out);
 		return;
@@ -305,8 +335,10 @@ static void fmt_aggregate(struct fmt *f, const struct vg_type *t, uint64_t off, 
 	for (size_t i = 0; i < t->n_members; i++) {
 		const struct vg_type_member *m = &t->members[i];
 
-		if (i)
+		fmt_statics(f, t, i, depth, &first);
+		if (!first)
 			fputs(", ", f->out);
+		first = false;
 		if (m->is_base) {
 			fputc('<', f->out);
 			vg_text_put(f->out, m->name ? m->name : "?");
@@ -317,6 +349,7 @@ static void fmt_aggregate(struct fmt *f, const struct vg_type *t, uint64_t off, 
 		}
 		fmt_value(f, m->type, off + m->offset, m->bit_offset, m->bit_size, depth + 1, false);
 	}
+	fmt_statics(f, t, t->n_members, depth, &first);
 	fputc('}', f->out);
 }
 
@@ -660,6 +693,22 @@ static cJSON *json_value(const struct vg_value *v, const struct vg_print_opts *o
 			if (m->is_base)
 				cJSON_AddBoolToObject(mj, "base_class", true);
 			cJSON_AddItemToArray(ms, mj);
+		}
+		/* C++ static data members: each its own variable's value. */
+		for (size_t i = 0; ms && i < t->n_statics; i++) {
+			const struct vg_value_static *s = vg_value_static_of(v, t, i);
+			cJSON *sj, *arr = cJSON_GetObjectItem(n, "static_members");
+
+			if (!s || !s->value)
+				continue;
+			if (!arr && !(arr = cJSON_AddArrayToObject(n, "static_members")))
+				return cJSON_Delete(n), NULL;
+			sj = json_value(s->value, o, s->value->type, 0, 0, 0, depth + 1);
+			if (!sj)
+				return cJSON_Delete(n), NULL;
+			vg_json_add_text(sj, "name", t->statics[i].name);
+			vg_json_add_addr(sj, "address", s->value->addr);
+			cJSON_AddItemToArray(arr, sj);
 		}
 		break;
 	}

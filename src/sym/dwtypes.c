@@ -182,10 +182,26 @@ static uint64_t member_location(Dwarf_Die *die)
 	return 0;
 }
 
+/* A static data member: DW_TAG_member with DW_AT_declaration (DWARF 4),
+ * or a DW_TAG_variable inside the class (DWARF 5). */
+static int add_static(struct vg_dwtypes *dt, Dwarf_Die *c, struct vg_type *t, size_t *cap)
+{
+	struct vg_type_static st = { .name = dwarf_diename(c), .before = t->n_members,
+				     .decl = dwarf_dieoffset(c) };
+
+	if (!st.name)
+		return 0;
+	st.type = type_attr(dt, c);
+	if (VG_GROW(t->statics, *cap, t->n_statics + 1) < 0)
+		return dt->error = -ENOMEM;
+	t->statics[t->n_statics++] = st;
+	return 0;
+}
+
 static int build_members(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_type *t)
 {
 	Dwarf_Die c;
-	size_t cap = 0;
+	size_t cap = 0, cap_statics = 0;
 
 	if (dwarf_child(die, &c) != 0)
 		return 0;
@@ -194,10 +210,14 @@ static int build_members(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_type *
 		struct vg_type_member m = { 0 };
 		uint64_t bitpos;
 
-		if (tag != DW_TAG_member && tag != DW_TAG_inheritance)
-			continue;
 		/* C++ static data members are declarations, not layout. */
-		if (tag == DW_TAG_member && attr_flag(&c, DW_AT_declaration))
+		if ((tag == DW_TAG_member && attr_flag(&c, DW_AT_declaration)) ||
+		    tag == DW_TAG_variable) {
+			if (add_static(dt, &c, t, &cap_statics) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		if (tag != DW_TAG_member && tag != DW_TAG_inheritance)
 			continue;
 		m.type = type_attr(dt, &c);
 		m.is_base = tag == DW_TAG_inheritance;
@@ -236,7 +256,63 @@ static int build_members(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_type *
 		free(t->members);
 		t->members = keep;
 	}
+	if (t->statics) {
+		void *keep = own(dt, t->n_statics * sizeof(*t->statics));
+
+		if (!keep) {
+			free(t->statics);
+			t->statics = NULL;
+			t->n_statics = 0;
+			return -ENOMEM;
+		}
+		memcpy(keep, t->statics, t->n_statics * sizeof(*t->statics));
+		free(t->statics);
+		t->statics = keep;
+	}
 	return 0;
+}
+
+/* The C++ scope a DIE is declared in ("app::Mode" for an enumerator of
+ * enum class app::Mode, "app" for one of a plain enum in namespace app),
+ * as gdb qualifies enumerators: with self, the DIE's own name is part of
+ * the prefix; skip_anonymous leaves anonymous namespaces out (lookups:
+ * they are transparent), else they are "(anonymous namespace)" as gdb
+ * writes them.  "" for C, or when the scopes cannot be found (the lookup
+ * walks the DIE's CU, which only C++ pays for). */
+static void cxx_scope(Dwarf_Die *die, bool with_self, bool skip_anonymous, char *buf, size_t size)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	int n, lang;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return;
+	lang = dwarf_srclang(&cu);
+	if (lang != DW_LANG_C_plus_plus && lang != DW_LANG_C_plus_plus_03 &&
+	    lang != DW_LANG_C_plus_plus_11 && lang != DW_LANG_C_plus_plus_14)
+		return;
+	n = dwarf_getscopes_die(die, &scopes);
+	/* scopes[0] is die itself, scopes[n - 1] the CU. */
+	for (int i = n - 2; i >= (with_self ? 0 : 1) && len < size; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+		const char *name = dwarf_diename(&scopes[i]);
+
+		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
+		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
+		    tag != DW_TAG_enumeration_type)
+			continue;
+		if (!name && tag == DW_TAG_namespace && skip_anonymous)
+			continue;
+		if (!name && tag == DW_TAG_namespace)
+			name = "(anonymous namespace)";
+		if (!name)
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "::" : "", name);
+	}
+	free(scopes);
+	if (len >= size)
+		buf[0] = '\0';
 }
 
 static int build_enumerators(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_type *t)
@@ -244,6 +320,7 @@ static int build_enumerators(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_ty
 	Dwarf_Die c;
 	size_t n = 0;
 	uint64_t seen = 0;
+	char scope[256];
 
 	if (dwarf_child(die, &c) != 0)
 		return 0;
@@ -254,6 +331,7 @@ static int build_enumerators(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_ty
 	if (!t->enumerators)
 		return -ENOMEM;
 	t->flag_enum = n > 0;
+	cxx_scope(die, attr_flag(die, DW_AT_enum_class), false, scope, sizeof(scope));
 	dwarf_child(die, &c);
 	do {
 		struct vg_type_enumerator *e;
@@ -263,6 +341,15 @@ static int build_enumerators(struct vg_dwtypes *dt, Dwarf_Die *die, struct vg_ty
 			continue;
 		e = &t->enumerators[t->n_enumerators++];
 		e->name = dwarf_diename(&c);
+		if (scope[0] && e->name) {
+			size_t len = strlen(scope) + 2 + strlen(e->name) + 1;
+			char *q = own(dt, len);
+
+			if (!q)
+				return -ENOMEM;
+			snprintf(q, len, "%s::%s", scope, e->name);
+			e->name = q;
+		}
 		v = attr_udata(&c, DW_AT_const_value, 0);
 		if (t->is_signed && t->size && t->size < 8 && (v >> (t->size * 8 - 1) & 1))
 			v |= ~0ull << (t->size * 8);
@@ -383,6 +470,23 @@ static const struct vg_type *build_die(struct vg_dwtypes *dt, Dwarf_Die *die, ui
 		return NULL;
 	t->die = off;
 	t->name = dwarf_diename(die);
+	/* gdb's C++ names: "struct app::inner::Point", "<app::Base> = ". */
+	if (t->name && (tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
+			tag == DW_TAG_union_type || tag == DW_TAG_enumeration_type ||
+			tag == DW_TAG_typedef)) {
+		char scope[384];
+
+		cxx_scope(die, false, false, scope, sizeof(scope));
+		if (scope[0]) {
+			size_t len = strlen(scope) + 2 + strlen(t->name) + 1;
+			char *q = own(dt, len);
+
+			if (!q)
+				return NULL;
+			snprintf(q, len, "%s::%s", scope, t->name);
+			t->name = q;
+		}
+	}
 	t->size = attr_udata(die, DW_AT_byte_size, 0);
 	t->declaration = attr_flag(die, DW_AT_declaration);
 	switch (tag) {
@@ -473,7 +577,20 @@ static const struct vg_type *build_die(struct vg_dwtypes *dt, Dwarf_Die *die, ui
  * names joined with "::" into prefix) until fn returns non-zero. */
 typedef int (*die_fn)(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ctx);
 
-static int walk_scope(Dwarf_Die *cu, Dwarf_Die *scope, const char *prefix, die_fn fn, void *ctx)
+/* Is the namespace ns (qualified) on the way to the qualified name path?
+ * NULL path: every namespace is. */
+static bool on_path(const char *path, const char *ns)
+{
+	size_t n = strlen(ns);
+
+	return !path || (strncmp(path, ns, n) == 0 && path[n] == ':' && path[n + 1] == ':');
+}
+
+/* Only the namespaces on the way to path are entered (NULL: all): a name
+ * is found without reading the DIEs of every other namespace, which in a
+ * large C++ program hold most of them. */
+static int walk_scope(Dwarf_Die *cu, Dwarf_Die *scope, const char *prefix, const char *path,
+		      die_fn fn, void *ctx)
 {
 	Dwarf_Die c;
 	int r;
@@ -481,13 +598,17 @@ static int walk_scope(Dwarf_Die *cu, Dwarf_Die *scope, const char *prefix, die_f
 	if (dwarf_child(scope, &c) != 0)
 		return 0;
 	do {
-		if (dwarf_tag(&c) == DW_TAG_namespace) {
+		if (dwarf_tag(&c) == DW_TAG_namespace && !dwarf_diename(&c)) {
+			/* An anonymous namespace is transparent to lookups, as in
+			 * C++ and gdb (g_anon, not "(anonymous namespace)::g_anon",
+			 * which no one can type). */
+			r = walk_scope(cu, &c, prefix, path, fn, ctx);
+		} else if (dwarf_tag(&c) == DW_TAG_namespace) {
 			const char *ns = dwarf_diename(&c);
 			char sub[512];
 
-			snprintf(sub, sizeof(sub), "%s%s%s", prefix, prefix[0] ? "::" : "",
-				 ns ? ns : "(anonymous namespace)");
-			r = walk_scope(cu, &c, sub, fn, ctx);
+			snprintf(sub, sizeof(sub), "%s%s%s", prefix, prefix[0] ? "::" : "", ns);
+			r = on_path(path, sub) ? walk_scope(cu, &c, sub, path, fn, ctx) : 0;
 		} else {
 			r = fn(cu, &c, prefix, ctx);
 		}
@@ -497,7 +618,7 @@ static int walk_scope(Dwarf_Die *cu, Dwarf_Die *scope, const char *prefix, die_f
 	return 0;
 }
 
-static int walk_cus(struct vg_dwtypes *dt, uint64_t first_cu, die_fn fn, void *ctx)
+static int walk_cus(struct vg_dwtypes *dt, uint64_t first_cu, const char *path, die_fn fn, void *ctx)
 {
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie, subdie;
@@ -508,7 +629,7 @@ static int walk_cus(struct vg_dwtypes *dt, uint64_t first_cu, die_fn fn, void *c
 	if (first_cu) {
 		Dwarf_Die d;
 
-		if (dwarf_offdie(dt->dw, first_cu, &d) && (r = walk_scope(&d, &d, "", fn, ctx)))
+		if (dwarf_offdie(dt->dw, first_cu, &d) && (r = walk_scope(&d, &d, "", path, fn, ctx)))
 			return r;
 	}
 	while (dwarf_get_units(dt->dw, cu, &cu, &version, &unit_type, &cudie, &subdie) == 0) {
@@ -519,7 +640,7 @@ static int walk_cus(struct vg_dwtypes *dt, uint64_t first_cu, die_fn fn, void *c
 			continue;
 		if (first_cu && dwarf_dieoffset(top) == first_cu)
 			continue;
-		r = walk_scope(top, top, "", fn, ctx);
+		r = walk_scope(top, top, "", path, fn, ctx);
 		if (r)
 			return r;
 	}
@@ -624,6 +745,9 @@ static int var_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ct
 		name = s->name;
 		goto found;
 	}
+	/* Every candidate ends in the searched name's last component. */
+	if (strcmp(name, s->last) != 0)
+		return 0;
 	if (prefix[0]) {
 		snprintf(full, sizeof(full), "%s::%s", prefix, name);
 		if (strcmp(name, s->last) == 0 && attr_flag(die, DW_AT_declaration) &&
@@ -635,10 +759,26 @@ static int var_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ct
 		name = full;
 	} else if (dwarf_attr(die, DW_AT_specification, &a) && dwarf_formref_die(&a, &spec)) {
 		uint64_t off = dwarf_dieoffset(&spec);
+		bool seen = false;
 
-		for (size_t i = 0; i < s->n_decls; i++)
-			if (s->decls[i].off == off)
+		for (size_t i = 0; i < s->n_decls; i++) {
+			if (s->decls[i].off == off) {
 				name = s->decls[i].qualified_match ? s->name : "";
+				seen = true;
+			}
+		}
+		/* A static data member (Cls::s_count) is declared inside its
+		 * class, where the walk does not go: its scope is asked for,
+		 * only for a candidate whose last name component matches. */
+		if (!seen && strcmp(name, s->last) == 0) {
+			char scope[384];
+
+			cxx_scope(&spec, false, true, scope, sizeof(scope));
+			if (scope[0]) {
+				snprintf(full, sizeof(full), "%s::%s", scope, name);
+				name = full;
+			}
+		}
 	}
 	if (strcmp(name, s->name) != 0 || !var_location(die, &addr, &tls))
 		return 0;
@@ -663,7 +803,7 @@ int vg_dwtypes_find_var_at(struct vg_dwtypes *dt, uint64_t static_addr, const ch
 {
 	struct var_search s = { .dt = dt, .name = label, .last = label, .out = out, .max = 1,
 				.by_addr = true, .addr = static_addr };
-	int r = walk_cus(dt, 0, var_visit, &s);
+	int r = walk_cus(dt, 0, NULL, var_visit, &s);
 
 	if (r < 0)
 		return vg_error_set(err, r, "out of memory reading the DWARF types");
@@ -682,11 +822,52 @@ int vg_dwtypes_find_var(struct vg_dwtypes *dt, const char *name, const char *fil
 		s.last = colons + 2;
 		colons = strstr(s.last, "::");
 	}
-	r = walk_cus(dt, 0, var_visit, &s);
+	r = walk_cus(dt, 0, name, var_visit, &s);
 
 	if (r < 0)
 		return vg_error_set(err, r, "out of memory reading the DWARF types");
 	return (int)(s.n > INT32_MAX ? INT32_MAX : s.n);
+}
+
+struct static_search {
+	uint64_t decl, addr;
+	bool found;
+};
+
+static int static_visit(Dwarf_Die *cu, Dwarf_Die *die, const char *prefix, void *ctx)
+{
+	struct static_search *s = ctx;
+	Dwarf_Attribute a;
+	Dwarf_Die spec;
+	bool tls;
+
+	(void)cu;
+	(void)prefix;
+	if (dwarf_tag(die) != DW_TAG_variable || !dwarf_attr(die, DW_AT_specification, &a) ||
+	    !dwarf_formref_die(&a, &spec) || dwarf_dieoffset(&spec) != s->decl)
+		return 0;
+	s->found = var_location(die, &s->addr, &tls) && !tls;
+	return 1;
+}
+
+int vg_dwtypes_static_member(struct vg_dwtypes *dt, uint64_t decl, uint64_t *static_addr,
+			     struct vg_error *err)
+{
+	struct static_search s = { .decl = decl };
+	Dwarf_Die d, cu;
+	uint64_t first = 0;
+	int r;
+
+	/* The class's own CU first: usually where its statics are defined. */
+	if (dwarf_offdie(dt->dw, decl, &d) && dwarf_diecu(&d, &cu, NULL, NULL))
+		first = dwarf_dieoffset(&cu);
+	r = walk_cus(dt, first, NULL, static_visit, &s);
+	if (r < 0)
+		return vg_error_set(err, r, "out of memory reading the DWARF types");
+	if (!s.found)
+		return 0;
+	*static_addr = s.addr;
+	return 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -817,7 +998,7 @@ const struct vg_type *vg_dwtypes_find_type(struct vg_dwtypes *dt, const char *na
 	}
 	if (!s.tag && (t = base_type(name)))
 		return t;
-	if (dt && walk_cus(dt, cu, type_visit, &s) < 0) {
+	if (dt && walk_cus(dt, cu, s.name, type_visit, &s) < 0) {
 		vg_error_set(err, -ENOMEM, "out of memory reading the DWARF types");
 		return NULL;
 	}
@@ -866,7 +1047,7 @@ const struct vg_type *vg_dwtypes_complete(struct vg_dwtypes *dt, const struct vg
 	     t->kind != VG_TYPE_CLASS && t->kind != VG_TYPE_ENUM))
 		return t;
 	s = (struct type_search){ .dt = dt, .tag = tags[t->kind], .name = t->name };
-	if (walk_cus(dt, 0, type_visit, &s) < 0 || !s.have)
+	if (walk_cus(dt, 0, s.name, type_visit, &s) < 0 || !s.have)
 		return t;
 	const struct vg_type *full = type_of_die(dt, &s.found);
 

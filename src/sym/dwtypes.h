@@ -52,8 +52,17 @@ struct vg_type_member {
 	bool is_base;                 /* a C++ base class, shown as a member */
 };
 
-struct vg_type_enumerator {
+/* A C++ static data member: not layout, a variable of its own, shown in
+ * its class's value as gdb does ("static count = 42"). */
+struct vg_type_static {
 	const char *name;
+	const struct vg_type *type;
+	size_t before;                /* shown before members[before]; n_members: last */
+	uint64_t decl;                /* its declaration's DIE (vg_dwtypes_static_member) */
+};
+
+struct vg_type_enumerator {
+	const char *name;             /* C++: qualified as gdb does (app::Mode::on) */
 	int64_t value;
 };
 
@@ -72,6 +81,8 @@ struct vg_type {
 	bool count_known;
 	struct vg_type_member *members;
 	size_t n_members;
+	struct vg_type_static *statics;  /* STRUCT, CLASS, UNION (C++) */
+	size_t n_statics;
 	struct vg_type_enumerator *enumerators;
 	size_t n_enumerators;
 	bool flag_enum;               /* every enumerator 0 or distinct bits */
@@ -103,7 +114,8 @@ int vg_dwtypes_open(struct vg_image *img, const char *target_root,
 struct vg_dwtypes *vg_dwtypes_free(struct vg_dwtypes *dt);
 
 /* Every definition of the variable called name at file scope (globals and
- * file-scope statics; C++ names qualified by namespace as ns::name), in
+ * file-scope statics; C++ names qualified by namespace or class as
+ * ns::name, Cls::s_static; an anonymous namespace is transparent), in
  * CU order, into out[0..max) (more are counted, not stored).  file, if
  * non-NULL, keeps only CUs whose name is file or ends with "/file".
  * Returns how many were found (0: none), or <0 with err (corrupt DWARF,
@@ -116,6 +128,12 @@ int vg_dwtypes_find_var(struct vg_dwtypes *dt, const char *name, const char *fil
  * out->name is label.  1 when found, 0 when not, <0 with err. */
 int vg_dwtypes_find_var_at(struct vg_dwtypes *dt, uint64_t static_addr, const char *label,
 			   struct vg_dwvar *out, struct vg_error *err);
+
+/* Where the static data member declared at DIE decl is defined: its
+ * static address (add the image bias).  1 when found, 0 when not (a
+ * constant with no storage, or not defined in this image), <0 with err. */
+int vg_dwtypes_static_member(struct vg_dwtypes *dt, uint64_t decl, uint64_t *static_addr,
+			     struct vg_error *err);
 
 /* The type called name in C: "struct NAME", "union NAME", "enum NAME",
  * "class NAME", a typedef, or a base type ("unsigned long", "char").

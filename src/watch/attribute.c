@@ -360,13 +360,13 @@ static void remember(struct thread_state *st, const struct vg_trap *t,
 /* Verify w against the watched bytes with the sampled registers: EXACT
  * when its destination overlaps them; false when it is known to be
  * elsewhere. */
-static bool verify(const struct vg_writer *w, const struct vg_regs *regs, uint64_t watch_addr,
+static bool verify(const struct vg_writer *w, const struct vg_trap *t, uint64_t watch_addr,
 		   unsigned watch_len, struct vg_trap_result *out)
 {
 	uint64_t ea;
 	const char *why;
 
-	if (!vg_writer_store_address(w, regs, &ea, &why)) {
+	if (!vg_writer_store_address(w, t->user, t->fs_base_known ? &t->fs_base : NULL, &ea, &why)) {
 		out->confidence = VG_CONF_HEURISTIC;
 		out->why = why;
 		return true;
@@ -403,7 +403,7 @@ static void attribute_user(struct vg_attributor *a, const struct vg_trap *t, uin
 		r.how = VG_TRAP_ITERATION;
 		r.writer = &e->at;
 		r.key = e->at.ip;
-		if (verify(&e->at, t->user, watch_addr, watch_len, &r) && r.confidence == VG_CONF_EXACT) {
+		if (verify(&e->at, t, watch_addr, watch_len, &r) && r.confidence == VG_CONF_EXACT) {
 			*out = r;
 			return;
 		}
@@ -413,7 +413,7 @@ static void attribute_user(struct vg_attributor *a, const struct vg_trap *t, uin
 			struct vg_trap_result b = *out;
 
 			if (e->before_how == VG_TRAP_AFTER &&
-			    verify(&e->before, t->user, watch_addr, watch_len, &b) &&
+			    verify(&e->before, t, watch_addr, watch_len, &b) &&
 			    b.confidence == VG_CONF_EXACT) {
 				b.how = VG_TRAP_AFTER;
 				b.writer = &e->before;
@@ -462,7 +462,7 @@ static void attribute_user(struct vg_attributor *a, const struct vg_trap *t, uin
 	out->how = e->before_how;
 	out->writer = &e->before;
 	out->key = e->before.ip;
-	if (!verify(&e->before, t->user, watch_addr, watch_len, out)) {
+	if (!verify(&e->before, t, watch_addr, watch_len, out)) {
 		out->how = VG_TRAP_NONE;
 		out->writer = NULL;
 		out->confidence = VG_CONF_NONE;

@@ -61,6 +61,11 @@ struct vg_trap {
 	size_t n_callchain;
 	const uint8_t *stack;          /* user stack from user->sp (a call's return address) */
 	size_t stack_size;
+	/* The thread's fs base (its thread pointer), which perf does not
+	 * sample: known only when the session could find it (fs: stores to
+	 * the executable's thread-locals are verified with it). */
+	uint64_t fs_base;
+	bool fs_base_known;
 };
 
 enum vg_trap_how {

@@ -69,6 +69,10 @@ struct vg_watch_session {
 	char *paths[MAX_EMULATED];     /* emulation: uprobe file paths */
 	size_t n_paths;
 
+	/* opt.thread_pointer's answers, per thread (fs 0: none). */
+	struct thread_fs { pid_t tid; uint64_t fs; } *fs_cache;
+	size_t n_fs, cap_fs;
+
 	/* Kept when the events are closed (disarm), for the report. */
 	struct vg_perf_stats set_stats;
 	struct vg_cover_tid *threads;

@@ -263,6 +263,27 @@ static void unwind_sample(struct vg_watch_session *s, struct vg_watch_sample *ws
 	ws->n_callchain = n;
 }
 
+/* The fs base of tid, asked once per thread (opt.thread_pointer). */
+static bool thread_fs_base(struct vg_watch_session *s, pid_t tid, uint64_t *fs)
+{
+	uint64_t v = 0;
+
+	if (!s->opt.thread_pointer)
+		return false;
+	for (size_t i = 0; i < s->n_fs; i++) {
+		if (s->fs_cache[i].tid == tid) {
+			*fs = s->fs_cache[i].fs;
+			return *fs != 0;
+		}
+	}
+	if (s->opt.thread_pointer(s->opt.thread_pointer_ctx, tid, &v) < 0)
+		v = 0;
+	if (VG_GROW(s->fs_cache, s->cap_fs, s->n_fs + 1) == 0)
+		s->fs_cache[s->n_fs++] = (struct thread_fs){ tid, v };
+	*fs = v;
+	return v != 0;
+}
+
 void watch_record(struct vg_watch_session *s, struct vg_watch_log *log,
 		   const struct vg_perf_sample *smp, uint64_t watch_addr, unsigned len,
 		   unsigned generation)
@@ -279,6 +300,7 @@ void watch_record(struct vg_watch_session *s, struct vg_watch_log *log,
 	size_t index;
 
 	log->accepted_hits++;
+	t.fs_base_known = thread_fs_base(s, (pid_t)smp->tid, &t.fs_base);
 	if (!log->attr) {
 		struct vg_trap_env env = { s, env_read_code, env_function_start, env_kernel_symbol };
 

@@ -713,6 +713,7 @@ struct vg_watch_session *vg_watch_free(struct vg_watch_session *s)
 	for (size_t i = 0; i < s->n_paths; i++)
 		free(s->paths[i]);
 	free(s->threads);
+	free(s->fs_cache);
 	free(s->map);
 	free(s->w);
 	free(s);

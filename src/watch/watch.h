@@ -103,6 +103,12 @@ struct vg_watch_options {
 	 * self-test.  Borrowed for the session's life. */
 	const char *emulate_traps;
 	bool no_selftest;
+	/* A thread's fs base (its thread pointer), which perf does not
+	 * sample: with it, a store through fs: (the executable's own
+	 * thread-locals) is verified like any other; without it (NULL, or <0
+	 * returned) such a writer stays heuristic.  Asked once per thread. */
+	int (*thread_pointer)(void *ctx, pid_t tid, uint64_t *fs_base);
+	void *thread_pointer_ctx;
 };
 
 struct vg_watch_site {

@@ -426,7 +426,7 @@ static void address_rule(const struct insn *d, struct vg_writer *w)
 	int base = perf_reg(m->base), index = perf_reg(m->index);
 
 	w->address_width = (uint8_t)d->in.address_width;
-	if (m->segment == ZYDIS_REGISTER_FS || m->segment == ZYDIS_REGISTER_GS) {
+	if (m->segment == ZYDIS_REGISTER_GS) {
 		w->addr_rule = VG_ADDR_UNKNOWN;
 		w->addr_why = WHY_ADDR_SEGMENT;
 		return;
@@ -466,7 +466,7 @@ static void address_rule(const struct insn *d, struct vg_writer *w)
 			return;
 		}
 	}
-	w->addr_rule = VG_ADDR_OPERAND;
+	w->addr_rule = m->segment == ZYDIS_REGISTER_FS ? VG_ADDR_FS_OPERAND : VG_ADDR_OPERAND;
 }
 
 static void fill_memory_operand(const ZydisDecodedOperand *mem, struct vg_writer *w)
@@ -564,7 +564,7 @@ bool vg_writer_overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 }
 
 bool vg_writer_store_address(const struct vg_writer *w, const struct vg_regs *regs,
-			     uint64_t *ea, const char **why)
+			     const uint64_t *fs_base, uint64_t *ea, const char **why)
 {
 	uint64_t a = 0;
 
@@ -590,7 +590,12 @@ bool vg_writer_store_address(const struct vg_writer *w, const struct vg_regs *re
 		a = regs->regs[PERF_REG_X86_DI];
 		a = regs->regs[PERF_REG_X86_FLAGS] & RFLAGS_DF ? a + w->width : a - w->width;
 		break;
+	case VG_ADDR_FS_OPERAND:
 	case VG_ADDR_OPERAND:
+		if (w->addr_rule == VG_ADDR_FS_OPERAND && !fs_base) {
+			*why = WHY_ADDR_SEGMENT;
+			return false;
+		}
 		if (w->rip_relative)
 			a = w->ip + w->length;
 		else if (w->mem_base >= 0 && !reg_known(regs, w->mem_base))
@@ -607,6 +612,9 @@ bool vg_writer_store_address(const struct vg_writer *w, const struct vg_regs *re
 	}
 	if (w->address_width && w->address_width < 64)
 		a &= (1ull << w->address_width) - 1;
+	/* The segment base is added to the (truncated) effective address. */
+	if (w->addr_rule == VG_ADDR_FS_OPERAND)
+		a += *fs_base;
 	*ea = a;
 	return true;
 no_regs:
@@ -628,7 +636,7 @@ static bool survives(const struct insn *d, uint64_t trap_ip, uint64_t watch_addr
 	if (!d->store)
 		return false;
 	fill(d, trap_ip - d->in.length, VG_CONF_HEURISTIC, &w);
-	if (!vg_writer_store_address(&w, regs, &ea, &why))
+	if (!vg_writer_store_address(&w, regs, NULL, &ea, &why))
 		return true;
 	return vg_writer_overlaps(ea, w.width, watch_addr, watch_len);
 }

@@ -89,6 +89,9 @@ struct vg_writer {
 		VG_ADDR_OPERAND,       /* base + index * scale + disp (rip: the end) */
 		VG_ADDR_STACK,         /* push / call: the new rsp */
 		VG_ADDR_STRING,        /* movs / stos: rdi one element back (by DF) */
+		VG_ADDR_FS_OPERAND,    /* fs: base + the operand (a thread-local of the
+					* executable): the thread's fs base, not sampled,
+					* comes from the caller */
 		VG_ADDR_UNKNOWN,       /* addr_why says why */
 	} addr_rule;
 	const char *addr_why;          /* static sentence, VG_ADDR_UNKNOWN */
@@ -126,11 +129,13 @@ int vg_writer_decode_at(const uint8_t *code, size_t n, uint64_t ip,
 /* Where one execution of w wrote, from the registers sampled right after
  * it (for a string instruction: right after the iteration that trapped,
  * whether iterations remain or not; rdi/rsi/rcx have advanced by one
- * element).  Returns true with *ea; false with *why (static) when the
- * registers needed were not sampled, the instruction changed its own
- * base or index register, or the operand has an fs:/gs: segment. */
+ * element) and, for an fs: operand, the thread's fs base (fs_base: NULL
+ * when not known; perf does not sample it).  Returns true with *ea; false
+ * with *why (static) when the registers needed were not sampled, the
+ * instruction changed its own base or index register, the operand has a
+ * gs: segment or an fs: one without fs_base. */
 bool vg_writer_store_address(const struct vg_writer *w, const struct vg_regs *regs,
-			     uint64_t *ea, const char **why);
+			     const uint64_t *fs_base, uint64_t *ea, const char **why);
 
 /* Whether [a, a + alen) and [b, b + blen) share a byte (lengths 0 count
  * as 1). */

@@ -98,6 +98,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			.user = &user, .intr = traps[i][5] & 1 ? &intr : NULL,
 			.callchain = chain, .n_callchain = kernel ? 3 : 0,
 			.stack = stack, .stack_size = sizeof(stack),
+			/* Sometimes the thread's fs base (fs: stores verified). */
+			.fs_base = watch + (traps[i][3] >> 24 & 0xff) - 0x80,
+			.fs_base_known = traps[i][5] >> 1 & 1,
 		};
 		struct vg_trap_result r;
 

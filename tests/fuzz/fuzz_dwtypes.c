@@ -3,7 +3,8 @@
  *
  * The input is an ELF file in memory whose embedded DWARF describes
  * variables and types.  The harness names every top-level variable and
- * struct/union/enum/typedef of the first CUs (read with libdw), looks each
+ * struct/union/enum/typedef of the first CUs, and those of their C++
+ * namespaces and classes qualified (app::Cls::s_count), read with libdw; looks each
  * one up through dwtypes as `vigil print` does, and walks what comes back:
  * names, sizes, members, enumerators, array bounds, to a bounded depth.
  * Each variable's type is then printed, as text and as JSON, over bytes
@@ -53,6 +54,10 @@ static void walk_type(const struct vg_type *t, int depth)
 		sink += t->members[i].name ? strlen(t->members[i].name) : 0;
 		walk_type(t->members[i].type, depth + 1);
 	}
+	for (size_t i = 0; i < t->n_statics && i < 16; i++) {
+		sink += t->statics[i].before + (t->statics[i].name ? strlen(t->statics[i].name) : 0);
+		walk_type(t->statics[i].type, depth + 1);
+	}
 	for (size_t i = 0; i < t->n_enumerators; i++)
 		sink += (uint64_t)t->enumerators[i].value +
 			(t->enumerators[i].name ? strlen(t->enumerators[i].name) : 0);
@@ -94,6 +99,57 @@ static void print_over(const struct vg_type *t, const uint8_t *data, size_t size
 }
 
 /* The names of the first top-level DIEs, prefixed as C spells them. */
+/* The names of scope's children, C++ names qualified by prefix as a
+ * user writes them (app::inner::g_point, app::Cls::s_count): namespaces
+ * and classes entered a few levels deep. */
+static void collect_scope(Dwarf_Die *scope, const char *prefix, int depth, char names[][96],
+			  size_t max, size_t *n)
+{
+	Dwarf_Die c;
+	int k = 0;
+
+	if (depth > 3 || dwarf_child(scope, &c) != 0)
+		return;
+	do {
+		const char *nm = dwarf_diename(&c);
+		const char *kw = "";
+		int tag = dwarf_tag(&c);
+		char sub[96];
+
+		switch (tag) {
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+			if (nm) {
+				snprintf(sub, sizeof(sub), "%s%s::", prefix, nm);
+				collect_scope(&c, sub, depth + 1, names, max, n);
+			}
+			if (tag == DW_TAG_namespace)
+				nm = NULL;
+			break;
+		case DW_TAG_structure_type:
+			kw = "struct ";
+			if (nm) {
+				snprintf(sub, sizeof(sub), "%s%s::", prefix, nm);
+				collect_scope(&c, sub, depth + 1, names, max, n);
+			}
+			break;
+		case DW_TAG_union_type: kw = "union "; break;
+		case DW_TAG_enumeration_type: kw = "enum "; break;
+		case DW_TAG_variable: kw = "="; break;
+		case DW_TAG_member:
+			/* A C++ static data member (DWARF 4 spelling). */
+			kw = "=";
+			if (depth == 0)
+				nm = NULL;
+			break;
+		case DW_TAG_typedef: case DW_TAG_base_type: break;
+		default: nm = NULL;
+		}
+		if (nm && *n < max)
+			snprintf(names[(*n)++], 96, "%s%s%s", kw, prefix, nm);
+	} while (*n < max && k++ < 256 && dwarf_siblingof(&c, &c) == 0);
+}
+
 static size_t collect_names(Dwarf *dw, char names[][96], size_t max)
 {
 	Dwarf_Off off = 0, next;
@@ -102,27 +158,10 @@ static size_t collect_names(Dwarf *dw, char names[][96], size_t max)
 
 	while (n < max && units++ < 16 &&
 	       dwarf_next_unit(dw, off, &next, &hsize, NULL, NULL, NULL, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu, c;
+		Dwarf_Die cu;
 
-		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &c) == 0) {
-			int k = 0;
-
-			do {
-				const char *nm = dwarf_diename(&c);
-				const char *kw = "";
-
-				switch (dwarf_tag(&c)) {
-				case DW_TAG_structure_type: kw = "struct "; break;
-				case DW_TAG_union_type: kw = "union "; break;
-				case DW_TAG_enumeration_type: kw = "enum "; break;
-				case DW_TAG_variable: kw = "="; break;
-				case DW_TAG_typedef: case DW_TAG_base_type: break;
-				default: nm = NULL;
-				}
-				if (nm && n < max)
-					snprintf(names[n++], 96, "%s%s", kw, nm);
-			} while (k++ < 256 && dwarf_siblingof(&c, &c) == 0);
-		}
+		if (dwarf_offdie(dw, off + hsize, &cu))
+			collect_scope(&cu, "", 0, names, max, &n);
 		if (next <= off)
 			break;
 		off = next;
@@ -186,6 +225,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				walk_type(vars[k].type, 0);
 				print_over(vars[k].type, data, size);
 				walk_type(vg_dwtypes_complete(dt, vg_type_strip(vars[k].type)), 0);
+				/* Where a class's static data members are defined. */
+				{
+					const struct vg_type *st = vg_type_strip(vars[k].type);
+					uint64_t sa;
+
+					for (size_t j = 0; st && j < st->n_statics && j < 4; j++)
+						if (vg_dwtypes_static_member(dt, st->statics[j].decl, &sa, &err) == 1)
+							sink += sa;
+				}
 				if (!vars[k].tls)
 					name_over(dt, nm, img, &vars[k], data, size);
 			}

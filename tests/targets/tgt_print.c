@@ -109,6 +109,10 @@ __attribute__((used)) bool g_flag = true;
 __attribute__((used)) char g_letter = 'A';
 __attribute__((used)) unsigned long g_big = ~0ul;
 __attribute__((used)) limits_t g_lim = { 7, 3 };
+/* A typedef name in a cast before a unary operator: "(count_t)*g_intp". */
+typedef long count_t;
+__attribute__((used)) count_t g_count = 42;
+__attribute__((used)) int *g_intp = &g_config.limits.max;
 __attribute__((used)) static int g_static = 111;
 /* An ELF alias: DWARF knows only g_aliased (as glibc's
  * program_invocation_short_name is __progname). */
@@ -281,6 +285,14 @@ int main(int argc, char **argv)
 	fprintf(f, "expect\tg_letter\t65 'A'\n");
 	fprintf(f, "expect\tg_big\t%lu\n", g_big);
 	fprintf(f, "expect\tg_lim\t{max = 7, min = 3}\n");
+	/* C's cast/parenthesis ambiguity, resolved by the DWARF's type names. */
+	fprintf(f, "expect\t(count_t)*g_intp\t%ld\n", (count_t)*g_intp);
+	fprintf(f, "expect\t(count_t)-g_count\t%ld\n", (count_t)-g_count);
+	fprintf(f, "expect\t(count_t)~g_count\t%ld\n", (count_t)~g_count);
+	fprintf(f, "expect\t-(int)g_count\t%d\n", -(int)g_count);
+	fprintf(f, "expect\t(limits_t *)&g_lim\t(limits_t *) %p <g_lim>\n", (void *)&g_lim);
+	fprintf(f, "expect\t(g_count) * 2\t%ld\n", (g_count) * 2);
+	fprintf(f, "expect\t(g_count) - 2\t%ld\n", (g_count) - 2);
 	fprintf(f, "expect\ttgt_print.c:g_static\t%d\n", g_static);
 	fprintf(f, "expect\ttgt_print_b.c:g_static\t%d\n", *tgt_print_b_static());
 	fprintf(f, "expect\t*g_edge\t{a = 7, b = <unreadable>}\n");

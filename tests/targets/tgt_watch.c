@@ -22,6 +22,11 @@
  *               (whose tail is g_ctails[g]), sleep 100 ms, one write to
  *               the old tail's val (no longer reachable: a decoy that must
  *               not count), N writes through the path
+ *   tls K       thread-local: two threads each write K values to their own
+ *               copy of __thread g_tls_cell, thread 0 through
+ *               vgw_store_tls_a, thread 1 through vgw_store_tls_b (each
+ *               store its own label: the emulation can follow thread 0's
+ *               alone, as a breakpoint on thread 0's copy does)
  *
  * Writes the truth (truth.h) with "state ready", waits for SIGUSR1 (the
  * go: sent once vigil has armed), does the writes, rewrites the truth with
@@ -43,8 +48,12 @@
  *   gen IDX 0xPOINTER LEAFWRITES 0xFIRSTVALUE (follow; chain: POINTER is
  *                                             the tail, and 0xMIDSLOT follows:
  *                                             where the tail pointer was read)
- *   decoys N                                  (chain) */
+ *   decoys N                                  (chain)
+ *   tls IDX TID 0xADDR 0xERRNO COUNT 0xFIRST   (tls: thread IDX's g_tls_cell
+ *                                             and errno are at ADDR and ERRNO;
+ *                                             it wrote FIRST + i, i < COUNT) */
 #include <elf.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -84,6 +93,8 @@ __attribute__((used, aligned(64))) struct chead g_chead = { 1, &g_cmids[0] };
 __attribute__((used, aligned(64))) struct chead *g_head = &g_chead;
 __attribute__((used)) struct chead **g_headp = &g_head;   /* one hop too many */
 __attribute__((used)) struct cmid *g_nomid;                /* a null hop */
+/* tls: one copy per thread. */
+__attribute__((used, aligned(64))) __thread uint64_t g_tls_cell;
 /* Read-only: a write watch must be refused. */
 __attribute__((used, aligned(64))) const uint64_t g_rodata = 0x0123456789abcdefULL;
 
@@ -98,6 +109,8 @@ void vgw_repoint(struct obj *p);
 void vgw_store_leaf(struct obj *p, uint64_t v);
 void vgw_set_mid(struct chead *h, struct cmid *m);
 void vgw_store_val(struct ctail *t, int64_t v);
+void vgw_store_tls_a(uint64_t v);
+void vgw_store_tls_b(uint64_t v);
 void vgw_store_decoy(struct ctail *t, int64_t v);
 #define VGW __attribute__((noipa)) void
 VGW vgw_store_reg(uint64_t v) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_reg\nvgw_after_reg:" : "=m"(g_cell) : "a"(v)); } enum { LINE_REG = __LINE__ };
@@ -109,9 +122,11 @@ VGW vgw_repoint(struct obj *p) { __asm__ volatile("movq %1, %0\n\t.globl vgw_aft
 VGW vgw_store_leaf(struct obj *p, uint64_t v) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_leaf\nvgw_after_leaf:" : "=m"(p->field) : "a"(v)); } enum { LINE_LEAF = __LINE__ };
 VGW vgw_set_mid(struct chead *h, struct cmid *m) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_setmid\nvgw_after_setmid:" : "=m"(h->mid) : "r"(m)); } enum { LINE_SETMID = __LINE__ };
 VGW vgw_store_val(struct ctail *t, int64_t v) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_val\nvgw_after_val:" : "=m"(t->val) : "a"(v)); } enum { LINE_VAL = __LINE__ };
+VGW vgw_store_tls_a(uint64_t v) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_tls_a\nvgw_after_tls_a:" : "=m"(g_tls_cell) : "a"(v)); } enum { LINE_TLS_A = __LINE__ };
+VGW vgw_store_tls_b(uint64_t v) { __asm__ volatile("movq %1, %0\n\t.globl vgw_after_tls_b\nvgw_after_tls_b:" : "=m"(g_tls_cell) : "a"(v)); } enum { LINE_TLS_B = __LINE__ };
 VGW vgw_store_decoy(struct ctail *t, int64_t v) { __asm__ volatile("movq %1, %0" : "=m"(t->val) : "a"(v)); }
 
-extern char vgw_after_setmid[], vgw_after_val[];
+extern char vgw_after_setmid[], vgw_after_val[], vgw_after_tls_a[], vgw_after_tls_b[];
 extern char vgw_after_reg[], vgw_after_imm[], vgw_after_lock[], vgw_after_rep[],
 	vgw_after_repoint[], vgw_after_leaf[];
 
@@ -228,6 +243,14 @@ static struct {
 } gens[MAX_OBJS];
 static long chain_decoys;
 
+/* tls */
+#define NTLS 2
+static struct {
+	pid_t tid;
+	uint64_t addr, errno_addr, first;
+	long count;
+} tls[NTLS];
+
 static void die(const char *what)
 {
 	fprintf(stderr, "tgt_watch: %s\n", what);
@@ -260,6 +283,15 @@ static void write_truth(const char *state)
 	truth_emu(f, "setmid", vgw_after_setmid);
 	truth_emu(f, "val", vgw_after_val);
 	fprintf(f, "line setmid %d\nline val %d\n", LINE_SETMID, LINE_VAL);
+	truth_emu(f, "tls_a", vgw_after_tls_a);
+	truth_emu(f, "tls_b", vgw_after_tls_b);
+	fprintf(f, "line tls_a %d\nline tls_b %d\n", LINE_TLS_A, LINE_TLS_B);
+	if (!strcmp(mode, "tls"))
+		for (int i = 0; i < NTLS; i++)
+			fprintf(f, "tls %d %d 0x%llx 0x%llx %ld 0x%llx\n", i, (int)tls[i].tid,
+				(unsigned long long)tls[i].addr, (unsigned long long)tls[i].errno_addr,
+				!strcmp(state, "done") ? tls[i].count : 0L,
+				(unsigned long long)tls[i].first);
 	truth_symbol(f, "g_head", &g_head, sizeof(g_head));
 	truth_symbol(f, "g_chead", &g_chead, sizeof(g_chead));
 	truth_symbol(f, "g_cmids", g_cmids, sizeof(g_cmids));
@@ -311,6 +343,23 @@ static void do_reg_stores(int idx)
 	pthread_barrier_wait(&start_bar);      /* early threads: wait for the go */
 	for (long i = 0; i < th[idx].count; i++)
 		vgw_store_reg(th[idx].first + (uint64_t)i);
+}
+
+static void *tls_worker(void *arg)
+{
+	int idx = (int)(long)arg;
+
+	tls[idx].addr = (uint64_t)(uintptr_t)&g_tls_cell;
+	tls[idx].errno_addr = (uint64_t)(uintptr_t)&errno;
+	__atomic_store_n(&tls[idx].tid, gettid(), __ATOMIC_RELEASE);
+	pthread_barrier_wait(&start_bar);      /* the go */
+	for (long i = 0; i < tls[idx].count; i++) {
+		if (idx == 0)
+			vgw_store_tls_a(tls[idx].first + (uint64_t)i);
+		else
+			vgw_store_tls_b(tls[idx].first + (uint64_t)i);
+	}
+	return NULL;
 }
 
 static void *worker(void *arg)
@@ -461,6 +510,26 @@ int main(int argc, char **argv)
 			for (long i = 0; i < arg2; i++)
 				vgw_store_leaf(g_ptr, gens[g].first + (uint64_t)i);
 		}
+		write_truth("done");
+		truth_wait_forever();
+	} else if (!strcmp(mode, "tls")) {
+		pthread_t t[NTLS];
+
+		pthread_barrier_init(&start_bar, NULL, NTLS + 1);
+		for (int i = 0; i < NTLS; i++) {
+			tls[i].count = arg1;
+			tls[i].first = ((uint64_t)(i + 1) << 32) | 0x71500ULL;
+			if (pthread_create(&t[i], NULL, tls_worker, (void *)(long)i))
+				die("pthread_create");
+		}
+		for (int i = 0; i < NTLS; i++)
+			while (!__atomic_load_n(&tls[i].tid, __ATOMIC_ACQUIRE))
+				msleep(1);
+		write_truth("ready");
+		wait_go();
+		pthread_barrier_wait(&start_bar);
+		for (int i = 0; i < NTLS; i++)
+			pthread_join(t[i], NULL);
 		write_truth("done");
 		truth_wait_forever();
 	} else if (!strcmp(mode, "chain")) {

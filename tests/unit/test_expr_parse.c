@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,60 @@ static void test_trees(void **state)
 	}
 }
 
+/* The names a target's DWARF would call types, for the cast/parenthesis
+ * ambiguity of C: "(my_t)*p" is a cast, "(n) * 2" a product. */
+static bool fake_is_type(const char *name, void *ctx)
+{
+	(void)ctx;
+	return strcmp(name, "my_t") == 0 || strcmp(name, "cfg_t") == 0 ||
+	       strcmp(name, "ns::Type") == 0;
+}
+
+static void test_typedef_casts(void **state)
+{
+	static const struct { const char *in, *want, *untyped; } cases[] = {
+		{ "(my_t)*p", "(cast <my_t> (* p))", "(mul my_t p)" },
+		{ "(my_t) *p", "(cast <my_t> (* p))", "(mul my_t p)" },
+		{ "(my_t)&x", "(cast <my_t> (& x))", "(and my_t x)" },
+		{ "(my_t)-x", "(cast <my_t> (neg x))", "(- my_t x)" },
+		{ "(my_t)+x", "(cast <my_t> (pos x))", "(+ my_t x)" },
+		{ "(my_t)~x", "(cast <my_t> (~ x))", NULL },
+		{ "(my_t)!x", "(cast <my_t> (! x))", NULL },
+		{ "(my_t)**pp", "(cast <my_t> (* (* pp)))", "(mul my_t (* pp))" },
+		{ "(cfg_t *)&x", "(cast <cfg_t*> (& x))", "(cast <cfg_t*> (& x))" },
+		{ "-(int)x", "(neg (cast <int> x))", "(neg (cast <int> x))" },
+		{ "(ns::Type)*p", "(cast <ns::Type> (* p))", "(mul ns::Type p)" },
+		{ "*(ns::Type *)&x", "(* (cast <ns::Type*> (& x)))", "(* (cast <ns::Type*> (& x)))" },
+		{ "(n) * 2", "(mul n 2)", "(mul n 2)" },
+		{ "(n) - 1", "(- n 1)", "(- n 1)" },
+		{ "(n)->next", "(-> n next)", "(-> n next)" },
+		{ "(my_t)->x", "(-> my_t x)", "(-> my_t x)" },
+		{ "(my_t)x", "(cast <my_t> x)", "(cast <my_t> x)" },
+	};
+	char buf[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int typed = 0; typed < 2; typed++) {
+			const char *want = typed ? cases[i].want : cases[i].untyped;
+			struct vg_expr *e = NULL;
+			struct vg_error err = { 0 };
+
+			if (typed ? vg_expr_parse_typed(cases[i].in, fake_is_type, NULL, &e, &err) < 0
+				  : vg_expr_parse(cases[i].in, &e, &err) < 0) {
+				if (want)
+					fail_msg("'%s' (%s): %s", cases[i].in, typed ? "typed" : "untyped", err.msg);
+				continue;
+			}
+			dump(e->root, buf, sizeof(buf));
+			if (!want || strcmp(buf, want) != 0)
+				fail_msg("'%s' (%s): got %s, want %s", cases[i].in,
+					 typed ? "typed" : "untyped", buf, want ? want : "an error");
+			vg_expr_free(e);
+		}
+	}
+}
+
 static void test_spans(void **state)
 {
 	struct vg_expr *e = NULL;
@@ -178,6 +233,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_trees),
+		cmocka_unit_test(test_typedef_casts),
 		cmocka_unit_test(test_spans),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_deep_nesting),

@@ -529,6 +529,46 @@ static void test_rip_relative(void **state)
 	expect_text(&w, want);
 }
 
+/* fs: and gs: stores: the executable's thread-locals.  perf does not
+ * sample the segment bases; with the thread's fs base given (the thread
+ * pointer libthread_db lists) an fs: store's destination is known, a gs:
+ * one never is. */
+static void test_segment_stores(void **state)
+{
+	/* mov qword ptr fs:[-0x40], rax ; mov qword ptr gs:[-0x40], rax ;
+	 * mov dword ptr fs:[rbx+0x10], ecx */
+	static const uint8_t fs_abs[] = { 0x64, 0x48, 0x89, 0x04, 0x25, 0xc0, 0xff, 0xff, 0xff };
+	static const uint8_t gs_abs[] = { 0x65, 0x48, 0x89, 0x04, 0x25, 0xc0, 0xff, 0xff, 0xff };
+	static const uint8_t fs_base_reg[] = { 0x64, 0x89, 0x4b, 0x10 };
+	struct vg_regs regs = { 0 };
+	struct vg_writer w;
+	uint64_t ea = 0, fs = 0x7f0000001000;
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(vg_writer_decode_at(fs_abs, sizeof(fs_abs), 0x1000, &w), 0);
+	assert_int_equal(w.kind, VG_WRITER_STORE);
+	assert_int_equal(w.addr_rule, VG_ADDR_FS_OPERAND);
+	assert_false(vg_writer_store_address(&w, &regs, NULL, &ea, &why));
+	assert_string_equal(why, "the store has an fs:/gs: segment, whose base is not sampled");
+	assert_true(vg_writer_store_address(&w, &regs, &fs, &ea, &why));
+	assert_int_equal(ea, fs - 0x40);
+
+	assert_int_equal(vg_writer_decode_at(gs_abs, sizeof(gs_abs), 0x1000, &w), 0);
+	assert_int_equal(w.addr_rule, VG_ADDR_UNKNOWN);
+	assert_false(vg_writer_store_address(&w, &regs, &fs, &ea, &why));
+
+	assert_int_equal(vg_writer_decode_at(fs_base_reg, sizeof(fs_base_reg), 0x1000, &w), 0);
+	assert_int_equal(w.addr_rule, VG_ADDR_FS_OPERAND);
+	assert_int_equal(w.width, 4);
+	/* rbx not sampled: unknown even with the base. */
+	assert_false(vg_writer_store_address(&w, &regs, &fs, &ea, &why));
+	regs.mask = 1ull << PERF_REG_X86_BX;
+	regs.regs[PERF_REG_X86_BX] = 0x20;
+	assert_true(vg_writer_store_address(&w, &regs, &fs, &ea, &why));
+	assert_int_equal(ea, fs + 0x30);
+}
+
 /* ---- value of one execution ---- */
 
 static void test_value(void **state)
@@ -753,6 +793,7 @@ int main(void)
 		cmocka_unit_test(test_not_a_writer),
 		cmocka_unit_test(test_no_boundary),
 		cmocka_unit_test(test_rip_relative),
+		cmocka_unit_test(test_segment_stores),
 		cmocka_unit_test(test_value),
 		cmocka_unit_test(test_heuristic_no_regs),
 		cmocka_unit_test(test_heuristic_regs),
