@@ -468,6 +468,7 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 	}
 out:
 	cJSON_Delete(r.results);
+	vg_report_sym_table_free(&r.table);
 	/* Freeing may write persistent indexes (sym/symcache.h): the answers
 	 * reach their reader first. */
 	fflush(stdout);

@@ -31,7 +31,19 @@ struct vg_report_sym_table {
 	enum vg_report_sym_style style;
 	const struct vg_image *noted[64];
 	size_t n_noted;
+	/* The answer being written, in one piece: one fwrite per answer
+	 * (stdio per field and printf per number were a third of a batch
+	 * with the persistent index). */
+	char *text;
+	size_t len, cap;
+	bool oom;
+	/* Strings of images (names, files: they live as long as the
+	 * symbolizer) already known to need no escaping, by address. */
+	struct { const char *s; size_t len; } plain[1024];
 };
+
+/* Frees what the table allocated. */
+void vg_report_sym_table_free(struct vg_report_sym_table *tb);
 
 /* One answer.  input: what was asked; a symbolic one (not hex) is echoed
  * after the answer in vigil's style.  0, or -EIO when out has a write
@@ -40,7 +52,7 @@ int vg_report_sym_answer(FILE *out, struct vg_report_sym_table *tb, const char *
 			 const struct vg_sym_result *res);
 
 /* An input that is not an address, answered in its place with msg. */
-int vg_report_sym_bad_input(FILE *out, const struct vg_report_sym_table *tb, const char *input,
+int vg_report_sym_bad_input(FILE *out, struct vg_report_sym_table *tb, const char *input,
 			    const char *msg);
 
 /* One element of results[]: the answer to input, or (res NULL) the error
