@@ -354,6 +354,8 @@ int image_load_symbols(struct vg_image_priv *p)
 
 		p->max_end[i] = i && p->max_end[i - 1] > e ? p->max_end[i - 1] : e;
 	}
+	/* Out of memory leaves the searches bisecting. */
+	(void)vg_bucket_build(&p->syms_by_addr, &p->syms[0].vaddr, sizeof(*p->syms), p->n_syms, 4);
 	/* by_name is sorted at the first lookup by name (load_by_name). */
 	return 0;
 fail:
@@ -568,17 +570,10 @@ bool vg_image_has_tls_symbol(const struct vg_image *img, const char *name)
 /* How many symbols start at or before vaddr (syms is sorted by address). */
 static size_t syms_starting_by(const struct vg_image_priv *p, uint64_t vaddr)
 {
-	size_t lo = 0, hi = p->n_syms;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->syms[mid].vaddr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (!p->n_syms)
+		return 0;
+	return vg_bucket_count_le(&p->syms_by_addr, &p->syms[0].vaddr, sizeof(*p->syms),
+				  p->n_syms, vaddr);
 }
 
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
