@@ -160,6 +160,9 @@ static int flush_answer(FILE *out, struct vg_report_sym_table *tb)
 
 void vg_report_sym_table_free(struct vg_report_sym_table *tb)
 {
+	for (size_t i = 0; i < tb->n_notes; i++)
+		free(tb->notes[i].text);
+	tb->n_notes = 0;
 	free(tb->text);
 	tb->text = NULL;
 	tb->len = tb->cap = 0;
@@ -228,15 +231,10 @@ static void put_location(struct vg_report_sym_table *tb, const struct vg_sym_res
  * with the Debian package that would supply the debug info when dpkg
  * knows who ships the image (libc6's is libc6-dbg, the others' the
  * PACKAGE-dbgsym of the debian-debug archive). */
-static void put_image_note(struct vg_report_sym_table *tb, const struct vg_sym_result *res)
+static void put_note_text(struct vg_report_sym_table *tb, const struct vg_sym_result *res)
 {
 	char pkg[256];
 
-	for (size_t i = 0; i < tb->n_noted; i++)
-		if (tb->noted[i] == res->image)
-			return;
-	if (tb->n_noted < sizeof(tb->noted) / sizeof(tb->noted[0]))
-		tb->noted[tb->n_noted++] = res->image;
 	put_s(tb, "  # ");
 	put_text(tb, res->why);
 	if (res->image && vg_debuginfo_owner_package(res->image->path, pkg, sizeof(pkg))) {
@@ -246,6 +244,36 @@ static void put_image_note(struct vg_report_sym_table *tb, const struct vg_sym_r
 		put_s(tb, " would supply it");
 	}
 	put_s(tb, " (said once per image)\n");
+}
+
+static void put_image_note(struct vg_report_sym_table *tb, const struct vg_sym_result *res)
+{
+	for (size_t i = 0; i < tb->n_noted; i++)
+		if (tb->noted[i] == res->image)
+			return;
+	if (tb->n_noted < sizeof(tb->noted) / sizeof(tb->noted[0]))
+		tb->noted[tb->n_noted++] = res->image;
+	put_note_text(tb, res);
+}
+
+/* Out of input order: the note of res's image, composed once into
+ * tb->notes (not into the answer); tb->note_of says it is due. */
+static void compose_note(struct vg_report_sym_table *tb, const struct vg_sym_result *res)
+{
+	size_t start = tb->len, k;
+
+	for (k = 0; k < tb->n_notes; k++)
+		if (tb->notes[k].img == res->image)
+			break;
+	if (k == tb->n_notes && k < sizeof(tb->notes) / sizeof(tb->notes[0])) {
+		put_note_text(tb, res);
+		if (!tb->oom && (tb->notes[k].text = strndup(tb->text + start, tb->len - start))) {
+			tb->notes[k].img = res->image;
+			tb->n_notes++;
+		}
+		tb->len = start;
+	}
+	tb->note_of = res->image;
 }
 
 static void put_vigil(struct vg_report_sym_table *tb, const char *input,
@@ -314,7 +342,9 @@ static void put_vigil(struct vg_report_sym_table *tb, const char *input,
 		put_location(tb, res, res->file, res->line, res->column);
 		put_c(tb, '\n');
 	}
-	if (res->why && res->why_is_image_note) {
+	if (res->why && res->why_is_image_note && tb->composing) {
+		compose_note(tb, res);
+	} else if (res->why && res->why_is_image_note) {
 		put_image_note(tb, res);
 	} else if (res->why && !(res->n_frames && res->frames[0].file)) {
 		put_s(tb, "  # ");
@@ -333,8 +363,8 @@ int vg_report_sym_answer(FILE *out, struct vg_report_sym_table *tb, const char *
 	return flush_answer(out, tb);
 }
 
-int vg_report_sym_bad_input(FILE *out, struct vg_report_sym_table *tb, const char *input,
-			    const char *msg)
+void vg_report_sym_compose_bad(struct vg_report_sym_table *tb, const char *input,
+			       const char *msg)
 {
 	if (tb->style == VG_REPORT_SYM_LLVM) {
 		put_s(tb, "??\n??:0:0\n\n");
@@ -344,7 +374,38 @@ int vg_report_sym_bad_input(FILE *out, struct vg_report_sym_table *tb, const cha
 		put_text(tb, msg);
 		put_c(tb, '\n');
 	}
+}
+
+int vg_report_sym_bad_input(FILE *out, struct vg_report_sym_table *tb, const char *input,
+			    const char *msg)
+{
+	vg_report_sym_compose_bad(tb, input, msg);
 	return flush_answer(out, tb);
+}
+
+void vg_report_sym_compose(struct vg_report_sym_table *tb, const char *input,
+			   const struct vg_sym_result *res)
+{
+	tb->note_of = NULL;
+	tb->composing = true;
+	if (tb->style == VG_REPORT_SYM_LLVM)
+		put_llvm(tb, res);
+	else
+		put_vigil(tb, input, res);
+	tb->composing = false;
+}
+
+int vg_report_sym_note(FILE *out, struct vg_report_sym_table *tb, const struct vg_image *img)
+{
+	for (size_t i = 0; i < tb->n_noted; i++)
+		if (tb->noted[i] == img)
+			return 0;
+	if (tb->n_noted < sizeof(tb->noted) / sizeof(tb->noted[0]))
+		tb->noted[tb->n_noted++] = img;
+	for (size_t k = 0; k < tb->n_notes; k++)
+		if (tb->notes[k].img == img)
+			fputs(tb->notes[k].text, out);
+	return ferror(out) ? -EIO : 0;
 }
 
 static void add_text_or_null(cJSON *o, const char *key, const char *s)

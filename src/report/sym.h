@@ -40,6 +40,12 @@ struct vg_report_sym_table {
 	/* Strings of images (names, files: they live as long as the
 	 * symbolizer) already known to need no escaping, by address. */
 	struct { const char *s; size_t len; } plain[1024];
+	/* Answers composed out of input order (vg_report_sym_compose): the
+	 * image notes go out as they are written, in input order. */
+	const struct vg_image *note_of;   /* the answer just composed */
+	bool composing;
+	struct { const struct vg_image *img; char *text; } notes[64];
+	size_t n_notes;
 };
 
 /* Frees what the table allocated. */
@@ -50,6 +56,19 @@ void vg_report_sym_table_free(struct vg_report_sym_table *tb);
  * error. */
 int vg_report_sym_answer(FILE *out, struct vg_report_sym_table *tb, const char *input,
 			 const struct vg_sym_result *res);
+
+/* For a batch looked up in address order and written in input order:
+ * the answer's text is appended to tb->text (from tb->len on), nothing
+ * is written; tb->note_of is set to its image when the answer carries
+ * the image's missing-debug-info note, which vg_report_sym_note then
+ * writes under the first answer of that image in input order. */
+void vg_report_sym_compose(struct vg_report_sym_table *tb, const char *input,
+			   const struct vg_sym_result *res);
+void vg_report_sym_compose_bad(struct vg_report_sym_table *tb, const char *input,
+			       const char *msg);
+/* The note of img (composed with one of its answers), unless written
+ * before.  0, or -EIO on a write error. */
+int vg_report_sym_note(FILE *out, struct vg_report_sym_table *tb, const struct vg_image *img);
 
 /* An input that is not an address, answered in its place with msg. */
 int vg_report_sym_bad_input(FILE *out, struct vg_report_sym_table *tb, const char *input,
