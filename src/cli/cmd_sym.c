@@ -286,9 +286,15 @@ static char *trim(char *s)
 struct pending {
 	char *input;
 	const char *bad;          /* not an address: why */
-	size_t off, len;          /* its answer in r->table.text */
-	const struct vg_image *note;
-	bool done;
+};
+
+/* Where a line's answer is in r->table.text, written in address order
+ * and read in input order: small, so that neither walk misses the cache
+ * much (the 48-byte line records did, at a tenth of a batch). */
+struct span {
+	uint64_t off;
+	uint32_t len;             /* UINT32_MAX: not answered */
+	uint32_t note;            /* 1 + index into the table's notes; 0: none */
 };
 
 /* The lines read so far, looked up in address order (neighbouring
@@ -298,61 +304,63 @@ struct pending {
 static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 {
 	struct vg_radix_item *keys = malloc(2 * (n ? n : 1) * sizeof(*keys));
+	struct span *spans = malloc((n ? n : 1) * sizeof(*spans));
 	struct vg_report_sym_table *tb = &r->table;
+	bool llvm = tb->style == VG_REPORT_SYM_LLVM;
 	struct vg_error err = { 0 };
 	size_t n_keys = 0;
 	int rc = 0;
 
-	if (!keys)
+	if (!keys || !spans) {
+		free(keys);
+		free(spans);
 		return cli_out_of_memory(r->cli, "for the input");
+	}
 	tb->len = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t addr = 0;
+		uint64_t addr = 0, start = tb->len;
 
-		if (!p[i].bad && resolve(r, p[i].input, true, &addr, &err) < 0) {
-			p[i].off = tb->len;
-			vg_report_sym_compose_bad(tb, p[i].input, err.msg);
-			vg_error_clear(&err);
-			r->n_bad_input++;
-			p[i].len = tb->len - p[i].off;
-			p[i].done = true;
+		if (!p[i].bad && resolve(r, p[i].input, true, &addr, &err) == 0) {
+			keys[n_keys++] = (struct vg_radix_item){ addr, i };
+			spans[i].len = UINT32_MAX;
 			continue;
 		}
-		keys[n_keys++] = (struct vg_radix_item){ addr, i };
+		vg_report_sym_compose_bad(tb, p[i].input, p[i].bad ? p[i].bad : err.msg);
+		vg_error_clear(&err);
+		r->n_bad_input++;
+		spans[i] = (struct span){ start, (uint32_t)(tb->len - start), 0 };
 	}
-	/* Small keys, sorted without indirect compares: the walk in address
-	 * order does not miss the cache on the lines themselves, and qsort
-	 * was a tenth of a batch. */
+	/* Small keys, sorted without indirect compares (qsort was a tenth
+	 * of a batch). */
 	vg_radix_sort(keys, keys + n_keys, n_keys);
-	for (size_t k = 0; k < n_keys && !rc; k++) {
-		struct pending *q = &p[keys[k].index];
-		size_t start = tb->len;
+	for (size_t k = 0; k < n_keys; k++) {
+		size_t i = keys[k].index;
+		uint64_t start = tb->len;
+		uint32_t note = 0;
 
-		if (q->bad) {
-			vg_report_sym_compose_bad(tb, q->input, q->bad);
-			r->n_bad_input++;
-		} else if (vg_sym_lookup(r->s, keys[k].key, r->res, &err) < 0) {
+		if (vg_sym_lookup(r->s, keys[k].key, r->res, &err) < 0) {
 			rc = cli_fail(r->cli, &err);
 			break;
-		} else {
-			vg_report_sym_compose(tb, q->input, r->res);
-			q->note = tb->note_of;
 		}
-		q->off = start;
-		q->len = tb->len - start;
-		q->done = true;
+		/* only vigil's style echoes a symbolic input */
+		vg_report_sym_compose(tb, llvm ? NULL : p[i].input, r->res);
+		for (size_t j = 0; tb->note_of && j < tb->n_notes; j++)
+			if (tb->notes[j].img == tb->note_of)
+				note = (uint32_t)j + 1;
+		spans[i] = (struct span){ start, (uint32_t)(tb->len - start), note };
 	}
 	if (tb->oom && !rc)
 		rc = cli_out_of_memory(r->cli, "for the answers");
 	/* In input order, up to the first line a failure left unanswered. */
-	for (size_t i = 0; i < n && p[i].done && !tb->oom; i++) {
-		fwrite_unlocked(tb->text + p[i].off, 1, p[i].len, stdout);
-		if (p[i].note)
-			(void)vg_report_sym_note(stdout, tb, p[i].note);
+	for (size_t i = 0; i < n && spans[i].len != UINT32_MAX && !tb->oom; i++) {
+		fwrite_unlocked(tb->text + spans[i].off, 1, spans[i].len, stdout);
+		if (spans[i].note)
+			(void)vg_report_sym_note(stdout, tb, tb->notes[spans[i].note - 1].img);
 	}
 	tb->len = 0;
 	tb->oom = false;
 	free(keys);
+	free(spans);
 	return rc;
 }
 
