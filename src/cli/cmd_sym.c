@@ -65,9 +65,10 @@ const char cmd_sym_usage[] =
 	"  -h, --help       this help\n"
 	"\n"
 	"A run that looks up an address in an image with DWARF keeps an index of all of\n"
-	"it in the cache directory (written after its answers), one file per debug file\n"
-	"(by build-id); every later run of every command maps it instead of reading the\n"
-	"DWARF again.  A damaged or foreign index file is rebuilt, never believed.\n"
+	"it in the cache directory, one file per debug file (by build-id), written after\n"
+	"its answers (at a terminal by a detached process: the prompt returns at once);\n"
+	"every later run of every command maps it instead of reading the DWARF again.\n"
+	"A damaged or foreign index file is rebuilt, never believed.\n"
 	"  VIGIL_CACHE_DIR   the directory (default $XDG_CACHE_HOME/vigil, ~/.cache/vigil)\n"
 	"  VIGIL_CACHE_MAX   its bound in bytes, K/M/G suffixes (default 1G): the least\n"
 	"                    recently used indexes are removed when one is written\n"
@@ -517,6 +518,12 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 	 * be needed, so the index is built on two threads. */
 	if (npos == (r.o.bin_path ? 0 : 1))
 		r.o.flags |= VG_SYM_PREFETCH;
+	/* A person at a terminal gets the prompt back as soon as the answers
+	 * are out: the first run's index is written by a detached process
+	 * (scripts and pipelines keep the write before exit, so the index is
+	 * there when the command returns). */
+	if (isatty(STDOUT_FILENO))
+		r.o.flags |= VG_SYM_DETACH_INDEX;
 	if (r.o.bin_path) {
 		addrs = pos;
 		n = npos;

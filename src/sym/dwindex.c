@@ -171,14 +171,20 @@ static void cu_free(struct cu *c)
 	free(c->owned);
 }
 
+void vg_dwindex_stop_prefetch(struct vg_dwindex *ix)
+{
+	if (!ix || !ix->pf_running)
+		return;
+	__atomic_store_n(&ix->pf_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(ix->pf_thread, NULL);
+	ix->pf_running = false;
+}
+
 struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix)
 {
 	if (!ix)
 		return NULL;
-	if (ix->pf_running) {
-		__atomic_store_n(&ix->pf_stop, 1, __ATOMIC_RELAXED);
-		pthread_join(ix->pf_thread, NULL);
-	}
+	vg_dwindex_stop_prefetch(ix);
 	for (size_t i = 0; i < ix->n_cus; i++)
 		cu_free(&ix->cus[i]);
 	free(ix->cus);
