@@ -25,28 +25,29 @@ static bool is_hex_digits(const char *s)
 /* ------------------------------------------------------------------ */
 /* the answer's text, built in tb->text and written in one piece         */
 
-static void tb_reserve(struct vg_report_sym_table *tb, size_t n)
+/* Room for n more bytes: false when out of memory (tb->oom). */
+static bool tb_grow(struct vg_report_sym_table *tb, size_t n)
 {
 	size_t cap = tb->cap ? tb->cap : 4096;
 	char *p;
 
-	if (tb->len + n <= tb->cap || tb->oom)
-		return;
+	if (tb->oom)
+		return false;
 	while (cap < tb->len + n)
 		cap *= 2;
 	p = realloc(tb->text, cap);
 	if (!p) {
 		tb->oom = true;
-		return;
+		return false;
 	}
 	tb->text = p;
 	tb->cap = cap;
+	return true;
 }
 
-static void put_mem(struct vg_report_sym_table *tb, const char *s, size_t n)
+static inline void put_mem(struct vg_report_sym_table *tb, const char *s, size_t n)
 {
-	tb_reserve(tb, n);
-	if (tb->oom)
+	if (tb->len + n > tb->cap && !tb_grow(tb, n))
 		return;
 	memcpy(tb->text + tb->len, s, n);
 	tb->len += n;
@@ -57,9 +58,11 @@ static void put_s(struct vg_report_sym_table *tb, const char *s)
 	put_mem(tb, s, strlen(s));
 }
 
-static void put_c(struct vg_report_sym_table *tb, char c)
+static inline void put_c(struct vg_report_sym_table *tb, char c)
 {
-	put_mem(tb, &c, 1);
+	if (tb->len + 1 > tb->cap && !tb_grow(tb, 1))
+		return;
+	tb->text[tb->len++] = c;
 }
 
 static void put_u64(struct vg_report_sym_table *tb, uint64_t v)
