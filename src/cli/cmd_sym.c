@@ -334,7 +334,12 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 	/* Small keys, sorted without indirect compares (qsort was a tenth
 	 * of a batch). */
 	vg_radix_sort(keys, keys + n_keys, n_keys);
-	for (size_t k = 0; k < n_keys; k++) {
+	/* Highest address first: without a persistent index, the prefetch
+	 * thread indexes CUs in file order, which is mostly address order;
+	 * walking the other way, the two threads meet in the middle instead
+	 * of waiting for each other on every CU (cold batches took 1.5x
+	 * longer walking upwards). */
+	for (size_t k = n_keys; k-- > 0;) {
 		size_t i = keys[k].index;
 		uint64_t start = tb->len;
 		uint32_t note = 0;
