@@ -26,8 +26,10 @@ int vg_bucket_build(struct vg_bucket *b, const void *keys, size_t stride,
 	b->base = key_at(keys, stride, 0);
 	span = key_at(keys, stride, n - 1) - b->base;
 	want = n / (per_bucket ? per_bucket : 1) + 1;
-	/* The narrowest power of two that keeps the buckets to ~want. */
-	while (shift < 63 && (span >> shift) + 1 > want)
+	/* The narrowest power of two that keeps the buckets to ~want.
+	 * (span >> shift) + 1 would wrap to 0 for a span of 2^64 - 1 (a
+	 * hostile symbol table: fuzz_elf found it). */
+	while (shift < 63 && (span >> shift) >= want)
 		shift++;
 	b->shift = shift;
 	b->n_buckets = (uint32_t)((span >> shift) + 1);
