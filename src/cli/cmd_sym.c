@@ -2,9 +2,11 @@
  * addresses to image, symbol, inline frames and file:line:column.
  *
  * With no ADDR it is a pipeline filter: one answer per input line, in
- * order.  Input is read with read(2) in large blocks and stdout is flushed
- * only before a read that may block, so a coprocess gets each answer at
- * once and a 100,000-line batch costs a few dozen writes. */
+ * order.  Input is read with read(2) in large blocks; the lines of one
+ * read are looked up in address order (answer_batch) and written in input
+ * order, and stdout is flushed only before a read that may block, so a
+ * coprocess gets each answer at once and a 100,000-line batch costs a few
+ * dozen writes. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio_ext.h>
@@ -32,8 +34,9 @@ const char cmd_sym_usage[] =
 	".NET, LuaJIT; source perf-map).  With --bin FILE, addresses are FILE's own\n"
 	"virtual addresses, as for addr2line -e FILE.\n"
 	"\n"
-	"With no ADDR, addresses are read from standard input, one per line, and each\n"
-	"answer is written as soon as it is known (blank lines are skipped); hex without\n"
+	"With no ADDR, addresses are read from standard input, one per line, and the\n"
+	"answers to the lines read so far are written, in input order, before vigil\n"
+	"waits for more (blank lines are skipped); hex without\n"
 	"0x is taken as an address there, as perf script -F ip prints it.  A line\n"
 	"that is not an address gets an error answer in its place and vigil exits 2\n"
 	"after the last line.\n"
