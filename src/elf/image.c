@@ -299,6 +299,7 @@ struct vg_image *vg_image_free(struct vg_image *img)
 		free(p->buf);
 		free(p->syms);
 		free(p->max_end);
+		vg_bucket_free(&p->syms_by_addr);
 		free(p->by_name);
 		vg_image_free(p->debug_syms);
 		for (size_t i = 0; i < p->n_plt_names; i++)

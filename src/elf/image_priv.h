@@ -13,6 +13,7 @@
 
 #include "elf/fde.h"
 #include "elf/image.h"
+#include "util/bucket.h"
 
 struct sym {
 	uint64_t vaddr, size;
@@ -32,6 +33,10 @@ struct vg_image_priv {
 	bool syms_loaded;
 	struct sym *syms;   /* by address */
 	uint64_t *max_end;  /* max end of sized syms[0..i] */
+	/* Where a search by address starts (a bisection of libc6-dbg's or
+	 * a 20,000-function program's symbols missed the cache at most
+	 * steps of a batch). */
+	struct vg_bucket syms_by_addr;
 	size_t *by_name;    /* indices into syms, by name */
 	size_t n_syms;
 	char **plt_names;   /* "NAME@plt" of the synthetic PLT symbols, owned */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/radix.h"
 #include "util/vec.h"
 
 /* ------------------------------------------------------------------ */
@@ -60,19 +61,52 @@ static int grow_syms(struct vg_image_priv *p, size_t *cap)
 	return 0;
 }
 
+/* The address range of each section, by index: a symbol's limit is
+ * its section's end, and looking the section up per symbol (libelf's
+ * elf_getscn and gelf_getshdr) was most of reading 20,000 symbols. */
+struct scn_range {
+	uint64_t addr, size;
+	int state;              /* 0 not read, 1 read, -1 none */
+};
+
+static void section_limit(struct vg_image_priv *p, struct scn_range *ranges, size_t n_ranges,
+			  size_t shndx, struct sym *e)
+{
+	struct scn_range one = { 0 }, *r = shndx < n_ranges ? &ranges[shndx] : &one;
+
+	if (!r->state) {
+		Elf_Scn *target = elf_getscn(p->elf, shndx);
+		GElf_Shdr tsh;
+
+		r->state = -1;
+		if (target && gelf_getshdr(target, &tsh)) {
+			r->addr = tsh.sh_addr;
+			r->size = tsh.sh_size;
+			r->state = 1;
+		}
+	}
+	if (r->state == 1 && r->addr <= e->vaddr && r->size <= UINT64_MAX - r->addr &&
+	    r->addr + r->size > e->vaddr)
+		e->limit = r->addr + r->size;
+}
+
 static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
 		     const GElf_Shdr *sh, size_t *cap)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t n;
+	struct scn_range *ranges;
+	size_t n, n_ranges = 0;
 
 	if (!d || sh->sh_entsize != sizeof(Elf64_Sym))
 		return 0;
+	if (elf_getshdrnum(p->elf, &n_ranges) < 0)
+		n_ranges = 0;
+	ranges = calloc(n_ranges ? n_ranges : 1, sizeof(*ranges));
+	if (!ranges)
+		return -ENOMEM;
 	n = d->d_size / sizeof(Elf64_Sym);
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym s;
-		GElf_Shdr tsh;
-		Elf_Scn *target;
 		const char *name;
 		struct sym *e;
 
@@ -83,8 +117,10 @@ static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
 		name = elf_strptr(p->elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		if (p->n_syms == *cap && grow_syms(p, cap) < 0)
+		if (p->n_syms == *cap && grow_syms(p, cap) < 0) {
+			free(ranges);
 			return -ENOMEM;
+		}
 		e = &p->syms[p->n_syms++];
 		e->vaddr = s.st_value;
 		e->size = s.st_size;
@@ -95,12 +131,9 @@ static int add_table(struct vg_image_priv *p, Elf_Scn *scn,
 		e->ifunc = GELF_ST_TYPE(s.st_info) == STT_GNU_IFUNC;
 		e->rank = alias_rank(&s, name);
 		e->limit = e->vaddr + 1;
-		target = elf_getscn(p->elf, s.st_shndx);
-		if (target && gelf_getshdr(target, &tsh) &&
-		    tsh.sh_addr <= e->vaddr && tsh.sh_size <= UINT64_MAX - tsh.sh_addr &&
-		    tsh.sh_addr + tsh.sh_size > e->vaddr)
-			e->limit = tsh.sh_addr + tsh.sh_size;
+		section_limit(p, ranges, n_ranges, s.st_shndx, e);
 	}
+	free(ranges);
 	return 0;
 }
 
@@ -123,6 +156,40 @@ static int cmp_addr(const void *a, const void *b)
 		return c;
 	/* The .symtab copy of a name last: the dedup below keeps it. */
 	return x->dyn != y->dyn ? (x->dyn ? -1 : 1) : 0;
+}
+
+/* syms in cmp_addr's order: by address with a radix sort (qsort's
+ * compares were a quarter of a one-address answer with the persistent
+ * index, on 20,000 symbols), then each run of equal addresses by
+ * cmp_addr (aliases: a few at most). */
+static int sort_by_addr(struct vg_image_priv *p)
+{
+	size_t n = p->n_syms;
+	struct vg_radix_item *v = malloc(2 * n * sizeof(*v));
+	struct sym *sorted = malloc(n * sizeof(*sorted));
+
+	if (!v || !sorted) {
+		free(v);
+		free(sorted);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct vg_radix_item){ p->syms[i].vaddr, i };
+	vg_radix_sort(v, v + n, n);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = p->syms[v[i].index];
+	free(v);
+	for (size_t i = 1; i < n; i++) {
+		struct sym x = sorted[i];
+		size_t j = i;
+
+		for (; j > 0 && sorted[j - 1].vaddr == x.vaddr && cmp_addr(&sorted[j - 1], &x) > 0; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = x;
+	}
+	free(p->syms);
+	p->syms = sorted;
+	return 0;
 }
 
 static int cmp_name(const void *a, const void *b, void *ctx)
@@ -332,7 +399,9 @@ int image_load_symbols(struct vg_image_priv *p)
 	if (!p->n_syms)
 		return -ENOENT;
 
-	qsort(p->syms, p->n_syms, sizeof(*p->syms), cmp_addr);
+	r = sort_by_addr(p);
+	if (r < 0)
+		goto fail;
 	/* .dynsym repeats most of .symtab: keep one of each. */
 	for (size_t i = 0; i < p->n_syms; i++) {
 		if (w && p->syms[w - 1].vaddr == p->syms[i].vaddr &&
@@ -354,6 +423,8 @@ int image_load_symbols(struct vg_image_priv *p)
 
 		p->max_end[i] = i && p->max_end[i - 1] > e ? p->max_end[i - 1] : e;
 	}
+	/* Out of memory leaves the searches bisecting. */
+	(void)vg_bucket_build(&p->syms_by_addr, &p->syms[0].vaddr, sizeof(*p->syms), p->n_syms, 4);
 	/* by_name is sorted at the first lookup by name (load_by_name). */
 	return 0;
 fail:
@@ -568,17 +639,10 @@ bool vg_image_has_tls_symbol(const struct vg_image *img, const char *name)
 /* How many symbols start at or before vaddr (syms is sorted by address). */
 static size_t syms_starting_by(const struct vg_image_priv *p, uint64_t vaddr)
 {
-	size_t lo = 0, hi = p->n_syms;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->syms[mid].vaddr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	if (!p->n_syms)
+		return 0;
+	return vg_bucket_count_le(&p->syms_by_addr, &p->syms[0].vaddr, sizeof(*p->syms),
+				  p->n_syms, vaddr);
 }
 
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,

@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "elf/debuginfo.h"
 #include "report/json.h"
 #include "report/text.h"
+#include "util/utf8.h"
 
 static bool is_hex_digits(const char *s)
 {
@@ -20,139 +22,337 @@ static bool is_hex_digits(const char *s)
 	return true;
 }
 
-static int out_status(FILE *out)
+/* ------------------------------------------------------------------ */
+/* the answer's text, built in tb->text and written in one piece         */
+
+/* Room for n more bytes: false when out of memory (tb->oom). */
+static bool tb_grow(struct vg_report_sym_table *tb, size_t n)
 {
+	size_t cap = tb->cap ? tb->cap : 4096;
+	char *p;
+
+	if (tb->oom)
+		return false;
+	while (cap < tb->len + n)
+		cap *= 2;
+	p = realloc(tb->text, cap);
+	if (!p) {
+		tb->oom = true;
+		return false;
+	}
+	tb->text = p;
+	tb->cap = cap;
+	return true;
+}
+
+static inline void put_mem(struct vg_report_sym_table *tb, const char *s, size_t n)
+{
+	if (tb->len + n > tb->cap && !tb_grow(tb, n))
+		return;
+	memcpy(tb->text + tb->len, s, n);
+	tb->len += n;
+}
+
+static void put_s(struct vg_report_sym_table *tb, const char *s)
+{
+	put_mem(tb, s, strlen(s));
+}
+
+static inline void put_c(struct vg_report_sym_table *tb, char c)
+{
+	if (tb->len + 1 > tb->cap && !tb_grow(tb, 1))
+		return;
+	tb->text[tb->len++] = c;
+}
+
+static void put_u64(struct vg_report_sym_table *tb, uint64_t v)
+{
+	char d[24], *p = d + sizeof(d);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	put_mem(tb, p, (size_t)(d + sizeof(d) - p));
+}
+
+/* "0x" and lower-case hex, as printf("0x%" PRIx64) writes it. */
+static void put_hex(struct vg_report_sym_table *tb, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char d[20], *p = d + sizeof(d);
+
+	do
+		*--p = digits[v & 15];
+	while (v >>= 4);
+	*--p = 'x';
+	*--p = '0';
+	put_mem(tb, p, (size_t)(d + sizeof(d) - p));
+}
+
+/* Target text, escaped as vg_text_put escapes it (report/text.c): a
+ * string with nothing to escape is copied as is. */
+static void put_text(struct vg_report_sym_table *tb, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s, *run = p;
+	char esc[8];
+
+	for (; *p; p++) {
+		size_t n;
+
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+			continue;
+		n = vg_utf8_seq(p);
+		if (n > 1) {
+			p += n - 1;
+			continue;
+		}
+		put_mem(tb, (const char *)run, (size_t)(p - run));
+		snprintf(esc, sizeof(esc), "\\%03o", *p);
+		put_s(tb, esc);
+		run = p + 1;
+	}
+	put_mem(tb, (const char *)run, (size_t)(p - run));
+}
+
+/* A string of an image (its names and files live as long as the
+ * symbolizer, at one address): whether it needs escaping is found once. */
+static void put_image_text(struct vg_report_sym_table *tb, const char *s)
+{
+	size_t slot = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 13) % (sizeof(tb->plain) / sizeof(tb->plain[0]));
+	const unsigned char *p;
+
+	if (tb->plain[slot].s == s) {
+		put_mem(tb, s, tb->plain[slot].len);
+		return;
+	}
+	for (p = (const unsigned char *)s; *p; p++)
+		if (!(*p >= 0x20 && *p < 0x7f && *p != '\\'))
+			break;
+	if (*p) {
+		put_text(tb, s);
+		return;
+	}
+	tb->plain[slot].s = s;
+	tb->plain[slot].len = (size_t)(p - (const unsigned char *)s);
+	put_mem(tb, s, tb->plain[slot].len);
+}
+
+/* Names and files of an answer: an image's are cached (put_image_text);
+ * the kernel's and a JIT map's are not. */
+static void put_name(struct vg_report_sym_table *tb, const struct vg_sym_result *res,
+		     const char *s)
+{
+	if (res->image)
+		put_image_text(tb, s);
+	else
+		put_text(tb, s);
+}
+
+static int flush_answer(FILE *out, struct vg_report_sym_table *tb)
+{
+	if (tb->oom) {
+		tb->oom = false;
+		tb->len = 0;
+		return -ENOMEM;
+	}
+	if (tb->len)
+		fwrite_unlocked(tb->text, 1, tb->len, out);
+	tb->len = 0;
 	return ferror(out) ? -EIO : 0;
 }
 
-static void put_or(FILE *out, const char *s, const char *dflt)
+void vg_report_sym_table_free(struct vg_report_sym_table *tb)
 {
-	if (s)
-		vg_text_put(out, s);
-	else
-		fputs(dflt, out);
+	for (size_t i = 0; i < tb->n_notes; i++)
+		free(tb->notes[i].text);
+	tb->n_notes = 0;
+	free(tb->text);
+	tb->text = NULL;
+	tb->len = tb->cap = 0;
 }
 
-static void put_llvm(FILE *out, const struct vg_sym_result *res)
+static void put_or(struct vg_report_sym_table *tb, const struct vg_sym_result *res,
+		   const char *s, const char *dflt)
+{
+	if (s)
+		put_name(tb, res, s);
+	else
+		put_s(tb, dflt);
+}
+
+static void put_line_col(struct vg_report_sym_table *tb, uint32_t line, uint32_t column)
+{
+	put_c(tb, ':');
+	put_u64(tb, line);
+	put_c(tb, ':');
+	put_u64(tb, column);
+	put_c(tb, '\n');
+}
+
+static void put_llvm(struct vg_report_sym_table *tb, const struct vg_sym_result *res)
 {
 	if (res->n_frames == 0) {
-		fputs("??\n", out);
+		put_s(tb, "??\n");
 		if (res->file) {
-			vg_text_put(out, res->file);
-			fprintf(out, ":%" PRIu32 ":%" PRIu32 "\n", res->line, res->column);
+			put_name(tb, res, res->file);
+			put_line_col(tb, res->line, res->column);
 		} else
-			fputs("??:0:0\n", out);
+			put_s(tb, "??:0:0\n");
 	}
 	for (size_t i = 0; i < res->n_frames; i++) {
 		const struct vg_sym_frame *f = &res->frames[i];
 
-		put_or(out, f->function, "??");
-		putc('\n', out);
+		put_or(tb, res, f->function, "??");
+		put_c(tb, '\n');
 		if (f->file) {
-			vg_text_put(out, f->file);
-			fprintf(out, ":%" PRIu32 ":%" PRIu32 "\n", f->line, f->column);
+			put_name(tb, res, f->file);
+			put_line_col(tb, f->line, f->column);
 		} else {
-			fputs("??:0:0\n", out);
+			put_s(tb, "??:0:0\n");
 		}
 	}
-	putc('\n', out);
+	put_c(tb, '\n');
 }
 
-static void put_location(FILE *out, const char *file, uint32_t line, uint32_t column)
+static void put_location(struct vg_report_sym_table *tb, const struct vg_sym_result *res,
+			 const char *file, uint32_t line, uint32_t column)
 {
 	if (!file) {
-		fputs("??", out);
+		put_s(tb, "??");
 		return;
 	}
-	vg_text_put(out, file);
-	fprintf(out, ":%" PRIu32, line);
-	if (column)
-		fprintf(out, ":%" PRIu32, column);
+	put_name(tb, res, file);
+	put_c(tb, ':');
+	put_u64(tb, line);
+	if (column) {
+		put_c(tb, ':');
+		put_u64(tb, column);
+	}
 }
 
 /* The missing-debug-info note of an image, under its first address only,
  * with the Debian package that would supply the debug info when dpkg
  * knows who ships the image (libc6's is libc6-dbg, the others' the
  * PACKAGE-dbgsym of the debian-debug archive). */
-static void put_image_note(FILE *out, struct vg_report_sym_table *tb,
-			   const struct vg_sym_result *res)
+static void put_note_text(struct vg_report_sym_table *tb, const struct vg_sym_result *res)
 {
 	char pkg[256];
 
+	put_s(tb, "  # ");
+	put_text(tb, res->why);
+	if (res->image && vg_debuginfo_owner_package(res->image->path, pkg, sizeof(pkg))) {
+		put_s(tb, "; the Debian package ");
+		put_text(tb, pkg);
+		put_s(tb, strcmp(pkg, "libc6") == 0 ? "-dbg" : "-dbgsym (debian-debug archive)");
+		put_s(tb, " would supply it");
+	}
+	put_s(tb, " (said once per image)\n");
+}
+
+static void put_image_note(struct vg_report_sym_table *tb, const struct vg_sym_result *res)
+{
 	for (size_t i = 0; i < tb->n_noted; i++)
 		if (tb->noted[i] == res->image)
 			return;
 	if (tb->n_noted < sizeof(tb->noted) / sizeof(tb->noted[0]))
 		tb->noted[tb->n_noted++] = res->image;
-	fputs("  # ", out);
-	vg_text_put(out, res->why);
-	if (res->image && vg_debuginfo_owner_package(res->image->path, pkg, sizeof(pkg))) {
-		fputs("; the Debian package ", out);
-		vg_text_put(out, pkg);
-		fputs(strcmp(pkg, "libc6") == 0 ? "-dbg" : "-dbgsym (debian-debug archive)", out);
-		fputs(" would supply it", out);
-	}
-	fputs(" (said once per image)\n", out);
+	put_note_text(tb, res);
 }
 
-static void put_vigil(FILE *out, struct vg_report_sym_table *tb, const char *input,
+/* Out of input order: the note of res's image, composed once into
+ * tb->notes (not into the answer); tb->note_of says it is due. */
+static void compose_note(struct vg_report_sym_table *tb, const struct vg_sym_result *res)
+{
+	size_t start = tb->len, k;
+
+	for (k = 0; k < tb->n_notes; k++)
+		if (tb->notes[k].img == res->image)
+			break;
+	if (k == tb->n_notes && k < sizeof(tb->notes) / sizeof(tb->notes[0])) {
+		put_note_text(tb, res);
+		if (!tb->oom && (tb->notes[k].text = strndup(tb->text + start, tb->len - start))) {
+			tb->notes[k].img = res->image;
+			tb->n_notes++;
+		}
+		tb->len = start;
+	}
+	tb->note_of = res->image;
+}
+
+static void put_vigil(struct vg_report_sym_table *tb, const char *input,
 		      const struct vg_sym_result *res)
 {
-	fprintf(out, "0x%" PRIx64, res->address);
+	put_hex(tb, res->address);
 	if (res->has_symbol) {
-		fputs("  ", out);
-		vg_text_put(out, res->symbol);
-		fprintf(out, "+0x%" PRIx64, res->offset);
+		put_s(tb, "  ");
+		put_name(tb, res, res->symbol);
+		put_c(tb, '+');
+		put_hex(tb, res->offset);
 	} else if (res->function_start) {
-		fprintf(out, "  [function at 0x%" PRIx64 ", no symbol]+0x%" PRIx64,
-			res->function_start, res->address - res->function_start);
+		put_s(tb, "  [function at ");
+		put_hex(tb, res->function_start);
+		put_s(tb, ", no symbol]+");
+		put_hex(tb, res->address - res->function_start);
 	} else if (res->nearest_symbol) {
-		fputs("  ?? (padding after ", out);
-		vg_text_put(out, res->nearest_symbol);
-		fprintf(out, "+0x%" PRIx64 ")", res->nearest_offset);
+		put_s(tb, "  ?? (padding after ");
+		put_name(tb, res, res->nearest_symbol);
+		put_c(tb, '+');
+		put_hex(tb, res->nearest_offset);
+		put_c(tb, ')');
 	} else {
-		fputs("  ??", out);
+		put_s(tb, "  ??");
 	}
 	if (res->image_path) {
-		fputs("  ", out);
-		vg_text_put(out, res->image_path);
-		if (res->image)
-			fprintf(out, " @0x%" PRIx64, res->static_address);
+		put_s(tb, "  ");
+		put_text(tb, res->image_path);
+		if (res->image) {
+			put_s(tb, " @");
+			put_hex(tb, res->static_address);
+		}
 	}
-	fprintf(out, "  [%s]", vg_sym_source_name(res->source));
+	put_s(tb, "  [");
+	put_s(tb, vg_sym_source_name(res->source));
+	put_c(tb, ']');
 	/* Echo a symbolic input (what was asked); a hex one is the address. */
 	if (input && strncmp(input, "0x", 2) != 0 && !is_hex_digits(input)) {
-		fputs("  (", out);
-		vg_text_put(out, input);
-		putc(')', out);
+		put_s(tb, "  (");
+		put_text(tb, input);
+		put_c(tb, ')');
 	}
-	putc('\n', out);
+	put_c(tb, '\n');
 	for (size_t i = 0; i < res->n_frames; i++) {
 		const struct vg_sym_frame *f = &res->frames[i];
 
-		fprintf(out, "  #%zu ", i);
-		put_or(out, f->function, "??");
+		put_s(tb, "  #");
+		put_u64(tb, i);
+		put_c(tb, ' ');
+		put_or(tb, res, f->function, "??");
 		if (f->file) {
-			fputs("  ", out);
-			put_location(out, f->file, f->line, f->column);
+			put_s(tb, "  ");
+			put_location(tb, res, f->file, f->line, f->column);
 		}
 		if (f->inlined)
-			fputs("  (inlined)", out);
-		putc('\n', out);
+			put_s(tb, "  (inlined)");
+		put_c(tb, '\n');
 	}
-	if (res->frames_truncated)
-		fprintf(out, "  # more than %zu frames: the outer ones are not shown\n", res->n_frames);
+	if (res->frames_truncated) {
+		put_s(tb, "  # more than ");
+		put_u64(tb, res->n_frames);
+		put_s(tb, " frames: the outer ones are not shown\n");
+	}
 	if (res->n_frames == 0 && res->file) {
-		fputs("  line ", out);
-		put_location(out, res->file, res->line, res->column);
-		putc('\n', out);
+		put_s(tb, "  line ");
+		put_location(tb, res, res->file, res->line, res->column);
+		put_c(tb, '\n');
 	}
-	if (res->why && res->why_is_image_note) {
-		put_image_note(out, tb, res);
+	if (res->why && res->why_is_image_note && tb->composing) {
+		compose_note(tb, res);
+	} else if (res->why && res->why_is_image_note) {
+		put_image_note(tb, res);
 	} else if (res->why && !(res->n_frames && res->frames[0].file)) {
-		fputs("  # ", out);
-		vg_text_put(out, res->why);
-		putc('\n', out);
+		put_s(tb, "  # ");
+		put_text(tb, res->why);
+		put_c(tb, '\n');
 	}
 }
 
@@ -160,24 +360,55 @@ int vg_report_sym_answer(FILE *out, struct vg_report_sym_table *tb, const char *
 			 const struct vg_sym_result *res)
 {
 	if (tb->style == VG_REPORT_SYM_LLVM)
-		put_llvm(out, res);
+		put_llvm(tb, res);
 	else
-		put_vigil(out, tb, input, res);
-	return out_status(out);
+		put_vigil(tb, input, res);
+	return flush_answer(out, tb);
 }
 
-int vg_report_sym_bad_input(FILE *out, const struct vg_report_sym_table *tb, const char *input,
-			    const char *msg)
+void vg_report_sym_compose_bad(struct vg_report_sym_table *tb, const char *input,
+			       const char *msg)
 {
 	if (tb->style == VG_REPORT_SYM_LLVM) {
-		fputs("??\n??:0:0\n\n", out);
+		put_s(tb, "??\n??:0:0\n\n");
 	} else {
-		vg_text_put(out, input);
-		fputs("  error: ", out);
-		vg_text_put(out, msg);
-		putc('\n', out);
+		put_text(tb, input);
+		put_s(tb, "  error: ");
+		put_text(tb, msg);
+		put_c(tb, '\n');
 	}
-	return out_status(out);
+}
+
+int vg_report_sym_bad_input(FILE *out, struct vg_report_sym_table *tb, const char *input,
+			    const char *msg)
+{
+	vg_report_sym_compose_bad(tb, input, msg);
+	return flush_answer(out, tb);
+}
+
+void vg_report_sym_compose(struct vg_report_sym_table *tb, const char *input,
+			   const struct vg_sym_result *res)
+{
+	tb->note_of = NULL;
+	tb->composing = true;
+	if (tb->style == VG_REPORT_SYM_LLVM)
+		put_llvm(tb, res);
+	else
+		put_vigil(tb, input, res);
+	tb->composing = false;
+}
+
+int vg_report_sym_note(FILE *out, struct vg_report_sym_table *tb, const struct vg_image *img)
+{
+	for (size_t i = 0; i < tb->n_noted; i++)
+		if (tb->noted[i] == img)
+			return 0;
+	if (tb->n_noted < sizeof(tb->noted) / sizeof(tb->noted[0]))
+		tb->noted[tb->n_noted++] = img;
+	for (size_t k = 0; k < tb->n_notes; k++)
+		if (tb->notes[k].img == img)
+			fputs(tb->notes[k].text, out);
+	return ferror(out) ? -EIO : 0;
 }
 
 static void add_text_or_null(cJSON *o, const char *key, const char *s)

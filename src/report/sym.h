@@ -31,7 +31,25 @@ struct vg_report_sym_table {
 	enum vg_report_sym_style style;
 	const struct vg_image *noted[64];
 	size_t n_noted;
+	/* The answer being written, in one piece: one fwrite per answer
+	 * (stdio per field and printf per number were a third of a batch
+	 * with the persistent index). */
+	char *text;
+	size_t len, cap;
+	bool oom;
+	/* Strings of images (names, files: they live as long as the
+	 * symbolizer) already known to need no escaping, by address. */
+	struct { const char *s; size_t len; } plain[1024];
+	/* Answers composed out of input order (vg_report_sym_compose): the
+	 * image notes go out as they are written, in input order. */
+	const struct vg_image *note_of;   /* the answer just composed */
+	bool composing;
+	struct { const struct vg_image *img; char *text; } notes[64];
+	size_t n_notes;
 };
+
+/* Frees what the table allocated. */
+void vg_report_sym_table_free(struct vg_report_sym_table *tb);
 
 /* One answer.  input: what was asked; a symbolic one (not hex) is echoed
  * after the answer in vigil's style.  0, or -EIO when out has a write
@@ -39,8 +57,21 @@ struct vg_report_sym_table {
 int vg_report_sym_answer(FILE *out, struct vg_report_sym_table *tb, const char *input,
 			 const struct vg_sym_result *res);
 
+/* For a batch looked up in address order and written in input order:
+ * the answer's text is appended to tb->text (from tb->len on), nothing
+ * is written; tb->note_of is set to its image when the answer carries
+ * the image's missing-debug-info note, which vg_report_sym_note then
+ * writes under the first answer of that image in input order. */
+void vg_report_sym_compose(struct vg_report_sym_table *tb, const char *input,
+			   const struct vg_sym_result *res);
+void vg_report_sym_compose_bad(struct vg_report_sym_table *tb, const char *input,
+			       const char *msg);
+/* The note of img (composed with one of its answers), unless written
+ * before.  0, or -EIO on a write error. */
+int vg_report_sym_note(FILE *out, struct vg_report_sym_table *tb, const struct vg_image *img);
+
 /* An input that is not an address, answered in its place with msg. */
-int vg_report_sym_bad_input(FILE *out, const struct vg_report_sym_table *tb, const char *input,
+int vg_report_sym_bad_input(FILE *out, struct vg_report_sym_table *tb, const char *input,
 			    const char *msg);
 
 /* One element of results[]: the answer to input, or (res NULL) the error

@@ -66,6 +66,11 @@ struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix);
  * if already running. */
 int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *(*open)(void *arg), void *arg);
 
+/* Stop the prefetch thread after the CU it is indexing and join it (the
+ * CUs it indexed stay); lookups and dwindex_build_all index the rest.
+ * Before a fork: the child has no second thread.  No-op if not running. */
+void vg_dwindex_stop_prefetch(struct vg_dwindex *ix);
+
 /* Look up a static address.  0 with *res filled (strings borrowed from the
  * Dwarf and the index, valid until both are freed), -ENOENT when no CU
  * covers addr (res->n_frames = 0, has_line false). */

@@ -7,10 +7,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sym/demangle.h"
 #include "sym/kallsyms.h"
@@ -720,15 +724,77 @@ static void retire_all(struct vg_symbolizer *s)
 	s->n_retired = 0;
 }
 
+static bool wants_index(const struct image_state *st)
+{
+	return st->pending_key && st->ix;
+}
+
+/* VG_SYM_DETACH_INDEX: the pending index writes go to a grandchild (not
+ * waited for, reparented when this process exits: no zombie), detached
+ * from the terminal's session, with /dev/null as its input and output so
+ * that no reader waits for it (stderr too unless VIGIL_VERBOSE, whose
+ * messages it then still says).  True when the writes are now the
+ * grandchild's; false when they are still to do here (nothing pending, or
+ * fork failed). */
+static bool detach_index_writes(struct vg_symbolizer *s)
+{
+	bool any = false;
+	pid_t child;
+
+	for (size_t i = 0; i < s->n_states; i++)
+		any |= wants_index(&s->states[i]);
+	for (size_t i = 0; i < s->n_retired; i++)
+		any |= wants_index(&s->retired[i]);
+	if (!(s->flags & VG_SYM_DETACH_INDEX) || !any)
+		return false;
+	/* One thread at the fork: the child indexes what the prefetch
+	 * thread had not. */
+	for (size_t i = 0; i < s->n_states; i++)
+		vg_dwindex_stop_prefetch(s->states[i].ix);
+	for (size_t i = 0; i < s->n_retired; i++)
+		vg_dwindex_stop_prefetch(s->retired[i].ix);
+	fflush(NULL);
+	child = fork();
+	if (child < 0)
+		return false;
+	if (child == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		/* Out of the terminal's session before this process returns:
+		 * the terminal's hangup when the command's shell or script(1)
+		 * closes it must not reach the writer. */
+		setsid();
+		signal(SIGHUP, SIG_IGN);
+		if (fork() != 0)
+			_exit(0);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			if (!s->cache.verbose)
+				dup2(null, STDERR_FILENO);
+		}
+		for (size_t i = 0; i < s->n_states; i++)
+			write_pending_index(s, &s->states[i]);
+		for (size_t i = 0; i < s->n_retired; i++)
+			write_pending_index(s, &s->retired[i]);
+		_exit(0);
+	}
+	waitpid(child, NULL, 0);
+	return true;
+}
+
 struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 {
+	bool detached;
+
 	if (!s)
 		return NULL;
+	detached = detach_index_writes(s);
 	/* Persistent indexes wanted by this run's lookups, now that they
 	 * are answered (the other core has indexed CUs meanwhile). */
-	for (size_t i = 0; i < s->n_states; i++)
+	for (size_t i = 0; i < s->n_states && !detached; i++)
 		write_pending_index(s, &s->states[i]);
-	for (size_t i = 0; i < s->n_retired; i++)
+	for (size_t i = 0; i < s->n_retired && !detached; i++)
 		write_pending_index(s, &s->retired[i]);
 	/* The image set owns the images; states own the rest. */
 	for (size_t i = 0; i < s->n_states; i++) {

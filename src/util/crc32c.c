@@ -23,6 +23,9 @@ static uint32_t crc32c_long[4][256], crc32c_short[4][256];
 static uint32_t crc32c_pow2[64][32];      /* append 2^k zero bytes */
 static bool crc32c_hw_ok;
 static pthread_once_t crc32c_once = PTHREAD_ONCE_INIT;
+/* The operators of vg_crc32c_combine only: 63 matrix squarings that a
+ * one-address `vigil sym` (which checksums, never combines) need not pay. */
+static pthread_once_t crc32c_pow2_once = PTHREAD_ONCE_INIT;
 
 static uint32_t gf2_times(const uint32_t *mat, uint32_t vec)
 {
@@ -83,6 +86,13 @@ static inline uint32_t crc32c_shift(uint32_t zeros[4][256], uint32_t crc)
 	       zeros[2][(crc >> 16) & 0xff] ^ zeros[3][crc >> 24];
 }
 
+static void crc32c_pow2_init(void)
+{
+	crc32c_zeros_op(crc32c_pow2[0], 1);
+	for (int k = 1; k < 64; k++)
+		gf2_square(crc32c_pow2[k], crc32c_pow2[k - 1]);
+}
+
 static void crc32c_init(void)
 {
 	for (uint32_t n = 0; n < 256; n++) {
@@ -92,9 +102,6 @@ static void crc32c_init(void)
 			c = c & 1 ? (c >> 1) ^ CRC32C_POLY : c >> 1;
 		crc32c_table[n] = c;
 	}
-	crc32c_zeros_op(crc32c_pow2[0], 1);
-	for (int k = 1; k < 64; k++)
-		gf2_square(crc32c_pow2[k], crc32c_pow2[k - 1]);
 	crc32c_zeros(crc32c_long, CRC32C_LONG);
 	crc32c_zeros(crc32c_short, CRC32C_SHORT);
 #if defined(__x86_64__) || defined(__i386__)
@@ -171,7 +178,7 @@ uint32_t vg_crc32c(uint32_t crc, const void *p, size_t n)
 
 uint32_t vg_crc32c_combine(uint32_t crc1, uint32_t crc2, uint64_t len2)
 {
-	pthread_once(&crc32c_once, crc32c_init);
+	pthread_once(&crc32c_pow2_once, crc32c_pow2_init);
 	for (int k = 0; len2; k++, len2 >>= 1)
 		if (len2 & 1)
 			crc1 = gf2_times(crc32c_pow2[k], crc1);
