@@ -9,8 +9,10 @@ source "$(dirname "$0")/lib.sh"
 src=$(cd "$E2E_DIR/../.." && pwd)
 build=$(cd "$(dirname "$VIGIL")" && pwd)
 stage=$T/stage prefix=/opt/vigil-test
-make -s -C "$src" install BUILD="$build" DESTDIR="$stage" PREFIX="$prefix" \
-	>"$T/install.out" 2>&1 || { cat "$T/install.out" >&2; fail "make install exited $?"; }
+# Each step is bounded so a hang names itself (a whole-test timeout says
+# nothing); -o deps: the packages are the suite's business, not this test's.
+timeout 40 make -s -o deps -C "$src" install BUILD="$build" DESTDIR="$stage" PREFIX="$prefix" \
+	>"$T/install.out" 2>&1 || { rc=$?; cat "$T/install.out" >&2; fail "make install exited $rc (124: hung 40 s)"; }
 
 root=$stage$prefix
 for f in bin/vigil:755 share/man/man1/vigil.1:644 \
@@ -26,6 +28,14 @@ cmp -s "$src/docs/vigil.1" "$root/share/man/man1/vigil.1" || fail "the installed
 version=$("$root/bin/vigil" --version) || fail "the installed vigil --version exited $?"
 [[ $version =~ ^vigil\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "installed vigil --version printed '$version'"
 
+# The completions run the installed vigil (the ASan one under make test)
+# dozens of times for its help text.  There, about 1 run in 30 under zsh
+# hung at exit in LeakSanitizer's stop-the-world: its tracer waited in
+# wait4 for a traced vigil that never stopped (spinning in sched_yield),
+# until the suite's timeout.  0 hangs in 80 without leak detection; leaks
+# are checked by every other test, completions are what is tested here.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+
 # A target with a name of its own: a copy of sleep, whose comm is its file name.
 cp "$(command -v sleep)" "$T/vgcompl7x"
 "$T/vgcompl7x" 60 &
@@ -35,11 +45,13 @@ cd "$T"   # -o completes file names relative to here
 
 # complete WORDS...: what the installed bash completion offers for the last word.
 complete_bash() {
-	PATH="$root/bin:$PATH" bash -c '
+	PATH="$root/bin:$PATH" timeout 10 bash -c '
 		source "$1"; shift
 		COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 ))
 		_vigil
-		printf "%s\n" "${COMPREPLY[@]}"' _ "$root/share/bash-completion/completions/vigil" "$@" | sort
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$root/share/bash-completion/completions/vigil" "$@" </dev/null >"$T/compl.out" ||
+		fail "bash completion of '$*' exited $? (124: hung 10 s)"
+	sort "$T/compl.out"
 }
 expect() {   # expect WHAT GOT WANT
 	[[ $2 == "$3" ]] || fail "bash completion of $1: got '$(echo $2)', want '$(echo $3)'"
@@ -70,7 +82,7 @@ expect "vigil watch --access w (then the target)" \
 # (compadd prints what it is given; zsh filters by PREFIX itself).
 if command -v zsh >/dev/null 2>&1; then
 	complete_zsh() {
-		PATH="$root/bin:$PATH" zsh -fc '
+		PATH="$root/bin:$PATH" timeout 10 zsh -fc '
 			compadd() {
 				local a=0
 				while [[ $1 == -* && $1 != -- ]]; do [[ $1 == -a ]] && a=1; shift; done
@@ -81,7 +93,9 @@ if command -v zsh >/dev/null 2>&1; then
 			_message() { :; }
 			PREFIX=$2 file=$1; shift 2
 			words=("$@"); CURRENT=$#
-			source $file' _ "$root/share/zsh/site-functions/_vigil" "$@" | sort
+			source $file' _ "$root/share/zsh/site-functions/_vigil" "$@" </dev/null >"$T/zcompl.out" ||
+			fail "zsh completion of '$*' exited $? (124: hung 10 s)"
+		sort "$T/zcompl.out"
 	}
 	zexpect() {
 		[[ $2 == "$3" ]] || fail "zsh completion of $1: got '$(echo $2)', want '$(echo $3)'"
