@@ -179,80 +179,136 @@ refuse:
 	return false;
 }
 
-/* The lowest static address a CU's variables hold inside [lo, hi)
- * (namespaces entered); false: none.  The lowest, not the first met: a
- * CU's variables are not in address order (the linker may put its
- * .data.rel.ro, .data and .bss pieces anywhere, but each in input order). */
-static bool lowest_addr_in(Dwarf_Die *scope, uint64_t lo, uint64_t hi, uint64_t *addr)
+/* What one CU's variables hold inside a section [lo, hi): the lowest
+ * and highest static address, and whether one is at the address looked
+ * for (namespaces entered). */
+struct cu_span {
+	uint64_t min, max;
+	bool any, has_addr;
+};
+
+static void span_of(Dwarf_Die *scope, uint64_t lo, uint64_t hi, uint64_t addr, struct cu_span *sp)
 {
 	Dwarf_Die c;
-	bool found = false;
 
 	if (dwarf_child(scope, &c) != 0)
-		return false;
+		return;
 	do {
 		Dwarf_Attribute a;
 		Dwarf_Op *ops;
 		size_t n;
-		uint64_t sub;
 		int tag = dwarf_tag(&c);
+		uint64_t v;
 
-		if (tag == DW_TAG_namespace && lowest_addr_in(&c, lo, hi, &sub) &&
-		    (!found || sub < *addr)) {
-			*addr = sub;
-			found = true;
-		}
+		if (tag == DW_TAG_namespace)
+			span_of(&c, lo, hi, addr, sp);
 		if (tag != DW_TAG_variable || !dwarf_attr(&c, DW_AT_location, &a) ||
 		    dwarf_getlocation(&a, &ops, &n) != 0 || n != 1 || ops[0].atom != DW_OP_addr)
 			continue;
-		if (ops[0].number >= lo && ops[0].number < hi && (!found || ops[0].number < *addr)) {
-			*addr = ops[0].number;
-			found = true;
-		}
+		v = ops[0].number;
+		if (v < lo || v >= hi)
+			continue;
+		sp->min = sp->any && sp->min < v ? sp->min : v;
+		sp->max = sp->any && sp->max > v ? sp->max : v;
+		sp->any = true;
+		sp->has_addr |= v == addr;
 	} while (dwarf_siblingof(&c, &c) == 0);
-	return found;
 }
 
-/* Binary search over the CUs in order for the last one whose lowest
- * address in the section is <= addr.  Probes are cached (probed: 1 has
- * an address, 2 none). */
-static int by_layout(Dwarf *dw, const uint64_t *cus, size_t n, uint64_t addr,
-		     uint64_t lo_sec, uint64_t hi_sec, uint64_t *cu_out)
+struct layout {
+	Dwarf *dw;
+	const uint64_t *cus;
+	size_t n;
+	uint64_t addr, lo, hi;
+	struct cu_span *spans;
+	bool *probed;
+};
+
+/* CU i's span, read once. */
+static const struct cu_span *probe(struct layout *l, size_t i)
 {
-	uint8_t *probed = calloc(n, 1);
-	uint64_t *first = calloc(n, sizeof(*first));
-	ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, best = -1;
+	Dwarf_Die d;
 
-	if (!probed || !first) {
-		free(probed);
-		free(first);
-		return 0;
-	}
+	if (!l->probed[i] && dwarf_offdie(l->dw, l->cus[i], &d))
+		span_of(&d, l->lo, l->hi, l->addr, &l->spans[i]);
+	l->probed[i] = true;
+	return &l->spans[i];
+}
+
+/* The first CU at or after from (up to hi) with a variable in the
+ * section; -1: none. */
+static ptrdiff_t next_with_data(struct layout *l, ptrdiff_t from, ptrdiff_t hi)
+{
+	for (ptrdiff_t j = from; j <= hi; j++)
+		if (probe(l, (size_t)j)->any)
+			return j;
+	return -1;
+}
+
+/* The last CU whose lowest address is <= addr.  Exact when each CU's
+ * pieces of the section are one run in CU order, and when the section
+ * is two such runs (.data.rel.ro: every file's .data.rel.ro.local, then
+ * every file's .data.rel.ro) and addr is in the first. */
+static ptrdiff_t search_by_min(struct layout *l)
+{
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)l->n - 1, best = -1;
+
 	while (lo <= hi) {
-		ptrdiff_t mid = lo + (hi - lo) / 2, j;
+		ptrdiff_t mid = lo + (hi - lo) / 2, j = next_with_data(l, mid, hi);
 
-		for (j = mid; j <= hi; j++) {
-			Dwarf_Die d;
-
-			if (!probed[j])
-				probed[j] = dwarf_offdie(dw, cus[j], &d) &&
-					    lowest_addr_in(&d, lo_sec, hi_sec, &first[j]) ? 1 : 2;
-			if (probed[j] == 1)
-				break;
-		}
-		if (j > hi || first[j] > addr) {
+		if (j < 0 || l->spans[j].min > l->addr) {
 			hi = mid - 1;
 		} else {
 			best = j;
 			lo = j + 1;
 		}
 	}
-	free(probed);
-	free(first);
-	if (best < 0)
-		return 0;
-	*cu_out = cus[best];
-	return 1;
+	return best;
+}
+
+/* The first CU whose highest address is >= addr: the two-run case with
+ * addr in the second run, when the CUs after its own have pieces there. */
+static ptrdiff_t search_by_max(struct layout *l)
+{
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)l->n - 1, best = -1;
+
+	while (lo <= hi) {
+		ptrdiff_t mid = lo + (hi - lo) / 2, j = next_with_data(l, mid, hi);
+
+		if (j < 0) {
+			hi = mid - 1;
+		} else if (l->spans[j].max >= l->addr) {
+			best = j;
+			hi = mid - 1;
+		} else {
+			lo = j + 1;
+		}
+	}
+	return best;
+}
+
+/* The CU whose variables hold addr in the section [lo_sec, hi_sec),
+ * found by binary search: the linker lays out a section's input pieces
+ * in input order, the order of the CUs.  A guess checked against the
+ * variables' addresses; 1 found, 0 not. */
+static int by_layout(Dwarf *dw, const uint64_t *cus, size_t n, uint64_t addr,
+		     uint64_t lo_sec, uint64_t hi_sec, uint64_t *cu_out)
+{
+	struct layout l = { .dw = dw, .cus = cus, .n = n, .addr = addr, .lo = lo_sec, .hi = hi_sec };
+	ptrdiff_t c;
+	int found = 0;
+
+	l.spans = calloc(n ? n : 1, sizeof(*l.spans));
+	l.probed = calloc(n ? n : 1, sizeof(*l.probed));
+	if (l.spans && l.probed &&
+	    (((c = search_by_min(&l)) >= 0 && l.spans[c].has_addr) ||
+	     ((c = search_by_max(&l)) >= 0 && l.spans[c].has_addr))) {
+		*cu_out = cus[c];
+		found = 1;
+	}
+	free(l.spans);
+	free(l.probed);
+	return found;
 }
 
 static bool same_base(const char *cu_name, const char *file)
