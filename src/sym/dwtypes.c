@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "elf/debuginfo.h"
+#include "sym/dwvarsym.h"
 #include "util/vec.h"
 
 struct vg_dwtypes {
@@ -810,6 +811,36 @@ int vg_dwtypes_find_var_at(struct vg_dwtypes *dt, uint64_t static_addr, const ch
 	return s.n ? 1 : 0;
 }
 
+/* The direct path: the CU(s) the ELF symbol of the name points to
+ * (dwvarsym.h), their top level alone.  1 when it answered (s filled),
+ * 0 when every CU must be walked, <0 on error.  It answers only when the
+ * symbol table proves one definition and the CU holds it at the symbol's
+ * address, so the answer is the full walk's. */
+static int find_var_by_symbol(struct vg_dwtypes *dt, struct var_search *s)
+{
+	const struct vg_image *symimg = dt->dbg->symbol_image ? dt->dbg->symbol_image
+							       : dt->dbg->dwarf_image;
+	uint64_t cus[8], addr;
+	int n = vg_dwvar_symbol_cus(dt->dw, vg_image_elf(symimg), s->name, &addr, cus, 8);
+
+	for (int i = 0; i < n; i++) {
+		Dwarf_Die d;
+		int r;
+
+		if (!dwarf_offdie(dt->dw, cus[i], &d))
+			return 0;
+		r = walk_scope(&d, &d, "", s->name, var_visit, s);
+		if (r)
+			return r < 0 ? r : 0;
+	}
+	if (s->n == 0 || s->n > s->max)
+		return 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->out[i].static_addr != addr || s->out[i].tls)
+			return 0;
+	return 1;
+}
+
 int vg_dwtypes_find_var(struct vg_dwtypes *dt, const char *name, const char *file,
 			struct vg_dwvar *out, size_t max, struct vg_error *err)
 {
@@ -822,7 +853,11 @@ int vg_dwtypes_find_var(struct vg_dwtypes *dt, const char *name, const char *fil
 		s.last = colons + 2;
 		colons = strstr(s.last, "::");
 	}
-	r = walk_cus(dt, 0, name, var_visit, &s);
+	r = find_var_by_symbol(dt, &s);
+	if (r == 0) {
+		s.n = 0;
+		r = walk_cus(dt, 0, name, var_visit, &s);
+	}
 
 	if (r < 0)
 		return vg_error_set(err, r, "out of memory reading the DWARF types");

@@ -2,8 +2,10 @@
  * in a small model that needs no libdw to read (src/expr and the reports
  * use it; libdw stays under src/sym).
  *
- * Lazy: nothing is read when the table is opened.  A variable lookup walks
- * the top-level DIEs of the CUs (never into functions) until it has every
+ * Lazy: nothing is read when the table is opened.  A variable lookup reads
+ * the top level of the CU its ELF symbol leads to (dwvarsym.h) when the
+ * symbol table proves the name has one definition; otherwise it walks the
+ * top-level DIEs of every CU (never into functions) until it has every
  * definition of the name; a type is built from its DIE on first use and
  * cached by DIE offset, with what it reaches (members, pointees), so an
  * expression reads the types it touches and no others.  A struct only

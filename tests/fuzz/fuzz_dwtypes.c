@@ -5,7 +5,8 @@
  * variables and types.  The harness names every top-level variable and
  * struct/union/enum/typedef of the first CUs, and those of their C++
  * namespaces and classes qualified (app::Cls::s_count), read with libdw; looks each
- * one up through dwtypes as `vigil print` does, and walks what comes back:
+ * one up through dwtypes as `vigil print` does (through the input's own
+ * .symtab first, sym/dwvarsym.c, then every CU), and walks what comes back:
  * names, sizes, members, enumerators, array bounds, to a bounded depth.
  * Each variable's type is then printed, as text and as JSON, over bytes
  * taken from the input (some marked unreadable), with small --depth and
