@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf/symtab.h"
 #include "sym/dwindex_priv.h"
 #include "util/bucket.h"
 #include "util/crc32c.h"
@@ -19,7 +20,8 @@
 #define STR_CHUNK 65536u
 
 enum { SEC_RANGES, SEC_CUS, SEC_SCOPES, SEC_SEGS, SEC_ROW_ADDR, SEC_ROWS,
-       SEC_BLOCKS, SEC_STRINGS, SEC_STR_CRC, N_SEC };
+       SEC_BLOCKS, SEC_STRINGS, SEC_STR_CRC, SEC_SYMS, SEC_SYM_MAX_END,
+       SEC_SYM_BUCKETS, N_SEC };
 
 struct sx_header {
 	char magic[8];
@@ -33,6 +35,13 @@ struct sx_header {
 	uint32_t crc;
 	uint32_t key_len;
 	char key[VG_SYMINDEX_KEY_MAX + 1];
+	/* The ELF symbol table (SEC_SYMS, SEC_SYM_MAX_END, SEC_SYM_BUCKETS):
+	 * which file's (sym_of, the caller's tag; 0: none kept), the CRC-32C
+	 * of the three sections (checked at the first symbol lookup), and
+	 * the bucket table's first key and width. */
+	uint32_t sym_of, sym_crc;
+	uint64_t sym_bucket_base;
+	uint32_t sym_bucket_shift, pad;
 	struct { uint64_t off, size; } sec[N_SEC];
 };
 
@@ -53,11 +62,22 @@ struct sx_scope {
 };
 struct sx_seg { uint64_t lo; uint32_t scope, pad; };
 struct sx_row { uint32_t file, line, colend; };
+/* Starts as struct vg_symtab_head: symtab.h's lookups read it in place. */
+struct sx_sym {
+	uint64_t vaddr, size, limit;
+	uint32_t name;
+	uint8_t dyn, ifunc, pad[2];
+};
+_Static_assert(offsetof(struct sx_sym, vaddr) == offsetof(struct vg_symtab_head, vaddr) &&
+	       offsetof(struct sx_sym, size) == offsetof(struct vg_symtab_head, size) &&
+	       offsetof(struct sx_sym, limit) == offsetof(struct vg_symtab_head, limit),
+	       "struct sx_sym starts as struct vg_symtab_head");
 
 static const size_t rec_size[N_SEC] = {
 	sizeof(struct sx_range), sizeof(struct sx_cu), sizeof(struct sx_scope),
 	sizeof(struct sx_seg), sizeof(uint64_t), sizeof(struct sx_row),
-	sizeof(uint64_t), 1, sizeof(uint32_t),
+	sizeof(uint64_t), 1, sizeof(uint32_t), sizeof(struct sx_sym), sizeof(uint64_t),
+	sizeof(uint32_t),
 };
 
 struct vg_symindex {
@@ -88,6 +108,16 @@ struct vg_symindex {
 	 * rows and segments a lookup starts (a bisection of 130,000 rows
 	 * missed the cache at nearly every step). */
 	struct sx_fast { struct vg_bucket rows, segs; } *fast;
+	/* The ELF symbol table, if kept (sym_of != 0): checked at the first
+	 * symbol lookup (sym_state as cu_state). */
+	uint32_t sym_of, sym_crc;
+	uint8_t sym_state;
+	const struct sx_sym *syms;
+	const uint64_t *sym_max_end;
+	size_t n_syms;
+	/* The stored bucket table; first points into the file (never
+	 * freed). */
+	struct vg_bucket sym_bucket;
 };
 
 /* ------------------------------------------------------------------ */
@@ -331,8 +361,53 @@ static uint32_t header_crc(const uint8_t *p, const struct sx_header *h)
 	return crc;
 }
 
-int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
-			  uint8_t **out, size_t *out_len)
+/* The symbol table of img into the sections, its names interned; the
+ * bucket parameters into *h. */
+static int put_syms(const struct vg_image *img, struct buf *sec, struct interner *in,
+		    struct sx_header *h)
+{
+	struct vg_symtab t;
+	struct vg_bucket own = { 0 };
+	const struct vg_bucket *b;
+	int rc = 0;
+
+	if (vg_image_symtab(img, &t) < 0)
+		return 0;  /* no symbols: none kept, the ELF answers */
+	for (size_t i = 0; i < t.n; i++) {
+		const struct vg_symtab_head *hd = (const void *)((const uint8_t *)t.recs + i * t.stride);
+		struct vg_symbol sym;
+		struct sx_sym x = { .vaddr = hd->vaddr, .size = hd->size, .limit = hd->limit };
+		int64_t o;
+
+		vg_image_symbol_nth(img, i, &sym);
+		if ((o = intern(in, sym.name)) < 0)
+			return (int)o;
+		x.name = (uint32_t)o;
+		x.dyn = sym.from_dynsym;
+		x.ifunc = sym.ifunc;
+		if (buf_put(&sec[SEC_SYMS], &x, sizeof(x)))
+			return -ENOMEM;
+	}
+	if (t.n && buf_put(&sec[SEC_SYM_MAX_END], t.max_end, t.n * sizeof(uint64_t)))
+		return -ENOMEM;
+	b = t.by_addr;
+	if (t.n && (!b->first || b->n != t.n)) {
+		if (vg_bucket_build(&own, t.recs, t.stride, t.n, 4) < 0)
+			return -ENOMEM;
+		b = &own;
+	}
+	if (t.n) {
+		h->sym_bucket_base = b->base;
+		h->sym_bucket_shift = b->shift;
+		if (buf_put(&sec[SEC_SYM_BUCKETS], b->first, ((size_t)b->n_buckets + 1) * sizeof(uint32_t)))
+			rc = -ENOMEM;
+	}
+	vg_bucket_free(&own);
+	return rc;
+}
+
+int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
+			  uint32_t sym_of, const char *key, uint8_t **out, size_t *out_len)
 {
 	struct buf sec[N_SEC] = { 0 };
 	struct interner in = { 0 };
@@ -377,6 +452,17 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
 				  (size_t)x.n_blocks * sizeof(uint64_t));
 		if (buf_put(&sec[SEC_CUS], &x, sizeof(x)))
 			goto oom;
+	}
+	if (sym_img && sym_of) {
+		rc = put_syms(sym_img, sec, &in, &h);
+		if (rc < 0)
+			goto fail;
+		if (sec[SEC_SYMS].len) {
+			h.sym_of = sym_of;
+			h.sym_crc = vg_crc32c(0, sec[SEC_SYMS].p, sec[SEC_SYMS].len);
+			h.sym_crc = vg_crc32c(h.sym_crc, sec[SEC_SYM_MAX_END].p, sec[SEC_SYM_MAX_END].len);
+			h.sym_crc = vg_crc32c(h.sym_crc, sec[SEC_SYM_BUCKETS].p, sec[SEC_SYM_BUCKETS].len);
+		}
 	}
 	/* Every count is a uint32_t in the file. */
 	for (int s = 0; s < N_SEC; s++)
@@ -526,6 +612,25 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	x->n_strings = n[SEC_STRINGS];
 	x->str_crc = (const void *)(p + h.sec[SEC_STR_CRC].off);
 	x->n_chunks = (x->n_strings + STR_CHUNK - 1) / STR_CHUNK;
+	x->sym_of = h.sym_of;
+	x->sym_crc = h.sym_crc;
+	x->syms = (const void *)(p + h.sec[SEC_SYMS].off);
+	x->n_syms = n[SEC_SYMS];
+	x->sym_max_end = (const void *)(p + h.sec[SEC_SYM_MAX_END].off);
+	/* The bucket table's bounds now; its order, with the symbols', at
+	 * the first symbol lookup. */
+	x->sym_bucket = (struct vg_bucket){
+		.base = h.sym_bucket_base, .shift = h.sym_bucket_shift,
+		.n_buckets = n[SEC_SYM_BUCKETS] ? (uint32_t)(n[SEC_SYM_BUCKETS] - 1) : 0,
+		.n = (uint32_t)x->n_syms,
+		.first = (uint32_t *)(uintptr_t)(p + h.sec[SEC_SYM_BUCKETS].off),
+	};
+	if (h.sym_of && (!x->n_syms || n[SEC_SYM_MAX_END] != x->n_syms ||
+			 n[SEC_SYM_BUCKETS] < 2 || n[SEC_SYM_BUCKETS] - 1 >= NONE32 ||
+			 x->n_syms >= NONE32 || h.sym_bucket_shift > 63))
+		goto bad;
+	if (!h.sym_of && (x->n_syms || n[SEC_SYM_MAX_END] || n[SEC_SYM_BUCKETS]))
+		goto bad;
 	if (n[SEC_ROW_ADDR] != n[SEC_ROWS] || n[SEC_STR_CRC] != x->n_chunks ||
 	    (x->n_strings && x->strings[x->n_strings - 1] != '\0'))
 		goto bad;
@@ -588,6 +693,46 @@ static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
 	(void)vg_bucket_build(&x->fast[i].segs, &x->segs[c->seg0].lo, sizeof(struct sx_seg),
 			      c->n_segs, 8);
 	x->cu_state[i] = 1;
+	return true;
+}
+
+/* The symbol table, checked once: its checksum, names, order, running
+ * maximum of ends, and the bucket table against them. */
+static bool syms_good(struct vg_symindex *x)
+{
+	const struct vg_bucket *b = &x->sym_bucket;
+	uint64_t prev_max = 0;
+
+	if (x->sym_state)
+		return x->sym_state == 1;
+	x->sym_state = 2;
+	if (!x->no_crc) {
+		uint32_t crc = vg_crc32c(0, x->syms, x->n_syms * sizeof(*x->syms));
+
+		crc = vg_crc32c(crc, x->sym_max_end, x->n_syms * sizeof(uint64_t));
+		crc = vg_crc32c(crc, b->first, ((size_t)b->n_buckets + 1) * sizeof(uint32_t));
+		if (crc != x->sym_crc)
+			return false;
+	}
+	for (size_t i = 0; i < x->n_syms; i++) {
+		const struct sx_sym *s = &x->syms[i];
+		uint64_t end = s->size ? s->vaddr + s->size : 0;
+		uint64_t m = prev_max > end ? prev_max : end;
+
+		if (s->name == NONE32 || !str_ok(x, s->name) || s->size > UINT64_MAX - s->vaddr ||
+		    (i && s->vaddr < s[-1].vaddr) || x->sym_max_end[i] != m)
+			return false;
+		prev_max = m;
+	}
+	/* count_le reads first[d] and first[d + 1] for d < n_buckets and
+	 * searches between them: in bounds when they never decrease and
+	 * end at n.  Which bucket holds which key is the checksum's. */
+	if (b->base != x->syms[0].vaddr || b->first[0] != 0 || b->first[b->n_buckets] != x->n_syms)
+		return false;
+	for (uint32_t d = 0; d < b->n_buckets; d++)
+		if (b->first[d] > b->first[d + 1])
+			return false;
+	x->sym_state = 1;
 	return true;
 }
 
@@ -749,4 +894,63 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 		s = sc->parent;
 	}
 	return bad ? -EBADMSG : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the ELF symbol table                                                 */
+
+bool vg_symindex_has_symbols(const struct vg_symindex *x, uint32_t of)
+{
+	return of && x->sym_of == of;
+}
+
+static int sym_answer(struct vg_symindex *x, size_t i, struct vg_symbol *sym)
+{
+	const struct sx_sym *s;
+	bool bad = false;
+
+	if (i == SIZE_MAX)
+		return -ENOENT;
+	s = &x->syms[i];
+	*sym = (struct vg_symbol){ .vaddr = s->vaddr, .size = s->size,
+				   .name = str(x, s->name, &bad),
+				   .from_dynsym = s->dyn, .ifunc = s->ifunc };
+	return bad ? -EBADMSG : 0;
+}
+
+static bool sym_table(struct vg_symindex *x, uint32_t of, struct vg_symtab *t, int *rc)
+{
+	if (!vg_symindex_has_symbols(x, of)) {
+		*rc = -ENODATA;
+		return false;
+	}
+	if (!syms_good(x)) {
+		*rc = -EBADMSG;
+		return false;
+	}
+	*t = (struct vg_symtab){ .recs = x->syms, .stride = sizeof(*x->syms), .n = x->n_syms,
+				 .max_end = x->sym_max_end, .by_addr = &x->sym_bucket };
+	return true;
+}
+
+int vg_symindex_symbol_at(struct vg_symindex *x, uint32_t of, uint64_t vaddr,
+			  struct vg_symbol *sym)
+{
+	struct vg_symtab t;
+	int rc;
+
+	if (!sym_table(x, of, &t, &rc))
+		return rc;
+	return sym_answer(x, vg_symtab_at(&t, vaddr), sym);
+}
+
+int vg_symindex_symbol_before(struct vg_symindex *x, uint32_t of, uint64_t vaddr,
+			      struct vg_symbol *sym)
+{
+	struct vg_symtab t;
+	int rc;
+
+	if (!sym_table(x, of, &t, &rc))
+		return rc;
+	return sym_answer(x, vg_symtab_before(&t, vaddr), sym);
 }
