@@ -35,6 +35,7 @@ struct sx_header {
 	uint32_t crc;
 	uint32_t key_len;
 	char key[VG_SYMINDEX_KEY_MAX + 1];
+	struct { uint64_t off, size; } sec[N_SEC];
 	/* The ELF symbol table (SEC_SYMS, SEC_SYM_MAX_END, SEC_SYM_BUCKETS):
 	 * which file's (sym_of, the caller's tag; 0: none kept), the CRC-32C
 	 * of the three sections (checked at the first symbol lookup), and
@@ -42,13 +43,14 @@ struct sx_header {
 	uint32_t sym_of, sym_crc;
 	uint64_t sym_bucket_base;
 	uint32_t sym_bucket_shift, pad;
-	struct { uint64_t off, size; } sec[N_SEC];
 };
 
 /* tests/fuzz/fuzz_symindex.c reads the key here. */
 _Static_assert(offsetof(struct sx_header, crc) == 24, "header layout");
 _Static_assert(offsetof(struct sx_header, key_len) == 28, "header layout");
 _Static_assert(offsetof(struct sx_header, key) == 32, "header layout");
+/* tests/e2e/sym_index.sh finds the sections here. */
+_Static_assert(offsetof(struct sx_header, sec) == 288, "header layout");
 
 struct sx_range { uint64_t lo, hi; uint32_t cu, pad; };
 struct sx_cu {
