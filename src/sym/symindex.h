@@ -6,10 +6,13 @@
  *
  * The file is untrusted input (another version of vigil, a disk error, a
  * hand edit): the magic, version, the key it was built for, CRC-32Cs
- * covering every byte that is read, every section's bounds, every
- * reference between tables and the order the binary searches rely on are
- * checked before a lookup uses them (a CU's tables and the strings when
- * first needed, so that a first answer does not read the whole file).  Answers from it are byte-identical to
+ * covering every byte that is read and every section's bounds are
+ * checked before a lookup uses them (a CU's tables, the symbol table and
+ * the strings when first needed, so that a first answer does not read
+ * the whole file); every reference between tables where a lookup
+ * follows it.  The order the searches rely on is the checksum's: out of
+ * order (a file whose checksum passes by design), a search answers
+ * wrong but never reads out of bounds.  Answers from it are byte-identical to
  * vg_dwindex_lookup's on the index it was written from.
  *
  * Layout (all little-endian, x86-64 only, sections 8-byte aligned):
