@@ -164,6 +164,14 @@ int vg_image_function_at(const struct vg_image *img, uint64_t vaddr,
 int vg_image_symbol_before(const struct vg_image *img, uint64_t vaddr,
 			   struct vg_symbol *sym);
 
+/* img's symbol table by address (loaded at first use) as symtab.h's
+ * lookups read it, for the persistent symbol index to keep: 0, or -ENOENT
+ * (no symbols).  Valid while img lives.  Record i of it as a symbol:
+ * vg_image_symbol_nth (i < t->n). */
+struct vg_symtab;
+int vg_image_symtab(const struct vg_image *img, struct vg_symtab *t);
+void vg_image_symbol_nth(const struct vg_image *img, size_t i, struct vg_symbol *sym);
+
 /* The libelf handle of img (borrowed; owned by img) and its file
  * descriptor (-1 for an image held in memory).  For the debug-info layer,
  * which reads sections vigil's own lookups do not. */

@@ -15,6 +15,7 @@
 #include "elf/image.h"
 #include "util/bucket.h"
 
+/* Starts as struct vg_symtab_head (symtab.h): the lookups by address. */
 struct sym {
 	uint64_t vaddr, size;
 	uint64_t limit;     /* unsized symbols: end of their section */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf/symtab.h"
 #include "util/radix.h"
 #include "util/vec.h"
 
@@ -636,48 +637,82 @@ bool vg_image_has_tls_symbol(const struct vg_image *img, const char *name)
 	return false;
 }
 
-/* How many symbols start at or before vaddr (syms is sorted by address). */
-static size_t syms_starting_by(const struct vg_image_priv *p, uint64_t vaddr)
+_Static_assert(offsetof(struct sym, vaddr) == offsetof(struct vg_symtab_head, vaddr) &&
+	       offsetof(struct sym, size) == offsetof(struct vg_symtab_head, size) &&
+	       offsetof(struct sym, limit) == offsetof(struct vg_symtab_head, limit),
+	       "struct sym starts as struct vg_symtab_head");
+
+static const struct vg_symtab_head *head_at(const struct vg_symtab *t, size_t i)
 {
-	if (!p->n_syms)
+	return (const struct vg_symtab_head *)((const unsigned char *)t->recs + i * t->stride);
+}
+
+/* How many symbols start at or before vaddr. */
+static size_t starting_by(const struct vg_symtab *t, uint64_t vaddr)
+{
+	if (!t->n)
 		return 0;
-	return vg_bucket_count_le(&p->syms_by_addr, &p->syms[0].vaddr, sizeof(*p->syms),
-				  p->n_syms, vaddr);
+	return vg_bucket_count_le(t->by_addr, t->recs, t->stride, t->n, vaddr);
+}
+
+size_t vg_symtab_at(const struct vg_symtab *t, uint64_t vaddr)
+{
+	size_t lo = starting_by(t, vaddr);
+
+	/* Sized symbols first: the nearest start that still covers vaddr. */
+	for (size_t k = lo; k > 0 && t->max_end[k - 1] > vaddr; k--) {
+		const struct vg_symtab_head *s = head_at(t, k - 1);
+
+		if (s->size && vaddr < s->vaddr + s->size)
+			return k - 1;
+	}
+	/* Else an unsized label right before vaddr, in the same section and
+	 * with no sized symbol in between. */
+	if (lo > 0) {
+		const struct vg_symtab_head *s = head_at(t, lo - 1);
+
+		if (!s->size && vaddr < s->limit)
+			return lo - 1;
+	}
+	return SIZE_MAX;
+}
+
+size_t vg_symtab_before(const struct vg_symtab *t, uint64_t vaddr)
+{
+	size_t lo = starting_by(t, vaddr);
+
+	return lo ? lo - 1 : SIZE_MAX;
+}
+
+static void image_symtab(const struct vg_image_priv *p, struct vg_symtab *t)
+{
+	*t = (struct vg_symtab){ .recs = p->syms, .stride = sizeof(*p->syms), .n = p->n_syms,
+				 .max_end = p->max_end, .by_addr = &p->syms_by_addr };
+}
+
+int vg_image_symtab(const struct vg_image *img, struct vg_symtab *t)
+{
+	if (!img || !img->priv || image_load_symbols(img->priv) < 0)
+		return -ENOENT;
+	image_symtab(img->priv, t);
+	return 0;
+}
+
+void vg_image_symbol_nth(const struct vg_image *img, size_t i, struct vg_symbol *sym)
+{
+	fill_sym(&img->priv->syms[i], sym);
 }
 
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		       struct vg_symbol *sym)
 {
-	struct vg_image_priv *p;
-	size_t lo;
+	struct vg_symtab t;
+	size_t i;
 
-	if (!img || !img->priv || image_load_symbols(img->priv) < 0)
+	if (vg_image_symtab(img, &t) < 0 || (i = vg_symtab_at(&t, vaddr)) == SIZE_MAX)
 		return -ENOENT;
-	p = img->priv;
-	lo = syms_starting_by(p, vaddr);
-	/* Sized symbols first: the nearest start that still covers vaddr. */
-	for (size_t k = lo; k > 0 && p->max_end[k - 1] > vaddr; k--) {
-		const struct sym *s = &p->syms[k - 1];
-
-		if (s->size && vaddr < s->vaddr + s->size) {
-			fill_sym(s, sym);
-			return 0;
-		}
-	}
-	/* Else an unsized label right before vaddr, in the same section and
-	 * with no sized symbol in between. */
-	for (size_t k = lo; k > 0; k--) {
-		const struct sym *s = &p->syms[k - 1];
-
-		if (s->size)
-			break;
-		if (vaddr < s->limit) {
-			fill_sym(s, sym);
-			return 0;
-		}
-		break;
-	}
-	return -ENOENT;
+	fill_sym(&img->priv->syms[i], sym);
+	return 0;
 }
 
 /* The function ranges of .eh_frame, read on first use.  An image without
@@ -720,15 +755,11 @@ int vg_image_function_at(const struct vg_image *img, uint64_t vaddr,
 int vg_image_symbol_before(const struct vg_image *img, uint64_t vaddr,
 			   struct vg_symbol *sym)
 {
-	struct vg_image_priv *p;
-	size_t lo;
+	struct vg_symtab t;
+	size_t i;
 
-	if (!img || !img->priv || image_load_symbols(img->priv) < 0)
+	if (vg_image_symtab(img, &t) < 0 || (i = vg_symtab_before(&t, vaddr)) == SIZE_MAX)
 		return -ENOENT;
-	p = img->priv;
-	lo = syms_starting_by(p, vaddr);
-	if (!lo)
-		return -ENOENT;
-	fill_sym(&p->syms[lo - 1], sym);
+	fill_sym(&img->priv->syms[i], sym);
 	return 0;
 }

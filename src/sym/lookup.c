@@ -211,6 +211,30 @@ static enum vg_sym_source source_of(enum vg_debug_source d)
 	}
 }
 
+/* The symbol of symimg at vaddr (before: the nearest one starting at or
+ * below it) from the persistent index when it keeps that table, so that
+ * a run with a valid index neither reads .symtab nor sorts it; else from
+ * the ELF.  A kept table that fails its checks drops the index (the ELF
+ * answers, the file is rewritten). */
+static int symbol_of(struct vg_symbolizer *s, struct image_state *st,
+		     const struct vg_image *symimg, uint64_t vaddr, bool before,
+		     struct vg_symbol *sym)
+{
+	uint32_t of = symimg == (st->dbg ? st->dbg->dwarf_image : NULL) ? sym_index_symbols_of(st) : 0;
+
+	if (st->cached && of && vg_symindex_has_symbols(st->cached->index, of)) {
+		int rc = before ? vg_symindex_symbol_before(st->cached->index, of, vaddr, sym)
+				: vg_symindex_symbol_at(st->cached->index, of, vaddr, sym);
+
+		if (rc != -EBADMSG && rc != -ENODATA)
+			return rc;
+		if (rc == -EBADMSG)
+			sym_drop_cached_index(s, st);
+	}
+	return before ? vg_image_symbol_before(symimg, vaddr, sym)
+		      : vg_image_symbol_at(symimg, vaddr, sym);
+}
+
 static void fill_symbol(struct vg_symbolizer *s, struct image_state *st,
 			struct vg_sym_result *res, enum vg_sym_source *sym_source)
 {
@@ -223,7 +247,7 @@ static void fill_symbol(struct vg_symbolizer *s, struct image_state *st,
 		symimg = st->dbg->symbol_image;
 	/* A separate debug file's .symtab answers first for a stripped
 	 * image; the image's own .dynsym still covers what it lacks. */
-	found = vg_image_symbol_at(symimg, res->static_address, &sym) == 0;
+	found = symbol_of(s, st, symimg, res->static_address, false, &sym) == 0;
 	if (!found && symimg != st->img &&
 	    vg_image_symbol_at(st->img, res->static_address, &sym) == 0) {
 		symimg = st->img;
@@ -242,7 +266,7 @@ static void fill_symbol(struct vg_symbolizer *s, struct image_state *st,
 			*sym_source = sym.from_dynsym ? VG_SYMSRC_DYNSYM : VG_SYMSRC_SYMTAB;
 		return;
 	}
-	if (vg_image_symbol_before(symimg, res->static_address, &sym) == 0) {
+	if (symbol_of(s, st, symimg, res->static_address, true, &sym) == 0) {
 		res->nearest_symbol = sym_display_name(s, sym.name, true);
 		res->nearest_offset = res->static_address - sym.vaddr;
 	}

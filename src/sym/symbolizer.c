@@ -238,6 +238,10 @@ static void state_free(struct image_state *st)
 		vg_symcache_entry_free(st->cached);
 		free(st->cached);
 	}
+	if (st->dropped) {
+		vg_symcache_entry_free(st->dropped);
+		free(st->dropped);
+	}
 	free(st->index_why);
 	free(st->index_path);
 	free(st->pending_key);
@@ -431,7 +435,9 @@ static void write_pending_index(struct vg_symbolizer *s, struct image_state *st)
 	if (!key || !st->ix)
 		return;
 	st->pending_key = st->pending_path = NULL;
-	st->index_rc = vg_symcache_store(&s->cache, st->ix, key, path, &st->index_size, &err);
+	st->index_rc = vg_symcache_store(&s->cache, st->ix,
+					 st->dbg ? st->dbg->dwarf_image : NULL,
+					 sym_index_symbols_of(st), key, path, &st->index_size, &err);
 	if (st->index_rc == 0) {
 		st->index_path = path;
 		path = NULL;
@@ -460,8 +466,28 @@ void sym_drop_cached_index(struct vg_symbolizer *s, struct image_state *st)
 	if (vg_debuginfo_open_dwarf(st->dbg) == 0 &&
 	    vg_dwindex_new(st->dbg->dwarf, &st->ix, NULL) == 0)
 		want_cached_index(st, e->key, e->path);
-	vg_symcache_entry_free(e);
-	free(e);
+	/* Dropped once at most: st->cached is never loaded again. */
+	st->dropped = e;
+}
+
+uint32_t sym_index_symbols_of(const struct image_state *st)
+{
+	const struct vg_debuginfo *d = st->dbg;
+
+	/* Only the table of the keyed file itself (the DWARF's), and the
+	 * one lookup.c reads first: the image's own (embedded DWARF), or a
+	 * separate debug file's .symtab for a stripped image.  Tagged with
+	 * where the file came from, since one build-id keys both an
+	 * unstripped image and its separate debug file, whose tables
+	 * differ (.dynsym). */
+	if (!d || !d->dwarf_image || d->source == VG_DEBUG_NONE ||
+	    (d->source == VG_DEBUG_EMBEDDED ? d->dwarf_image != st->img ||
+					      (d->symbol_source != VG_DEBUG_NONE &&
+					       d->symbol_image != st->img)
+					    : d->symbol_image != d->dwarf_image ||
+					      d->symbol_source == VG_DEBUG_NONE))
+		return 0;
+	return (uint32_t)d->source;
 }
 
 int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,

@@ -31,6 +31,10 @@ struct image_state {
 	/* The persistent index (symcache.h) when a valid one was found:
 	 * lookups read it instead of ix, which is then NULL. */
 	struct vg_symcache_entry *cached;
+	/* A persistent index dropped for a bad table: kept mapped until
+	 * the state is freed, for the names answers already borrowed
+	 * from it (a symbol name, then a CU that fails its checks). */
+	struct vg_symcache_entry *dropped;
 	/* The persistent index to write (key and path) when the symbolizer
 	 * is freed: not at the first lookup, whose answer would wait. */
 	char *pending_key, *pending_path;
@@ -148,6 +152,9 @@ int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
  * DWARF instead (st->ix; NULL if that fails too) and rewrite the file when
  * the symbolizer is freed. */
 void sym_drop_cached_index(struct vg_symbolizer *s, struct image_state *st);
+/* Which symbol table the persistent index keeps for st (its tag, see
+ * vg_symindex_serialize), or 0: none. */
+uint32_t sym_index_symbols_of(const struct image_state *st);
 
 /* Starts indexing the rest of st's DWARF on another thread when a batch
  * of lookups needs it (VG_SYM_PREFETCH). */

@@ -248,7 +248,7 @@ static void evict(const struct vg_symcache *c, const char *keep, uint64_t incomi
 }
 
 int vg_symcache_store(const struct vg_symcache *c, struct vg_dwindex *ix,
-		      const char *key, const char *path, size_t *size,
+		      const struct vg_image *sym_img, uint32_t sym_of, const char *key, const char *path, size_t *size,
 		      struct vg_error *err)
 {
 	struct vg_outfile o;
@@ -258,7 +258,7 @@ int vg_symcache_store(const struct vg_symcache *c, struct vg_dwindex *ix,
 	int rc;
 
 	*size = 0;
-	rc = vg_symindex_serialize(ix, key, &buf, &len);
+	rc = vg_symindex_serialize(ix, sym_img, sym_of, key, &buf, &len);
 	if (rc == -EINVAL)
 		return vg_error_set(err, rc, "its DWARF is incomplete or corrupt; not kept");
 	if (rc < 0)

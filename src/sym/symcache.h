@@ -56,11 +56,14 @@ int vg_symcache_load(const struct vg_symcache *c, const char *key,
 		     const char *path, struct vg_symcache_entry *e);
 void vg_symcache_entry_free(struct vg_symcache_entry *e);
 
-/* Serialise ix for key and write it to path, evicting first (least
- * recently used) so the directory stays under the bound.  0 with *size
- * the file's size, or -errno with a sentence (-EINVAL: ix not worth
- * keeping, see vg_symindex_serialize; -EFBIG: larger than the bound). */
+/* Serialise ix (and sym_img's symbol table tagged sym_of, when given:
+ * vg_symindex_serialize) for key and write it to path, evicting first
+ * (least recently used) so the directory stays under the bound.  0 with
+ * *size the file's size, or -errno with a sentence (-EINVAL: ix not
+ * worth keeping, see vg_symindex_serialize; -EFBIG: larger than the
+ * bound). */
 int vg_symcache_store(const struct vg_symcache *c, struct vg_dwindex *ix,
+		      const struct vg_image *sym_img, uint32_t sym_of,
 		      const char *key, const char *path, size_t *size,
 		      struct vg_error *err);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf/symtab.h"
 #include "sym/dwindex_priv.h"
 #include "util/bucket.h"
 #include "util/crc32c.h"
@@ -19,7 +20,8 @@
 #define STR_CHUNK 65536u
 
 enum { SEC_RANGES, SEC_CUS, SEC_SCOPES, SEC_SEGS, SEC_ROW_ADDR, SEC_ROWS,
-       SEC_BLOCKS, SEC_STRINGS, SEC_STR_CRC, N_SEC };
+       SEC_BLOCKS, SEC_STRINGS, SEC_STR_CRC, SEC_SYMS, SEC_SYM_MAX_END,
+       SEC_SYM_BUCKETS, N_SEC };
 
 struct sx_header {
 	char magic[8];
@@ -34,12 +36,21 @@ struct sx_header {
 	uint32_t key_len;
 	char key[VG_SYMINDEX_KEY_MAX + 1];
 	struct { uint64_t off, size; } sec[N_SEC];
+	/* The ELF symbol table (SEC_SYMS, SEC_SYM_MAX_END, SEC_SYM_BUCKETS):
+	 * which file's (sym_of, the caller's tag; 0: none kept), the CRC-32C
+	 * of the three sections (checked at the first symbol lookup), and
+	 * the bucket table's first key and width. */
+	uint32_t sym_of, sym_crc;
+	uint64_t sym_bucket_base;
+	uint32_t sym_bucket_shift, pad;
 };
 
 /* tests/fuzz/fuzz_symindex.c reads the key here. */
 _Static_assert(offsetof(struct sx_header, crc) == 24, "header layout");
 _Static_assert(offsetof(struct sx_header, key_len) == 28, "header layout");
 _Static_assert(offsetof(struct sx_header, key) == 32, "header layout");
+/* tests/e2e/sym_index.sh finds the sections here. */
+_Static_assert(offsetof(struct sx_header, sec) == 288, "header layout");
 
 struct sx_range { uint64_t lo, hi; uint32_t cu, pad; };
 struct sx_cu {
@@ -53,11 +64,22 @@ struct sx_scope {
 };
 struct sx_seg { uint64_t lo; uint32_t scope, pad; };
 struct sx_row { uint32_t file, line, colend; };
+/* Starts as struct vg_symtab_head: symtab.h's lookups read it in place. */
+struct sx_sym {
+	uint64_t vaddr, size, limit;
+	uint32_t name;
+	uint8_t dyn, ifunc, pad[2];
+};
+_Static_assert(offsetof(struct sx_sym, vaddr) == offsetof(struct vg_symtab_head, vaddr) &&
+	       offsetof(struct sx_sym, size) == offsetof(struct vg_symtab_head, size) &&
+	       offsetof(struct sx_sym, limit) == offsetof(struct vg_symtab_head, limit),
+	       "struct sx_sym starts as struct vg_symtab_head");
 
 static const size_t rec_size[N_SEC] = {
 	sizeof(struct sx_range), sizeof(struct sx_cu), sizeof(struct sx_scope),
 	sizeof(struct sx_seg), sizeof(uint64_t), sizeof(struct sx_row),
-	sizeof(uint64_t), 1, sizeof(uint32_t),
+	sizeof(uint64_t), 1, sizeof(uint32_t), sizeof(struct sx_sym), sizeof(uint64_t),
+	sizeof(uint32_t),
 };
 
 struct vg_symindex {
@@ -88,6 +110,16 @@ struct vg_symindex {
 	 * rows and segments a lookup starts (a bisection of 130,000 rows
 	 * missed the cache at nearly every step). */
 	struct sx_fast { struct vg_bucket rows, segs; } *fast;
+	/* The ELF symbol table, if kept (sym_of != 0): checked at the first
+	 * symbol lookup (sym_state as cu_state). */
+	uint32_t sym_of, sym_crc;
+	uint8_t sym_state;
+	const struct sx_sym *syms;
+	const uint64_t *sym_max_end;
+	size_t n_syms;
+	/* The stored bucket table; first points into the file (never
+	 * freed). */
+	struct vg_bucket sym_bucket;
 };
 
 /* ------------------------------------------------------------------ */
@@ -331,8 +363,53 @@ static uint32_t header_crc(const uint8_t *p, const struct sx_header *h)
 	return crc;
 }
 
-int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
-			  uint8_t **out, size_t *out_len)
+/* The symbol table of img into the sections, its names interned; the
+ * bucket parameters into *h. */
+static int put_syms(const struct vg_image *img, struct buf *sec, struct interner *in,
+		    struct sx_header *h)
+{
+	struct vg_symtab t;
+	struct vg_bucket own = { 0 };
+	const struct vg_bucket *b;
+	int rc = 0;
+
+	if (vg_image_symtab(img, &t) < 0)
+		return 0;  /* no symbols: none kept, the ELF answers */
+	for (size_t i = 0; i < t.n; i++) {
+		const struct vg_symtab_head *hd = (const void *)((const uint8_t *)t.recs + i * t.stride);
+		struct vg_symbol sym;
+		struct sx_sym x = { .vaddr = hd->vaddr, .size = hd->size, .limit = hd->limit };
+		int64_t o;
+
+		vg_image_symbol_nth(img, i, &sym);
+		if ((o = intern(in, sym.name)) < 0)
+			return (int)o;
+		x.name = (uint32_t)o;
+		x.dyn = sym.from_dynsym;
+		x.ifunc = sym.ifunc;
+		if (buf_put(&sec[SEC_SYMS], &x, sizeof(x)))
+			return -ENOMEM;
+	}
+	if (t.n && buf_put(&sec[SEC_SYM_MAX_END], t.max_end, t.n * sizeof(uint64_t)))
+		return -ENOMEM;
+	b = t.by_addr;
+	if (t.n && (!b->first || b->n != t.n)) {
+		if (vg_bucket_build(&own, t.recs, t.stride, t.n, 4) < 0)
+			return -ENOMEM;
+		b = &own;
+	}
+	if (t.n) {
+		h->sym_bucket_base = b->base;
+		h->sym_bucket_shift = b->shift;
+		if (buf_put(&sec[SEC_SYM_BUCKETS], b->first, ((size_t)b->n_buckets + 1) * sizeof(uint32_t)))
+			rc = -ENOMEM;
+	}
+	vg_bucket_free(&own);
+	return rc;
+}
+
+int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
+			  uint32_t sym_of, const char *key, uint8_t **out, size_t *out_len)
 {
 	struct buf sec[N_SEC] = { 0 };
 	struct interner in = { 0 };
@@ -377,6 +454,17 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
 				  (size_t)x.n_blocks * sizeof(uint64_t));
 		if (buf_put(&sec[SEC_CUS], &x, sizeof(x)))
 			goto oom;
+	}
+	if (sym_img && sym_of) {
+		rc = put_syms(sym_img, sec, &in, &h);
+		if (rc < 0)
+			goto fail;
+		if (sec[SEC_SYMS].len) {
+			h.sym_of = sym_of;
+			h.sym_crc = vg_crc32c(0, sec[SEC_SYMS].p, sec[SEC_SYMS].len);
+			h.sym_crc = vg_crc32c(h.sym_crc, sec[SEC_SYM_MAX_END].p, sec[SEC_SYM_MAX_END].len);
+			h.sym_crc = vg_crc32c(h.sym_crc, sec[SEC_SYM_BUCKETS].p, sec[SEC_SYM_BUCKETS].len);
+		}
 	}
 	/* Every count is a uint32_t in the file. */
 	for (int s = 0; s < N_SEC; s++)
@@ -429,49 +517,10 @@ done:
 /* ------------------------------------------------------------------ */
 /* checking                                                             */
 
-static bool str_ok(const struct vg_symindex *x, uint32_t off)
-{
-	return off == NONE32 || off < x->n_strings;
-}
-
 /* first + n within total, without overflow. */
 static bool slice_ok(uint32_t first, uint32_t n, size_t total)
 {
 	return (uint64_t)first + n <= total;
-}
-
-static int check_cu(const struct vg_symindex *x, const struct sx_cu *c,
-		    size_t n_scopes, size_t n_segs, size_t n_rows, size_t n_blocks)
-{
-	if (!slice_ok(c->scope0, c->n_scopes, n_scopes) ||
-	    !slice_ok(c->seg0, c->n_segs, n_segs) ||
-	    !slice_ok(c->row0, c->n_rows, n_rows) ||
-	    !slice_ok(c->block0, c->n_blocks, n_blocks) ||
-	    c->n_blocks != (c->n_rows + ROW_BLOCK - 1) / ROW_BLOCK)
-		return -1;
-	for (uint32_t i = 0; i < c->n_scopes; i++) {
-		const struct sx_scope *s = &x->scopes[c->scope0 + i];
-
-		if (!str_ok(x, s->name) || !str_ok(x, s->call_file) ||
-		    (s->parent != NONE32 && s->parent >= c->n_scopes))
-			return -1;
-	}
-	for (uint32_t i = 0; i < c->n_segs; i++) {
-		const struct sx_seg *s = &x->segs[c->seg0 + i];
-
-		if ((s->scope != NONE32 && s->scope >= c->n_scopes) ||
-		    (i && s->lo < s[-1].lo))
-			return -1;
-	}
-	for (uint32_t i = 0; i < c->n_rows; i++) {
-		const uint64_t *a = &x->row_addr[c->row0 + i];
-
-		if (!str_ok(x, x->rows[c->row0 + i].file) || (i && a[0] < a[-1]))
-			return -1;
-		if (i % ROW_BLOCK == 0 && x->blocks[c->block0 + i / ROW_BLOCK] != a[0])
-			return -1;
-	}
-	return 0;
 }
 
 int vg_symindex_open_mem(const void *data, size_t len, const char *key,
@@ -526,6 +575,25 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	x->n_strings = n[SEC_STRINGS];
 	x->str_crc = (const void *)(p + h.sec[SEC_STR_CRC].off);
 	x->n_chunks = (x->n_strings + STR_CHUNK - 1) / STR_CHUNK;
+	x->sym_of = h.sym_of;
+	x->sym_crc = h.sym_crc;
+	x->syms = (const void *)(p + h.sec[SEC_SYMS].off);
+	x->n_syms = n[SEC_SYMS];
+	x->sym_max_end = (const void *)(p + h.sec[SEC_SYM_MAX_END].off);
+	/* The bucket table's bounds now; its order, with the symbols', at
+	 * the first symbol lookup. */
+	x->sym_bucket = (struct vg_bucket){
+		.base = h.sym_bucket_base, .shift = h.sym_bucket_shift,
+		.n_buckets = n[SEC_SYM_BUCKETS] ? (uint32_t)(n[SEC_SYM_BUCKETS] - 1) : 0,
+		.n = (uint32_t)x->n_syms,
+		.first = (uint32_t *)(uintptr_t)(p + h.sec[SEC_SYM_BUCKETS].off),
+	};
+	if (h.sym_of && (!x->n_syms || n[SEC_SYM_MAX_END] != x->n_syms ||
+			 n[SEC_SYM_BUCKETS] < 2 || n[SEC_SYM_BUCKETS] - 1 >= NONE32 ||
+			 x->n_syms >= NONE32 || h.sym_bucket_shift > 63))
+		goto bad;
+	if (!h.sym_of && (x->n_syms || n[SEC_SYM_MAX_END] || n[SEC_SYM_BUCKETS]))
+		goto bad;
 	if (n[SEC_ROW_ADDR] != n[SEC_ROWS] || n[SEC_STR_CRC] != x->n_chunks ||
 	    (x->n_strings && x->strings[x->n_strings - 1] != '\0'))
 		goto bad;
@@ -555,8 +623,15 @@ bad:
 	return vg_error_set(err, -EINVAL, "inconsistent tables (a reference out of bounds or out of order)");
 }
 
-/* A CU's tables, checked once: its checksum, then every reference and
- * the order the searches need. */
+/* A CU's tables, checked once: their bounds and checksum.  Not every
+ * reference and the order of every row (that was a fifth of a
+ * one-address answer's CPU time on a 2.4 MB CU): the order is what the
+ * checksum vouches for, since the writer sorted it, and a search over
+ * keys out of order stays within its slice, only answering wrong; each
+ * reference is checked where a lookup follows it (scope indices in
+ * vg_symindex_lookup, string offsets in str()), so that a file whose
+ * checksum passes by chance or design cannot make a lookup read out
+ * of bounds. */
 static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
 {
 	size_t i = (size_t)(c - x->cus);
@@ -568,7 +643,8 @@ static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
 	if (!slice_ok(c->scope0, c->n_scopes, x->n_scopes) ||
 	    !slice_ok(c->seg0, c->n_segs, x->n_segs) ||
 	    !slice_ok(c->row0, c->n_rows, x->n_rows) ||
-	    !slice_ok(c->block0, c->n_blocks, x->n_blocks))
+	    !slice_ok(c->block0, c->n_blocks, x->n_blocks) ||
+	    c->n_blocks != (c->n_rows + ROW_BLOCK - 1) / ROW_BLOCK)
 		return false;
 	if (!x->no_crc) {
 		crc = vg_crc32c(0, x->scopes + c->scope0, (size_t)c->n_scopes * sizeof(struct sx_scope));
@@ -579,15 +655,44 @@ static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
 		if (crc != c->crc)
 			return false;
 	}
-	if (check_cu(x, c, x->n_scopes, x->n_segs, x->n_rows, x->n_blocks) < 0)
-		return false;
-	/* Sorted (just checked): the searches may start in a bucket.  Out
-	 * of memory only leaves them bisecting. */
+	/* The searches start in a bucket (over keys out of order, only a
+	 * wrong answer).  Out of memory only leaves them bisecting. */
 	(void)vg_bucket_build(&x->fast[i].rows, x->row_addr + c->row0, sizeof(uint64_t),
 			      c->n_rows, 16);
 	(void)vg_bucket_build(&x->fast[i].segs, &x->segs[c->seg0].lo, sizeof(struct sx_seg),
 			      c->n_segs, 8);
 	x->cu_state[i] = 1;
+	return true;
+}
+
+/* The symbol table, checked once: its checksum and the bucket table's
+ * bounds.  The order and the running maximum of ends are the checksum's
+ * (as a CU's order, cu_good): out of order, the search answers wrong but
+ * stays within the table; a name is checked when an answer reads it. */
+static bool syms_good(struct vg_symindex *x)
+{
+	const struct vg_bucket *b = &x->sym_bucket;
+
+	if (x->sym_state)
+		return x->sym_state == 1;
+	x->sym_state = 2;
+	if (!x->no_crc) {
+		uint32_t crc = vg_crc32c(0, x->syms, x->n_syms * sizeof(*x->syms));
+
+		crc = vg_crc32c(crc, x->sym_max_end, x->n_syms * sizeof(uint64_t));
+		crc = vg_crc32c(crc, b->first, ((size_t)b->n_buckets + 1) * sizeof(uint32_t));
+		if (crc != x->sym_crc)
+			return false;
+	}
+	/* count_le reads first[d] and first[d + 1] for d < n_buckets and
+	 * searches between them: in bounds when they never decrease and
+	 * end at n. */
+	if (b->first[0] != 0 || b->first[b->n_buckets] != x->n_syms)
+		return false;
+	for (uint32_t d = 0; d < b->n_buckets; d++)
+		if (b->first[d] > b->first[d + 1])
+			return false;
+	x->sym_state = 1;
 	return true;
 }
 
@@ -637,6 +742,10 @@ static const char *str(struct vg_symindex *x, uint32_t off, bool *bad)
 
 	if (off == NONE32)
 		return NULL;
+	if (off >= x->n_strings) {
+		*bad = true;
+		return NULL;
+	}
 	/* The common case: a checked chunk whose last NUL ends the string. */
 	if (x->chunk_state[off / STR_CHUNK] == 1 && off < x->chunk_nul_end[off / STR_CHUNK])
 		return x->strings + off;
@@ -719,9 +828,14 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 	}
 	s = find_scope(x, c, addr);
 	for (uint32_t hops = 0; s != NONE32 && hops < c->n_scopes; hops++) {
-		const struct sx_scope *sc = &x->scopes[c->scope0 + s];
+		const struct sx_scope *sc;
 		struct vg_dw_frame *f;
 
+		if (s >= c->n_scopes) {
+			bad = true;
+			break;
+		}
+		sc = &x->scopes[c->scope0 + s];
 		if (res->n_frames == VG_DW_MAX_FRAMES) {
 			res->truncated = true;
 			break;
@@ -749,4 +863,63 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 		s = sc->parent;
 	}
 	return bad ? -EBADMSG : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* the ELF symbol table                                                 */
+
+bool vg_symindex_has_symbols(const struct vg_symindex *x, uint32_t of)
+{
+	return of && x->sym_of == of;
+}
+
+static int sym_answer(struct vg_symindex *x, size_t i, struct vg_symbol *sym)
+{
+	const struct sx_sym *s;
+	bool bad = false;
+
+	if (i == SIZE_MAX)
+		return -ENOENT;
+	s = &x->syms[i];
+	*sym = (struct vg_symbol){ .vaddr = s->vaddr, .size = s->size,
+				   .name = str(x, s->name, &bad),
+				   .from_dynsym = s->dyn, .ifunc = s->ifunc };
+	return bad || !sym->name ? -EBADMSG : 0;
+}
+
+static bool sym_table(struct vg_symindex *x, uint32_t of, struct vg_symtab *t, int *rc)
+{
+	if (!vg_symindex_has_symbols(x, of)) {
+		*rc = -ENODATA;
+		return false;
+	}
+	if (!syms_good(x)) {
+		*rc = -EBADMSG;
+		return false;
+	}
+	*t = (struct vg_symtab){ .recs = x->syms, .stride = sizeof(*x->syms), .n = x->n_syms,
+				 .max_end = x->sym_max_end, .by_addr = &x->sym_bucket };
+	return true;
+}
+
+int vg_symindex_symbol_at(struct vg_symindex *x, uint32_t of, uint64_t vaddr,
+			  struct vg_symbol *sym)
+{
+	struct vg_symtab t;
+	int rc;
+
+	if (!sym_table(x, of, &t, &rc))
+		return rc;
+	return sym_answer(x, vg_symtab_at(&t, vaddr), sym);
+}
+
+int vg_symindex_symbol_before(struct vg_symindex *x, uint32_t of, uint64_t vaddr,
+			      struct vg_symbol *sym)
+{
+	struct vg_symtab t;
+	int rc;
+
+	if (!sym_table(x, of, &t, &rc))
+		return rc;
+	return sym_answer(x, vg_symtab_before(&t, vaddr), sym);
 }

@@ -6,10 +6,13 @@
  *
  * The file is untrusted input (another version of vigil, a disk error, a
  * hand edit): the magic, version, the key it was built for, CRC-32Cs
- * covering every byte that is read, every section's bounds, every
- * reference between tables and the order the binary searches rely on are
- * checked before a lookup uses them (a CU's tables and the strings when
- * first needed, so that a first answer does not read the whole file).  Answers from it are byte-identical to
+ * covering every byte that is read and every section's bounds are
+ * checked before a lookup uses them (a CU's tables, the symbol table and
+ * the strings when first needed, so that a first answer does not read
+ * the whole file); every reference between tables where a lookup
+ * follows it.  The order the searches rely on is the checksum's: out of
+ * order (a file whose checksum passes by design), a search answers
+ * wrong but never reads out of bounds.  Answers from it are byte-identical to
  * vg_dwindex_lookup's on the index it was written from.
  *
  * Layout (all little-endian, x86-64 only, sections 8-byte aligned):
@@ -28,7 +31,15 @@
  *   blocks    row_addr of every 16th row of each CU (the first search);
  *   strings   NUL-terminated; names and files are offsets into it
  *             (UINT32_MAX: none);
- *   str_crc   CRC-32C of each 64 KiB of strings. */
+ *   str_crc   CRC-32C of each 64 KiB of strings;
+ *   syms      the ELF symbol table the symbolizer reads for the keyed
+ *             file, when the caller kept one (version 3): {vaddr, size,
+ *             limit, name, dyn, ifunc} in elf/symbols.c's order, so that
+ *             a run with the index neither reads .symtab nor sorts it;
+ *   sym_max_end  u64 per symbol: the running maximum of sized ends;
+ *   sym_buckets  the bucket table (util/bucket.h) over syms' addresses,
+ *             its first key and width in the header, with the CRC-32C
+ *             of the three (checked at the first symbol lookup). */
 #ifndef VG_SYM_SYMINDEX_H
 #define VG_SYM_SYMINDEX_H
 
@@ -36,20 +47,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "elf/image.h"
 #include "sym/dwindex.h"
 #include "util/error.h"
 
-#define VG_SYMINDEX_VERSION 2
+#define VG_SYMINDEX_VERSION 3
 #define VG_SYMINDEX_KEY_MAX 255
 
 struct vg_symindex;
 
 /* Serialise ix (every CU indexed first, dwindex_build_all) for key into a
- * malloc'd buffer.  0, -ENOMEM, or -EINVAL when the index is not worth
- * keeping: libdw refused part of the DWARF, or split units were not found
- * (a later run may find them), or the tables overflow 32-bit references. */
-int vg_symindex_serialize(struct vg_dwindex *ix, const char *key,
-			  uint8_t **buf, size_t *len);
+ * malloc'd buffer, with sym_img's symbol table tagged sym_of when both
+ * are given (sym_of != 0: which of the keyed file's roles the table
+ * played, for vg_symindex_symbol_at to compare).  0, -ENOMEM, or -EINVAL
+ * when the index is not worth keeping: libdw refused part of the DWARF,
+ * or split units were not found (a later run may find them), or the
+ * tables overflow 32-bit references. */
+int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
+			  uint32_t sym_of, const char *key, uint8_t **buf, size_t *len);
 
 enum vg_symindex_flags {
 	/* For the fuzz harness only: every check but the checksums, so that
@@ -76,5 +91,18 @@ struct vg_symindex *vg_symindex_free(struct vg_symindex *x);
  * bad, rebuild it).  Not thread-safe (it records what it checked). */
 int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 		       struct vg_dw_result *res);
+
+/* Does x keep a symbol table tagged of (nonzero)? */
+bool vg_symindex_has_symbols(const struct vg_symindex *x, uint32_t of);
+
+/* As vg_image_symbol_at and vg_image_symbol_before on the image the kept
+ * table was written from (same answers, the name pointing into data): 0,
+ * -ENOENT (no such symbol), -ENODATA (no table tagged of kept), or
+ * -EBADMSG (the table or a name failed its checks: rebuild the file).
+ * Not thread-safe, as vg_symindex_lookup. */
+int vg_symindex_symbol_at(struct vg_symindex *x, uint32_t of, uint64_t vaddr,
+			  struct vg_symbol *sym);
+int vg_symindex_symbol_before(struct vg_symindex *x, uint32_t of, uint64_t vaddr,
+			      struct vg_symbol *sym);
 
 #endif

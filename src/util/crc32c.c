@@ -67,16 +67,16 @@ static void crc32c_zeros_op(uint32_t *even, size_t len)
 	memcpy(even, odd, sizeof(odd));
 }
 
-static void crc32c_zeros(uint32_t zeros[4][256], size_t len)
+static void crc32c_zeros(uint32_t zeros[4][256], const uint32_t *op)
 {
-	uint32_t op[32];
-
-	crc32c_zeros_op(op, len);
-	for (uint32_t n = 0; n < 256; n++) {
-		zeros[0][n] = gf2_times(op, n);
-		zeros[1][n] = gf2_times(op, n << 8);
-		zeros[2][n] = gf2_times(op, n << 16);
-		zeros[3][n] = gf2_times(op, n << 24);
+	/* zeros[k][n] = gf2_times(op, n << 8k), the xor of the rows of op
+	 * at n's set bits: each entry is an entry with its lowest bit
+	 * cleared, xor that bit's row (one xor, not 32 steps: this table
+	 * was a twentieth of a one-address `vigil sym`). */
+	for (int k = 0; k < 4; k++) {
+		zeros[k][0] = 0;
+		for (uint32_t n = 1; n < 256; n++)
+			zeros[k][n] = zeros[k][n & (n - 1)] ^ op[8 * k + __builtin_ctz(n)];
 	}
 }
 
@@ -95,6 +95,8 @@ static void crc32c_pow2_init(void)
 
 static void crc32c_init(void)
 {
+	uint32_t op[32], sq[32];
+
 	for (uint32_t n = 0; n < 256; n++) {
 		uint32_t c = n;
 
@@ -102,8 +104,16 @@ static void crc32c_init(void)
 			c = c & 1 ? (c >> 1) ^ CRC32C_POLY : c >> 1;
 		crc32c_table[n] = c;
 	}
-	crc32c_zeros(crc32c_long, CRC32C_LONG);
-	crc32c_zeros(crc32c_short, CRC32C_SHORT);
+	/* The long operator is the short one squared (long / short =
+	 * 2^5 times): 5 squarings instead of the 15 from one zero bit. */
+	_Static_assert(CRC32C_LONG == CRC32C_SHORT << 5, "long = short squared 5 times");
+	crc32c_zeros_op(op, CRC32C_SHORT);
+	crc32c_zeros(crc32c_short, op);
+	for (int k = 0; k < 5; k++) {
+		gf2_square(sq, op);
+		memcpy(op, sq, sizeof(op));
+	}
+	crc32c_zeros(crc32c_long, op);
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_cpu_init();
 	crc32c_hw_ok = __builtin_cpu_supports("sse4.2");

@@ -72,6 +72,20 @@ symbolize warm
 [[ $(stat -c %i "$idx") == "$inode" ]] || fail "a good index was rewritten"
 (( $(stat -c %Y "$idx") > $(date -d 2001-01-02 +%s) )) || fail "using the index did not touch its mtime"
 
+# The index answers the symbol table too (.symtab is neither read nor
+# sorted): a copy with one symbol renamed (objcopy keeps the build-id, so
+# the index is the original's) still says the original name with the
+# index, the new one without.
+die_at=$(nm "$bin" | awk '$3 == "die" { print "0x" $1 }')
+[[ -n $die_at ]] || harness_error "no symbol die in $bin"
+objcopy --redefine-sym die=die_renamed "$bin" "$T/renamed" || harness_error "objcopy failed"
+"$VIGIL" sym --bin "$T/renamed" "$die_at" >"$T/renamed_warm.out" 2>&1 || fail "renamed, warm: exited $?"
+grep -q "  die+0x0  " "$T/renamed_warm.out" ||
+	{ cat "$T/renamed_warm.out" >&2; fail "the index did not answer the symbol (the ELF's was read)"; }
+"$VIGIL" sym --no-cache --bin "$T/renamed" "$die_at" >"$T/renamed_cold.out" 2>&1 || fail "renamed, cold: exited $?"
+grep -q "  die_renamed+0x0  " "$T/renamed_cold.out" ||
+	{ cat "$T/renamed_cold.out" >&2; fail "without the index, the renamed symbol was not read"; }
+
 # At a terminal (a pty from script(1)) the first run's index is written by
 # a detached process after the answers (VG_SYM_DETACH_INDEX): it appears,
 # identical to the one --index wrote.
@@ -97,8 +111,9 @@ truncate -s $((bytes / 2)) "$idx"
 bad_case truncated "truncated"
 # A flipped byte in the middle of a section (offset, size at 288 + 16 * i
 # of the header, symindex.c): 1 the CU table (checked at load), 5 the
-# line rows and 7 the strings (checked at the first lookup that reads
-# them: every CU and string is read by these addresses).
+# line rows, 7 the strings and 9 the ELF symbols (checked at the first
+# lookup that reads them: every CU and string is read by these
+# addresses).
 # In the rows (12-byte records: file, line, column), the line of the
 # middle row: nothing but a checksum can tell that one is wrong.
 flip() {  # SECTION [RECORD-SIZE FIELD-OFFSET]
@@ -118,6 +133,10 @@ flip 5 12 4
 bad_case flip_rows "checksum"
 flip 7
 bad_case flip_strings "checksum"
+# 9: the ELF symbol table (32-byte records: vaddr, size, limit, name),
+# the size of the middle symbol: checked at the first symbol lookup.
+flip 9 32 8
+bad_case flip_syms "checksum"
 vg other sym --index "$other"
 assert_rc 0
 other_idx=$(sed -n 's/^.*: wrote \(.*\) ([0-9]* bytes)$/\1/p' "$T/other.out")
@@ -144,4 +163,4 @@ rm "$idx"
 VIGIL_CACHE_MAX=100 "$VIGIL" sym --index "$bin" >"$T/toobig.out" 2>&1 && fail "an index over the bound was written"
 grep -q "exceeds VIGIL_CACHE_MAX" "$T/toobig.out" || { cat "$T/toobig.out" >&2; fail "no reason for the refused index"; }
 [[ ! -e $idx ]] || fail "an index over the bound exists"
-echo "ok: ${#addrs[@]} addresses identical cold, warm, truncated, detached write at a terminal, flipped (cus, rows, strings), foreign, empty; LRU bound"
+echo "ok: ${#addrs[@]} addresses identical cold, warm, truncated, detached write at a terminal, flipped (cus, rows, strings, symbols), the symbols from the index, foreign, empty; LRU bound"

@@ -8,7 +8,9 @@
  * one the file claims (bytes 28..31 its length, the key from byte 32: the
  * header of symindex.c), else the key check would stop every input.  A file that is accepted is then looked up at every range's
  * ends and at addresses taken from the input: each answer must keep
- * vg_dw_result's promises (frames within bounds, strings terminated).
+ * vg_dw_result's promises (frames within bounds, strings terminated),
+ * and so are the kept ELF symbol table's lookups (vg_symindex_symbol_at
+ * and _before, under the tags a caller uses: each has one name).
  * Seeds (tests/fuzz/corpus/symindex/) are indexes of small real binaries
  * written by `vigil sym --index`.  Built by tests/fuzz/run.sh. */
 #include <stdint.h>
@@ -39,6 +41,28 @@ static void check_answer(const struct vg_dw_result *r)
 	(void)sink;
 }
 
+static void check_symbols(struct vg_symindex *x, uint64_t a)
+{
+	volatile size_t sink = 0;
+	struct vg_symbol sym;
+
+	/* 1: embedded DWARF's tag, 2: a build-id directory's (the
+	 * symbolizer tags a table with its enum vg_debug_source). */
+	for (uint32_t of = 1; of <= 2; of++) {
+		if (vg_symindex_symbol_at(x, of, a, &sym) == 0) {
+			if (!sym.name)
+				abort();
+			sink += strlen(sym.name);
+		}
+		if (vg_symindex_symbol_before(x, of, a, &sym) == 0) {
+			if (!sym.name)
+				abort();
+			sink += strlen(sym.name);
+		}
+	}
+	(void)sink;
+}
+
 static void try_open(const uint8_t *buf, size_t size, const char *key, unsigned flags)
 {
 	struct vg_symindex *x = NULL;
@@ -59,6 +83,7 @@ static void try_open(const uint8_t *buf, size_t size, const char *key, unsigned 
 		for (int d = -1; d <= 1; d++) {
 			vg_symindex_lookup(x, a + (uint64_t)d, &r);
 			check_answer(&r);
+			check_symbols(x, a + (uint64_t)d);
 		}
 	}
 	vg_symindex_free(x);
