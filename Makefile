@@ -60,6 +60,7 @@ bench: deps-bench all
 	VIGIL=$(BUILD)/vigil ./bench/profile.sh
 	VIGIL=$(BUILD)/vigil ./bench/probe.sh
 	VIGIL=$(BUILD)/vigil ./bench/stack.sh
+	VIGIL=$(BUILD)/vigil ./bench/print.sh
 
 # The same files as `meson install` (meson.build), laid out by PREFIX at
 # install time as a Makefile user expects, not at configure time as meson's

@@ -26,7 +26,7 @@ libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libiberty-dev
 binutils xz-utils libc6-dbg systemtap-sdt-dev"
 test="python3 python3-jsonschema libclang-rt-14-dev llvm-14 elfutils
 debuginfod curl dwz linux-perf libxml2-utils util-linux mount coreutils zsh nodejs"
-bench="gdb bpftrace scanmem ltrace time golang-go chromium"
+bench="gdb bpftrace scanmem ltrace time golang-go chromium python3-drgn"
 
 [ $# -gt 0 ] || set -- build
 wanted=""
