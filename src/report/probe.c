@@ -687,6 +687,24 @@ static void table_latency(FILE *out, struct vg_probe_session *s, size_t i)
 	}
 }
 
+/* One value set's lines, for arguments and return values alike: the
+ * count and distinct values, the top values with their shares, and the
+ * histogram. */
+static void table_value_counts(FILE *out, const struct vg_sym_param *p, const struct vg_value_count *tv,
+			       size_t n_top, const struct vg_values_summary *sum)
+{
+	char buf[32];
+
+	fprintf(out, ": %" PRIu64 " values, %" PRIu64 " distinct%s\n", sum->count, sum->distinct,
+		sum->other ? " or more" : "");
+	for (size_t v = 0; v < n_top; v++) {
+		value_text(p, tv[v].value, buf, sizeof(buf));
+		fprintf(out, "      %-20s x%-8" PRIu64 " %5.1f%%\n", buf, tv[v].count,
+			sum->count ? 100.0 * (double)tv[v].count / (double)sum->count : 0);
+	}
+	table_value_histogram(out, p, sum);
+}
+
 static void table_args(FILE *out, struct vg_probe_session *s, size_t i, size_t top)
 {
 	struct vg_probe_location_result *l = vg_probe_location(s, i);
@@ -699,7 +717,6 @@ static void table_args(FILE *out, struct vg_probe_session *s, size_t i, size_t t
 		const struct vg_sym_param *p = &l->args[k].param;
 		struct vg_values_summary sum;
 		size_t n_top = 0;
-		char buf[32];
 
 		vg_values_summarize(l->args[k].values, tv, top, &n_top, &sum);
 		if (l->args[k].usdt_mem[0])
@@ -713,14 +730,7 @@ static void table_args(FILE *out, struct vg_probe_session *s, size_t i, size_t t
 		} else {
 			fprintf(out, "arg%u", p->reg + 1);
 		}
-		fprintf(out, ": %" PRIu64 " values, %" PRIu64 " distinct%s\n", sum.count, sum.distinct,
-			sum.other ? " or more" : "");
-		for (size_t v = 0; v < n_top; v++) {
-			value_text(p, tv[v].value, buf, sizeof(buf));
-			fprintf(out, "      %-20s x%-8" PRIu64 " %5.1f%%\n", buf, tv[v].count,
-				sum.count ? 100.0 * (double)tv[v].count / (double)sum.count : 0);
-		}
-		table_value_histogram(out, p, &sum);
+		table_value_counts(out, p, tv, n_top, &sum);
 	}
 	free(tv);
 }
@@ -732,7 +742,6 @@ static void table_retval(FILE *out, struct vg_probe_session *s, size_t i, size_t
 	struct vg_value_count *tv;
 	struct vg_values_summary sum;
 	size_t n_top = 0;
-	char buf[32];
 
 	fputc('\n', out);
 	vg_text_put(out, l->loc.input);
@@ -746,14 +755,7 @@ static void table_retval(FILE *out, struct vg_probe_session *s, size_t i, size_t
 	vg_values_summarize(l->retval.values, tv, top, &n_top, &sum);
 	fputs(": returned ", out);
 	vg_text_put(out, p->type[0] ? p->type : "?");
-	fprintf(out, ": %" PRIu64 " values, %" PRIu64 " distinct%s\n", sum.count, sum.distinct,
-		sum.other ? " or more" : "");
-	for (size_t v = 0; v < n_top; v++) {
-		value_text(p, tv[v].value, buf, sizeof(buf));
-		fprintf(out, "      %-20s x%-8" PRIu64 " %5.1f%%\n", buf, tv[v].count,
-			sum.count ? 100.0 * (double)tv[v].count / (double)sum.count : 0);
-	}
-	table_value_histogram(out, p, &sum);
+	table_value_counts(out, p, tv, n_top, &sum);
 	free(tv);
 }
 
