@@ -479,22 +479,35 @@ static bool function_die(Dwarf *dw, uint64_t addr, Dwarf_Die *out)
 	return false;
 }
 
-int vg_sym_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_sym_param *params,
-		    size_t max, size_t *n, struct vg_error *err)
+/* The DWARF entry of the function at runtime address fn_addr: 1 and *fn,
+ * 0 when there is none (no image, no DWARF, no such function), or the
+ * lookup's negative error. */
+static int function_die_at(struct vg_symbolizer *sym, uint64_t fn_addr, Dwarf_Die *fn,
+			   struct vg_error *err)
 {
-	struct param_fill f = { .params = params, .max = max < N_INT_REGS ? max : N_INT_REGS };
 	struct vg_sym_result res;
 	Dwarf *dwarf = NULL;
-	Dwarf_Die fn;
-	int rc;
+	int rc = vg_sym_lookup(sym, fn_addr, &res, err);
 
-	*n = 0;
-	rc = vg_sym_lookup(sym, fn_addr, &res, err);
 	if (rc < 0)
 		return rc;
 	if (res.image)
 		dwarf = vg_symbolizer_dwarf(sym, res.image, err);
-	if (dwarf && function_die(dwarf, fn_addr - res.image->bias, &fn))
+	return dwarf && function_die(dwarf, fn_addr - res.image->bias, fn);
+}
+
+int vg_sym_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_sym_param *params,
+		    size_t max, size_t *n, struct vg_error *err)
+{
+	struct param_fill f = { .params = params, .max = max < N_INT_REGS ? max : N_INT_REGS };
+	Dwarf_Die fn;
+	int rc;
+
+	*n = 0;
+	rc = function_die_at(sym, fn_addr, &fn, err);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
 		params_of(&fn, &f);
 	else
 		fill_unnamed(&f);
@@ -505,20 +518,14 @@ int vg_sym_params(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_sym_par
 int vg_sym_return_type(struct vg_symbolizer *sym, uint64_t fn_addr, struct vg_sym_param *out,
 		       struct vg_error *err)
 {
-	struct vg_sym_result res;
-	Dwarf *dwarf = NULL;
 	Dwarf_Die fn, origin, type;
 	Dwarf_Die *src;
 	int rc;
 
 	*out = (struct vg_sym_param){ .kind = VG_PARAM_UNKNOWN, .size = 8 };
-	rc = vg_sym_lookup(sym, fn_addr, &res, err);
-	if (rc < 0)
+	rc = function_die_at(sym, fn_addr, &fn, err);
+	if (rc <= 0)
 		return rc;
-	if (res.image)
-		dwarf = vg_symbolizer_dwarf(sym, res.image, err);
-	if (!dwarf || !function_die(dwarf, fn_addr - res.image->bias, &fn))
-		return 0;
 	/* An out-of-line copy of an inlined or declared function names its
 	 * type on the abstract instance or the declaration. */
 	src = &fn;
