@@ -64,18 +64,33 @@ fi
 python3 - "$fuzz_pass" "$((fuzz_fail + refused))" $logs <<'PY'
 import json, sys
 total = [0, 0, 0]
+failed = []
 for path in sys.argv[3:]:
     n = [0, 0, 0]
     try:
         with open(path) as f:
             for line in f:
-                r = json.loads(line).get("result")
-                n[0 if r in ("OK", "EXPECTEDFAIL") else 2 if r == "SKIP" else 1] += 1
+                t = json.loads(line)
+                r = t.get("result")
+                k = 0 if r in ("OK", "EXPECTEDFAIL") else 2 if r == "SKIP" else 1
+                n[k] += 1
+                if k == 1:
+                    failed.append((path.split("/meson-logs/")[0], t))
     except FileNotFoundError:
         n[1] += 1
+        failed.append((path, {"name": "(no test log: meson test did not run)"}))
     if len(sys.argv) > 4:
         print(f"{path.split('/meson-logs/')[0]}: {n[0]} passed, {n[1]} failed, {n[2]} skipped")
     total = [a + b for a, b in zip(total, n)]
+# The end of a CI log is often all that is kept: name each failure there,
+# with the last lines it printed, not only at the top of a long log.
+for build, t in failed:
+    print(f"FAILED {build}: {t['name']} ({t.get('result', '?')}, "
+          f"{t.get('duration', 0):.1f} s)")
+    for stream, keep in (("stdout", 10), ("stderr", 25)):
+        out = (t.get(stream) or "").rstrip().splitlines()
+        for l in out[-keep:]:
+            print(f"    {stream[3:]}| {l}")
 total[0] += int(sys.argv[1])
 total[1] += int(sys.argv[2])
 print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
