@@ -31,7 +31,8 @@ run's throughput and first answer are compared with their cold ones, and
 its answers must be byte-identical to the run without the index.  Last,
 with libc: the first answer of `vigil sym PID ADDR` on a running sleep(1)
 (one libc address on the command line, time to the first output line),
-without and with the index.
+and of `vigil stack PID` on it (time to the first frame line, against
+eu-stack -i -s -p), without and with the index.
 
 vigil runs with --style llvm, and its N answer blocks are compared with
 llvm-symbolizer's: byte-identical blocks, and blocks identical modulo
@@ -44,6 +45,7 @@ import argparse
 import bisect
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -126,6 +128,24 @@ def first_answer(argv, addr, env=None):
     p.wait()
     if not line:
         fail(f"{' '.join(argv)}: no answer for {addr if addr is None else hex(addr)}")
+    return t
+
+
+def first_frame(argv, pattern, env=None):
+    """Seconds from start to the first output line matching pattern (a
+    frame), for a command that takes no input; fails if none is printed."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, env=env)
+    t = None
+    for line in p.stdout:
+        if re.match(pattern, line.decode(errors="replace")):
+            t = time.perf_counter() - t0
+            break
+    p.stdout.read()
+    p.wait()
+    if t is None:
+        fail(f"{' '.join(argv)}: no frame printed")
     return t
 
 
@@ -350,12 +370,24 @@ def live_first_answer(args, libc_result):
         warm.pop("VIGIL_NO_CACHE", None)
         res = {k: statistics.median(first_answer(argv, None, e) for _ in range(LATENCY_RUNS))
                for k, e in (("cold", cold), ("warm", warm))}
+        # vigil stack: every thread's stack, symbolized (a frame line is
+        # "  #0  0x..."); eu-stack -p (inline frames and lines, as vigil
+        # gives them) stops the process to answer the same.
+        stack = [args.vigil, "stack", str(p.pid), "--no-kernel"]
+        for k, e in (("stack_cold", cold), ("stack_warm", warm)):
+            res[k] = statistics.median(first_frame(stack, r"\s+#0 ", e) for _ in range(LATENCY_RUNS))
+        res["eu_stack"] = statistics.median(
+            first_frame(["eu-stack", "-i", "-s", "-p", str(p.pid)], r"#0 ") for _ in range(LATENCY_RUNS))
     finally:
         p.kill()
         p.wait()
     print(f"\nvigil sym PID ADDR, one libc address of a running sleep(1) (libc6-dbg), first output line:"
           f" without the index {res['cold'] * 1e3:.1f} ms, with it {res['warm'] * 1e3:.1f} ms"
           f" (addr2line -e libc.so.6, one address: {libc_result['a2l_lat'] * 1e3:.1f} ms)")
+    print(f"vigil stack PID, the same sleep, first frame printed: without the index"
+          f" {res['stack_cold'] * 1e3:.1f} ms, with it {res['stack_warm'] * 1e3:.1f} ms"
+          f" (eu-stack -i -s -p PID, which stops the process: {res['eu_stack'] * 1e3:.1f} ms,"
+          f" vigil/eu-stack = {res['stack_warm'] / res['eu_stack']:.2f}x the time)")
     return res
 
 
