@@ -217,6 +217,25 @@ static bool short_hex(const char *s, uint64_t *value)
 	return n > 0;
 }
 
+/* A batch's line, 0xHEX or bare hex (and @0xHEX offline), read here:
+ * through vg_addr_parse (and the 0x prepended to bare hex) it was a
+ * tenth of a 100,000-address batch.  Same values, same lines accepted;
+ * false for anything else, which takes the general path.  Touches
+ * nothing shared: a batch's second thread reads its lines with it. */
+static bool resolve_hex(const struct sym_run *r, const char *spec, bool from_stdin,
+			uint64_t *addr)
+{
+	const char *hex;
+
+	if (r->o.bin_path && spec[0] == '@')
+		spec++;
+	if (spec[0] == '0' && (spec[1] == 'x' || spec[1] == 'X'))
+		hex = spec + 2;
+	else
+		hex = r->o.bin_path || from_stdin ? spec : NULL;
+	return hex && short_hex(hex, addr);
+}
+
 /* ADDR as every command takes it; offline, also bare hex (addr2line) and
  * @0xHEX, which are the same thing there: the file's own addresses. */
 static int resolve(struct sym_run *r, const char *spec, bool from_stdin,
@@ -224,21 +243,12 @@ static int resolve(struct sym_run *r, const char *spec, bool from_stdin,
 {
 	const struct vg_images *imgs;
 	struct vg_addr a;
-	const char *hex;
 	char buf[64];
 
+	if (resolve_hex(r, spec, from_stdin, addr))
+		return 0;
 	if (r->o.bin_path && spec[0] == '@')
 		spec++;
-	/* A batch's line, 0xHEX or bare hex, read here: through
-	 * vg_addr_parse (and the 0x prepended to bare hex) it was a tenth
-	 * of a 100,000-address batch.  Same values, same lines accepted;
-	 * anything else takes the general path. */
-	if (spec[0] == '0' && (spec[1] == 'x' || spec[1] == 'X'))
-		hex = spec + 2;
-	else
-		hex = r->o.bin_path || from_stdin ? spec : NULL;
-	if (hex && short_hex(hex, addr))
-		return 0;
 	imgs = vg_symbolizer_images(r->s);
 	/* Bare hex is an address where only addresses are expected: with
 	 * --bin (addr2line's habit) and on standard input (perf script -F ip
@@ -344,16 +354,17 @@ struct span {
 
 #define SPAN_SECOND (1u << 31)
 
-/* A batch this large (addresses) is looked up on two threads when the
- * persistent index answers (below). */
+/* A batch this large (lines) is looked up on two threads when the
+ * persistent index answers (answer_batch). */
 #define BATCH_TWO_THREADS 4096
 
-/* Keys [lo, hi) of a batch sorted by address, looked up and composed by
- * one thread into its own table, from the highest address down. */
+/* Part of a batch: keys[lo, hi), sorted by address, looked up and
+ * composed by one thread into its own table, from the highest address
+ * down. */
 struct batch_part {
 	struct sym_run *r;
 	const struct pending *p;
-	const struct vg_radix_item *keys;
+	struct vg_radix_item *keys;
 	size_t lo, hi;
 	struct span *spans;
 	struct vg_report_sym_table *tb;
@@ -361,6 +372,7 @@ struct batch_part {
 	uint32_t tag;             /* SPAN_SECOND, or 0 */
 	bool failed;              /* a lookup failed: err says why */
 	struct vg_error err;
+	size_t first, end;        /* two threads: the lines [first, end) */
 };
 
 static void lookup_part(struct batch_part *b)
@@ -386,10 +398,50 @@ static void lookup_part(struct batch_part *b)
 	}
 }
 
-static void *lookup_part_thread(void *arg)
+/* One of two threads: its lines' addresses (0xHEX and bare hex; any
+ * other line is left unanswered for the main thread), sorted, looked
+ * up. */
+static void *part_thread(void *arg)
 {
-	lookup_part(arg);
+	struct batch_part *b = arg;
+	size_t n_keys = 0;
+
+	for (size_t i = b->first; i < b->end; i++) {
+		uint64_t addr;
+
+		b->spans[i].len = UINT32_MAX;
+		if (!b->p[i].bad && resolve_hex(b->r, b->p[i].input, true, &addr))
+			b->keys[n_keys++] = (struct vg_radix_item){ addr, i };
+	}
+	vg_radix_sort(b->keys, b->keys + n_keys, n_keys);
+	b->lo = 0;
+	b->hi = n_keys;
+	lookup_part(b);
 	return NULL;
+}
+
+/* Is the batch for two threads?  Large, and its lookups take the
+ * symbolizer's lock shared (the persistent index answers).  The first
+ * lookup in an image finds its debug info and maps its index: before
+ * the first batch has looked anything up, one of its addresses is
+ * looked up alone to know. */
+static bool two_threads(struct sym_run *r, const struct pending *p, size_t n)
+{
+	struct vg_error err = { 0 };
+	uint64_t addr;
+
+	if (n < BATCH_TWO_THREADS)
+		return false;
+	if (vg_symbolizer_lookups_shared(r->s))
+		return true;
+	for (size_t i = 0; i < n && i < 64; i++) {
+		if (p[i].bad || !resolve_hex(r, p[i].input, true, &addr))
+			continue;
+		if (vg_sym_lookup(r->s, addr, r->res, &err) < 0)
+			return false;  /* the batch says it, in its place */
+		return vg_symbolizer_lookups_shared(r->s);
+	}
+	return false;
 }
 
 /* The lines read so far, looked up in address order (neighbouring
@@ -398,12 +450,14 @@ static void *lookup_part_thread(void *arg)
  * order.  The text view only: JSON collects results in order anyway.
  *
  * Two threads when the batch is large and the persistent index answers
- * (vg_symbolizer_lookups_shared: its lookups take the symbolizer's lock
- * shared): the machine's second core otherwise idles while one core looks
- * up and composes, which is 70% of an indexed batch.  The sorted keys are
- * cut in two halves, each thread composes its half into its own table,
- * and the answers still go out in input order.  Not without the index:
- * there the cold path's prefetch thread already has the other core. */
+ * (two_threads): the machine's second core otherwise idles while one
+ * looks up and composes, 80% of an indexed batch's instructions.  Each
+ * thread reads, sorts, looks up and composes half of the lines into a
+ * table of its own (the halves of the sorted keys were tried first: the
+ * reading and the sort, 10% more, stayed on one core); lines that are
+ * not plain hex are answered after, by this thread; the answers still go
+ * out in input order, byte for byte.  Not without the index: there the
+ * cold path's prefetch thread already has the other core. */
 static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 {
 	struct vg_radix_item *keys = malloc(2 * (n ? n : 1) * sizeof(*keys));
@@ -424,56 +478,70 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		return cli_out_of_memory(r->cli, "for the input");
 	}
 	tb->len = tb2->len = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t addr = 0, start = tb->len;
-
-		if (!p[i].bad && resolve(r, p[i].input, true, &addr, &err) == 0) {
-			keys[n_keys++] = (struct vg_radix_item){ addr, i };
-			spans[i].len = UINT32_MAX;
-			continue;
-		}
-		vg_report_sym_compose_bad(tb, p[i].input, p[i].bad ? p[i].bad : err.msg);
-		vg_error_clear(&err);
-		r->n_bad_input++;
-		spans[i] = (struct span){ start, (uint32_t)(tb->len - start), 0 };
-	}
-	/* Small keys, sorted without indirect compares (qsort was a tenth
-	 * of a batch). */
-	vg_radix_sort(keys, keys + n_keys, n_keys);
-	/* Highest address first: without a persistent index, the prefetch
-	 * thread indexes CUs in file order, which is mostly address order;
-	 * walking the other way, the two threads meet in the middle instead
-	 * of waiting for each other on every CU (cold batches took 1.5x
-	 * longer walking upwards).  In a large batch the first lookup is
-	 * made alone: the first in an image finds its debug info and maps
-	 * its persistent index, which decides whether two threads share
-	 * the rest. */
-	one.lo = n_keys >= BATCH_TWO_THREADS ? n_keys - 1 : 0;
-	one.hi = n_keys;
-	lookup_part(&one);
-	if (one.lo && !one.failed && vg_symbolizer_lookups_shared(r->s) &&
-	    (r->res2 || (r->res2 = malloc(sizeof(*r->res2))))) {
+	if (two_threads(r, p, n) && (r->res2 || (r->res2 = malloc(sizeof(*r->res2))))) {
 		two = one;
 		two.tb = tb2;
 		two.res = r->res2;
 		two.tag = SPAN_SECOND;
-		two.lo = 0;
-		two.hi = one.hi = (n_keys - 1) / 2;
-		one.lo = one.hi;
-		one.hi = n_keys - 1;
+		two.first = n / 2;
+		two.end = n;
+		two.keys = keys + 2 * (n / 2);  /* its keys and the sort's scratch */
 		tb2->style = tb->style;
-		second = pthread_create(&thread, NULL, lookup_part_thread, &two) == 0;
+		one.end = n / 2;
+		second = pthread_create(&thread, NULL, part_thread, &two) == 0;
 		if (!second)
-			one.lo = 0;  /* all of it on this thread, then */
-	} else if (one.lo && !one.failed) {
-		one.hi = n_keys - 1;
-		one.lo = 0;
+			one.end = n;   /* all of it on this thread, then */
+		part_thread(&one);
+		if (second)
+			pthread_join(thread, NULL);
+		/* The lines left: not plain hex (symbolic, or not an address),
+		 * in input order. */
+		for (size_t i = 0; i < n && !one.failed && !(second && two.failed); i++) {
+			uint64_t addr = 0;
+
+			if (spans[i].len != UINT32_MAX)
+				continue;
+			if (!p[i].bad && resolve(r, p[i].input, true, &addr, &err) == 0) {
+				keys[0] = (struct vg_radix_item){ addr, i };
+				one.lo = 0;
+				one.hi = 1;
+				lookup_part(&one);
+				continue;
+			}
+			spans[i].off = tb->len;
+			vg_report_sym_compose_bad(tb, p[i].input, p[i].bad ? p[i].bad : err.msg);
+			vg_error_clear(&err);
+			r->n_bad_input++;
+			spans[i].len = (uint32_t)(tb->len - spans[i].off);
+			spans[i].note = 0;
+		}
 	} else {
-		one.lo = one.hi;  /* done (or failed) */
+		for (size_t i = 0; i < n; i++) {
+			uint64_t addr = 0, start = tb->len;
+
+			if (!p[i].bad && resolve(r, p[i].input, true, &addr, &err) == 0) {
+				keys[n_keys++] = (struct vg_radix_item){ addr, i };
+				spans[i].len = UINT32_MAX;
+				continue;
+			}
+			vg_report_sym_compose_bad(tb, p[i].input, p[i].bad ? p[i].bad : err.msg);
+			vg_error_clear(&err);
+			r->n_bad_input++;
+			spans[i] = (struct span){ start, (uint32_t)(tb->len - start), 0 };
+		}
+		/* Small keys, sorted without indirect compares (qsort was a
+		 * tenth of a batch). */
+		vg_radix_sort(keys, keys + n_keys, n_keys);
+		/* Highest address first: without a persistent index, the
+		 * prefetch thread indexes CUs in file order, which is mostly
+		 * address order; walking the other way, the two threads meet
+		 * in the middle instead of waiting for each other on every CU
+		 * (cold batches took 1.5x longer walking upwards). */
+		one.lo = 0;
+		one.hi = n_keys;
+		lookup_part(&one);
 	}
-	lookup_part(&one);
 	if (second) {
-		pthread_join(thread, NULL);
 		/* The second table's notes, by image, for the writes below
 		 * (vg_report_sym_note finds each by image in tb). */
 		for (size_t j = 0; j < tb2->n_notes; j++)

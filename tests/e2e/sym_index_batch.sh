@@ -7,8 +7,9 @@
 # Every byte of tgt_inline's .text (lines, padding, inline frames) and
 # every byte of tgt_cxx's (demangled names: the name cache both threads
 # fill), shuffled with a fixed seed so that input order is not address
-# order, with lines that are not addresses among them; both styles.  The
-# input is a file: one read takes most of it, one batch of tens of
+# order, with lines that are not addresses and symbolic ones among them
+# (main+0x4, @0xHEX: answered after the two threads, by the main one);
+# both styles.  The input is a file: one read takes most of it, one batch of tens of
 # thousands of lines.
 source "$(dirname "$0")/lib.sh"
 
@@ -20,7 +21,7 @@ for bin in "$TARGETS/tgt_inline" "$TARGETS/tgt_cxx"; do
 import random
 lo, size = int('$lo', 16), int('$size', 16)
 lines = ['0x%x' % a for a in range(lo, lo + size)]
-lines += ['not-an-address', '0xzz', '%x' % (lo + 1)]
+lines += ['not-an-address', '0xzz', '%x' % (lo + 1), 'main', 'main+0x4', '@0x%x' % lo]
 random.Random(20).shuffle(lines)
 print('\n'.join(lines))" >"$T/$name.in"
 	n=$(wc -l <"$T/$name.in")
@@ -46,4 +47,5 @@ print('\n'.join(lines))" >"$T/$name.in"
 	done
 done
 grep -q "::" "$T/tgt_cxx.vigil.warm" || fail "tgt_cxx: no demangled C++ name in the answers"
+grep -q "  (main+0x4)$" "$T/tgt_inline.vigil.warm" || fail "tgt_inline: main+0x4 was not answered"
 echo ok
