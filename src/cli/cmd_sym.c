@@ -767,9 +767,14 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 	__fsetlocking(stdout, FSETLOCKING_BYCALLER);
 	/* Into a file or pipe, a batch's answers go out in large writes (the
 	 * answers are flushed before every read that may wait anyway); a
-	 * terminal keeps its line buffering. */
-	if (n == 0 && !cli->json && !isatty(STDOUT_FILENO))
-		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+	 * terminal keeps its line buffering.  The buffer is given: with
+	 * NULL, glibc ignores the size and allocates st_blksize (4 KiB), and
+	 * 100,000 answers took 3,500 write(2)s. */
+	if (n == 0 && !cli->json && !isatty(STDOUT_FILENO)) {
+		static char out_buf[1 << 20];
+
+		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
+	}
 	if (n == 0) {
 		rc = answer_stdin(&r);
 	} else {
