@@ -509,7 +509,9 @@ static int lookup_locked(struct vg_symbolizer *s, uint64_t addr,
 	res->static_address = addr - img->bias;
 	if (shared && !st->looked)
 		return NEED_EXCLUSIVE;
-	rc = sym_ensure_debug(s, st, err);
+	/* Checked here: perf put 9% of an indexed libc batch on the call
+	 * itself (a 4.7 KB frame set up, for the first lookup's work). */
+	rc = st->looked ? 0 : sym_ensure_debug(s, st, err);
 	if (rc < 0)
 		return rc;
 	rc = fill_symbol(s, st, res, shared, &sym_source);
