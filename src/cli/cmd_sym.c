@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +107,16 @@ struct sym_run {
 	 * composed here, its scratch answer is its own. */
 	struct vg_report_sym_table table2;
 	struct vg_sym_result *res2;
+	/* That thread: started at the first such batch and kept for the
+	 * next (one started per batch began 1-4 ms late on a loaded
+	 * machine, a tenth of a batch).  go hands it a part (NULL: exit),
+	 * done says the part is answered. */
+	struct {
+		pthread_t thread;
+		bool started;
+		sem_t go, done;
+		struct batch_part *part;
+	} worker;
 };
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv,
@@ -420,6 +432,56 @@ static void *part_thread(void *arg)
 	return NULL;
 }
 
+static void sem_wait_intr(sem_t *sem)
+{
+	while (sem_wait(sem) < 0 && errno == EINTR)
+		;
+}
+
+static void *worker_main(void *arg)
+{
+	struct sym_run *r = arg;
+
+	for (;;) {
+		sem_wait_intr(&r->worker.go);
+		if (!r->worker.part)
+			return NULL;
+		part_thread(r->worker.part);
+		sem_post(&r->worker.done);
+	}
+}
+
+/* The second thread answers b (started first if need be): false when it
+ * cannot be started. */
+static bool worker_give(struct sym_run *r, struct batch_part *b)
+{
+	if (!r->worker.started) {
+		if (sem_init(&r->worker.go, 0, 0) < 0)
+			return false;
+		if (sem_init(&r->worker.done, 0, 0) < 0 ||
+		    pthread_create(&r->worker.thread, NULL, worker_main, r) != 0) {
+			sem_destroy(&r->worker.go);
+			return false;
+		}
+		r->worker.started = true;
+	}
+	r->worker.part = b;
+	sem_post(&r->worker.go);
+	return true;
+}
+
+static void worker_stop(struct sym_run *r)
+{
+	if (!r->worker.started)
+		return;
+	r->worker.part = NULL;
+	sem_post(&r->worker.go);
+	pthread_join(r->worker.thread, NULL);
+	sem_destroy(&r->worker.go);
+	sem_destroy(&r->worker.done);
+	r->worker.started = false;
+}
+
 /* Is the batch for two threads?  Large, and its lookups take the
  * symbolizer's lock shared (the persistent index answers).  The first
  * lookup in an image finds its debug info and maps its index: before
@@ -430,7 +492,11 @@ static bool two_threads(struct sym_run *r, const struct pending *p, size_t n)
 	struct vg_error err = { 0 };
 	uint64_t addr;
 
-	if (n < BATCH_TWO_THREADS)
+	cpu_set_t cpus;
+
+	/* Restricted to one CPU (taskset), a second thread only costs. */
+	if (n < BATCH_TWO_THREADS ||
+	    (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < 2))
 		return false;
 	if (vg_symbolizer_lookups_shared(r->s))
 		return true;
@@ -468,7 +534,6 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 	const struct vg_image *notes2[sizeof(tb2->notes) / sizeof(tb2->notes[0])];
 	struct vg_error err = { 0 };
 	bool second = false;
-	pthread_t thread;
 	size_t n_keys = 0;
 	int rc = 0;
 
@@ -488,12 +553,12 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		two.keys = keys + 2 * (n / 2);  /* its keys and the sort's scratch */
 		tb2->style = tb->style;
 		one.end = n / 2;
-		second = pthread_create(&thread, NULL, part_thread, &two) == 0;
+		second = worker_give(r, &two);
 		if (!second)
 			one.end = n;   /* all of it on this thread, then */
 		part_thread(&one);
 		if (second)
-			pthread_join(thread, NULL);
+			sem_wait_intr(&r->worker.done);
 		/* The lines left: not plain hex (symbolic, or not an address),
 		 * in input order. */
 		for (size_t i = 0; i < n && !one.failed && !(second && two.failed); i++) {
@@ -794,6 +859,7 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 		rc = VG_EXIT_USAGE;
 	}
 out:
+	worker_stop(&r);
 	cJSON_Delete(r.results);
 	vg_report_sym_table_free(&r.table);
 	vg_report_sym_table_free(&r.table2);
