@@ -370,9 +370,18 @@ struct span {
  * persistent index answers (answer_batch). */
 #define BATCH_TWO_THREADS 4096
 
-/* Part of a batch: keys[lo, hi), sorted by address, looked up and
- * composed by one thread into its own table, from the highest address
- * down. */
+/* Keys a thread claims at a time from a part of a two-thread batch. */
+#define BATCH_BLOCK 256
+
+enum { PART_PENDING, PART_RUNNING, PART_TAKEN };
+
+/* Part of a batch: keys[lo, hi) not yet claimed, sorted by address,
+ * looked up and composed into the table of the thread that claims them.
+ * Two threads (answer_batch): each reads and sorts its half of the lines,
+ * then claims its keys by blocks from the highest down; the one done
+ * first claims the other's from the lowest up, or answers the other half
+ * whole when its thread has not begun (a thread of a loaded machine
+ * starts late or is preempted: fixed halves left one waiting for it). */
 struct batch_part {
 	struct sym_run *r;
 	const struct pending *p;
@@ -384,38 +393,44 @@ struct batch_part {
 	uint32_t tag;             /* SPAN_SECOND, or 0 */
 	bool failed;              /* a lookup failed: err says why */
 	struct vg_error err;
-	size_t first, end;        /* two threads: the lines [first, end) */
+	/* Two threads: the lines [first, end), the other half, and the lock
+	 * over both halves' state, sorted, lo and hi. */
+	size_t first, end;
+	struct batch_part *other;
+	pthread_mutex_t *claim;
+	int state;
+	bool sorted;
 };
 
-static void lookup_part(struct batch_part *b)
+/* keys[lo, hi) looked up and composed by exec, from the highest down. */
+static void lookup_keys(struct batch_part *exec, const struct vg_radix_item *keys,
+			size_t lo, size_t hi)
 {
-	struct vg_report_sym_table *tb = b->tb;
+	struct vg_report_sym_table *tb = exec->tb;
 	bool llvm = tb->style == VG_REPORT_SYM_LLVM;
 
-	for (size_t k = b->hi; k-- > b->lo;) {
-		size_t i = b->keys[k].index;
+	for (size_t k = hi; k-- > lo;) {
+		size_t i = keys[k].index;
 		uint64_t start = tb->len;
 		uint32_t note = 0;
 
-		if (vg_sym_lookup(b->r->s, b->keys[k].key, b->res, &b->err) < 0) {
-			b->failed = true;
+		if (vg_sym_lookup(exec->r->s, keys[k].key, exec->res, &exec->err) < 0) {
+			exec->failed = true;
 			break;
 		}
 		/* only vigil's style echoes a symbolic input */
-		vg_report_sym_compose(tb, llvm ? NULL : b->p[i].input, b->res);
+		vg_report_sym_compose(tb, llvm ? NULL : exec->p[i].input, exec->res);
 		for (size_t j = 0; tb->note_of && j < tb->n_notes; j++)
 			if (tb->notes[j].img == tb->note_of)
 				note = (uint32_t)j + 1;
-		b->spans[i] = (struct span){ start, (uint32_t)(tb->len - start), note | b->tag };
+		exec->spans[i] = (struct span){ start, (uint32_t)(tb->len - start), note | exec->tag };
 	}
 }
 
-/* One of two threads: its lines' addresses (0xHEX and bare hex; any
- * other line is left unanswered for the main thread), sorted, looked
- * up. */
-static void *part_thread(void *arg)
+/* b's lines' addresses (0xHEX and bare hex; any other line is left
+ * unanswered for the main thread), sorted, ready to be claimed. */
+static void part_read(struct batch_part *b)
 {
-	struct batch_part *b = arg;
 	size_t n_keys = 0;
 
 	for (size_t i = b->first; i < b->end; i++) {
@@ -426,10 +441,68 @@ static void *part_thread(void *arg)
 			b->keys[n_keys++] = (struct vg_radix_item){ addr, i };
 	}
 	vg_radix_sort(b->keys, b->keys + n_keys, n_keys);
+	pthread_mutex_lock(b->claim);
 	b->lo = 0;
 	b->hi = n_keys;
-	lookup_part(b);
-	return NULL;
+	b->sorted = true;
+	pthread_mutex_unlock(b->claim);
+}
+
+/* Blocks of v's keys, looked up by exec until none is left: from the
+ * top when they are exec's own, from the bottom when exec helps. */
+static void claim_blocks(struct batch_part *exec, struct batch_part *v)
+{
+	for (;;) {
+		size_t lo, hi;
+
+		pthread_mutex_lock(exec->claim);
+		if (!v->sorted || v->lo == v->hi || exec->failed) {
+			pthread_mutex_unlock(exec->claim);
+			return;
+		}
+		if (exec == v) {
+			hi = v->hi;
+			lo = hi - v->lo > BATCH_BLOCK ? hi - BATCH_BLOCK : v->lo;
+			v->hi = lo;
+		} else {
+			lo = v->lo;
+			hi = v->hi - lo > BATCH_BLOCK ? lo + BATCH_BLOCK : v->hi;
+			v->lo = hi;
+		}
+		pthread_mutex_unlock(exec->claim);
+		lookup_keys(exec, v->keys, lo, hi);
+	}
+}
+
+/* One thread's share of a two-thread batch: its own half (unless the
+ * other thread took it whole), then the other half, whole if its thread
+ * has not begun, else block by block. */
+static void part_run(struct batch_part *self)
+{
+	struct batch_part *o = self->other;
+	bool mine, whole;
+
+	pthread_mutex_lock(self->claim);
+	mine = self->state == PART_PENDING;
+	if (mine)
+		self->state = PART_RUNNING;
+	pthread_mutex_unlock(self->claim);
+	if (!mine)
+		return;
+	part_read(self);
+	claim_blocks(self, self);
+	pthread_mutex_lock(self->claim);
+	whole = o->state == PART_PENDING;
+	if (whole)
+		o->state = PART_TAKEN;
+	pthread_mutex_unlock(self->claim);
+	if (whole) {
+		/* As o's thread would: into o's table. */
+		part_read(o);
+		claim_blocks(o, o);
+	} else {
+		claim_blocks(self, o);
+	}
 }
 
 static void sem_wait_intr(sem_t *sem)
@@ -446,7 +519,7 @@ static void *worker_main(void *arg)
 		sem_wait_intr(&r->worker.go);
 		if (!r->worker.part)
 			return NULL;
-		part_thread(r->worker.part);
+		part_run(r->worker.part);
 		sem_post(&r->worker.done);
 	}
 }
@@ -544,6 +617,9 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 	}
 	tb->len = tb2->len = 0;
 	if (two_threads(r, p, n) && (r->res2 || (r->res2 = malloc(sizeof(*r->res2))))) {
+		pthread_mutex_t claim = PTHREAD_MUTEX_INITIALIZER;
+
+		one.claim = &claim;
 		two = one;
 		two.tb = tb2;
 		two.res = r->res2;
@@ -551,14 +627,21 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		two.first = n / 2;
 		two.end = n;
 		two.keys = keys + 2 * (n / 2);  /* its keys and the sort's scratch */
-		tb2->style = tb->style;
 		one.end = n / 2;
+		one.other = &two;
+		two.other = &one;
+		tb2->style = tb->style;
 		second = worker_give(r, &two);
 		if (!second)
 			one.end = n;   /* all of it on this thread, then */
-		part_thread(&one);
-		if (second)
+		if (second) {
+			part_run(&one);
 			sem_wait_intr(&r->worker.done);
+		} else {
+			part_read(&one);
+			claim_blocks(&one, &one);
+		}
+		pthread_mutex_destroy(&claim);
 		/* The lines left: not plain hex (symbolic, or not an address),
 		 * in input order. */
 		for (size_t i = 0; i < n && !one.failed && !(second && two.failed); i++) {
@@ -568,9 +651,7 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 				continue;
 			if (!p[i].bad && resolve(r, p[i].input, true, &addr, &err) == 0) {
 				keys[0] = (struct vg_radix_item){ addr, i };
-				one.lo = 0;
-				one.hi = 1;
-				lookup_part(&one);
+				lookup_keys(&one, keys, 0, 1);
 				continue;
 			}
 			spans[i].off = tb->len;
@@ -602,9 +683,7 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		 * address order; walking the other way, the two threads meet
 		 * in the middle instead of waiting for each other on every CU
 		 * (cold batches took 1.5x longer walking upwards). */
-		one.lo = 0;
-		one.hi = n_keys;
-		lookup_part(&one);
+		lookup_keys(&one, keys, 0, n_keys);
 	}
 	if (second) {
 		/* The second table's notes, by image, for the writes below
