@@ -147,6 +147,14 @@ void vg_image_adopt_debug_symbols(const struct vg_image *img, struct vg_image *d
 int vg_image_function_slots(const struct vg_image *img, const char *name,
 			    uint64_t resolver_vaddr, uint64_t **slots, size_t *n);
 
+/* Have img's symbol table (vg_image_symbol_at, _before, vg_image_symtab)
+ * and its .eh_frame functions (vg_image_function_at) been read?  Those
+ * read it on first use; once read, lookups only read and several threads
+ * may make them.  A caller that shares img between threads reads the
+ * tables first under its own exclusive lock. */
+bool vg_image_symbols_read(const struct vg_image *img);
+bool vg_image_functions_read(const struct vg_image *img);
+
 /* Innermost symbol containing static address vaddr; -ENOENT if none. */
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		       struct vg_symbol *sym);

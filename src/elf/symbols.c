@@ -703,6 +703,16 @@ void vg_image_symbol_nth(const struct vg_image *img, size_t i, struct vg_symbol 
 	fill_sym(&img->priv->syms[i], sym);
 }
 
+bool vg_image_symbols_read(const struct vg_image *img)
+{
+	return !img || !img->priv || img->priv->syms_loaded;
+}
+
+bool vg_image_functions_read(const struct vg_image *img)
+{
+	return !img || !img->priv || img->priv->fdes_loaded;
+}
+
 int vg_image_symbol_at(const struct vg_image *img, uint64_t vaddr,
 		       struct vg_symbol *sym)
 {

@@ -411,6 +411,24 @@ int vg_report_sym_note(FILE *out, struct vg_report_sym_table *tb, const struct v
 	return ferror(out) ? -EIO : 0;
 }
 
+void vg_report_sym_merge_notes(struct vg_report_sym_table *tb,
+			       const struct vg_report_sym_table *from)
+{
+	for (size_t j = 0; j < from->n_notes; j++) {
+		size_t k;
+
+		for (k = 0; k < tb->n_notes; k++)
+			if (tb->notes[k].img == from->notes[j].img)
+				break;
+		if (k < tb->n_notes || k == sizeof(tb->notes) / sizeof(tb->notes[0]))
+			continue;
+		if ((tb->notes[k].text = strdup(from->notes[j].text))) {
+			tb->notes[k].img = from->notes[j].img;
+			tb->n_notes++;
+		}
+	}
+}
+
 static void add_text_or_null(cJSON *o, const char *key, const char *s)
 {
 	if (s)

@@ -70,6 +70,13 @@ void vg_report_sym_compose_bad(struct vg_report_sym_table *tb, const char *input
  * before.  0, or -EIO on a write error. */
 int vg_report_sym_note(FILE *out, struct vg_report_sym_table *tb, const struct vg_image *img);
 
+/* A batch composed by two threads, each into its own table: the notes
+ * composed in from that tb lacks are copied into tb, so that
+ * vg_report_sym_note(out, tb, img) writes any of them (once per image,
+ * as ever).  Out of memory leaves a note unwritten. */
+void vg_report_sym_merge_notes(struct vg_report_sym_table *tb,
+			       const struct vg_report_sym_table *from);
+
 /* An input that is not an address, answered in its place with msg. */
 int vg_report_sym_bad_input(FILE *out, struct vg_report_sym_table *tb, const char *input,
 			    const char *msg);

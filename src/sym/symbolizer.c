@@ -139,11 +139,19 @@ const char *sym_display_name(struct vg_symbolizer *s, const char *raw,
 	/* Plain C names are the common case: no table needed. */
 	if (!mangled && !has_version)
 		return raw;
-	if ((c->n + 1) * 2 > c->cap && cache_grow(c))
+	/* Lookups under the shared lock (a batch on two threads) meet
+	 * here: the table has its own. */
+	pthread_mutex_lock(&s->names_lock);
+	if ((c->n + 1) * 2 > c->cap && cache_grow(c)) {
+		pthread_mutex_unlock(&s->names_lock);
 		return raw;
+	}
 	for (h = ptr_hash(raw, c->cap); c->keys[h]; h = (h + 1) & (c->cap - 1))
-		if (c->keys[h] == raw)
-			return c->values[h];
+		if (c->keys[h] == raw) {
+			raw = c->values[h];
+			pthread_mutex_unlock(&s->names_lock);
+			return raw;
+		}
 	d = has_version ? strip_version(raw, demangle) : vg_demangle(raw);
 	if (d && VG_GROW(c->owned, c->cap_owned, c->n_owned + 1)) {
 		free(d);
@@ -154,10 +162,12 @@ const char *sym_display_name(struct vg_symbolizer *s, const char *raw,
 	c->keys[h] = raw;
 	c->values[h] = d ? d : raw;
 	c->n++;
-	return c->values[h];
+	raw = c->values[h];
+	pthread_mutex_unlock(&s->names_lock);
+	return raw;
 }
 
-const char *sym_unnamed_name(struct unnamed_cache *c, uint64_t start)
+static const char *unnamed_name(struct unnamed_cache *c, uint64_t start)
 {
 	size_t h;
 	char *v;
@@ -197,6 +207,16 @@ const char *sym_unnamed_name(struct unnamed_cache *c, uint64_t start)
 	c->keys[h] = start;
 	c->values[h] = v;
 	c->n++;
+	return v;
+}
+
+const char *sym_unnamed_name(struct vg_symbolizer *s, uint64_t start)
+{
+	const char *v;
+
+	pthread_mutex_lock(&s->names_lock);
+	v = unnamed_name(&s->unnamed, start);
+	pthread_mutex_unlock(&s->names_lock);
 	return v;
 }
 
@@ -255,11 +275,14 @@ static void state_free(struct image_state *st)
 struct image_state *sym_state_of(struct vg_symbolizer *s,
 				 const struct vg_image *img)
 {
-	if (s->last_hit < s->n_states && s->states[s->last_hit].img == img)
-		return &s->states[s->last_hit];
+	/* Relaxed: a hint that lookups under the shared lock update too. */
+	size_t hit = __atomic_load_n(&s->last_hit, __ATOMIC_RELAXED);
+
+	if (hit < s->n_states && s->states[hit].img == img)
+		return &s->states[hit];
 	for (size_t i = 0; i < s->n_states; i++) {
 		if (s->states[i].img == img) {
-			s->last_hit = i;
+			__atomic_store_n(&s->last_hit, i, __ATOMIC_RELAXED);
 			return &s->states[i];
 		}
 	}
@@ -560,7 +583,7 @@ int vg_symbolizer_build_index(struct vg_symbolizer *s, const char **path,
 		return vg_error_set(err, -EINVAL, "an index is built for one file (--bin)");
 	if (!s->cache.enabled)
 		return vg_error_set(err, -EINVAL, "the symbol index cache is off (--no-cache or VIGIL_NO_CACHE)");
-	pthread_mutex_lock(&s->lock);
+	pthread_rwlock_wrlock(&s->lock);
 	st = &s->states[0];
 	rc = sym_ensure_debug(s, st, err);
 	if (rc == 0)
@@ -581,8 +604,25 @@ int vg_symbolizer_build_index(struct vg_symbolizer *s, const char **path,
 	} else {
 		rc = vg_error_set(err, -EINVAL, "its debug file cannot be keyed (read from memory)");
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_rwlock_unlock(&s->lock);
 	return rc;
+}
+
+bool vg_symbolizer_lookups_shared(struct vg_symbolizer *s)
+{
+	bool any = false, all = true;
+
+	pthread_rwlock_rdlock(&s->lock);
+	for (size_t i = 0; i < s->n_states; i++) {
+		const struct image_state *st = &s->states[i];
+
+		if (st->cached)
+			any = true;
+		else if (st->ix)
+			all = false;
+	}
+	pthread_rwlock_unlock(&s->lock);
+	return any && all;
 }
 
 struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s)
@@ -596,14 +636,14 @@ Dwarf *vg_symbolizer_dwarf(struct vg_symbolizer *s, const struct vg_image *img,
 	struct image_state *st;
 	Dwarf *d = NULL;
 
-	pthread_mutex_lock(&s->lock);
+	pthread_rwlock_wrlock(&s->lock);
 	st = sym_state_of(s, img);
 	/* A persistent index answered lookups without opening the DWARF:
 	 * this caller needs the handle itself. */
 	if (st && sym_ensure_debug(s, st, err) == 0 && st->dbg &&
 	    vg_debuginfo_open_dwarf(st->dbg) == 0)
 		d = st->dbg->dwarf;
-	pthread_mutex_unlock(&s->lock);
+	pthread_rwlock_unlock(&s->lock);
 	return d;
 }
 
@@ -616,7 +656,16 @@ static struct vg_symbolizer *symbolizer_new(unsigned flags)
 
 	if (!s)
 		return NULL;
-	pthread_mutex_init(&s->lock, NULL);
+	pthread_rwlockattr_t attr;
+
+	/* Writers first: two threads of a batch reading all the time must
+	 * not keep the one that needs the lock alone (a refresh, an index
+	 * dropped) waiting for ever. */
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&s->lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	pthread_mutex_init(&s->names_lock, NULL);
 	s->flags = flags;
 	s->pm.fd = -1;
 	vg_symcache_config(&s->cache);
@@ -841,7 +890,8 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 	unnamed_free(&s->unnamed);
 	for (size_t i = 0; i < s->n_warnings; i++)
 		free(s->warnings[i]);
-	pthread_mutex_destroy(&s->lock);
+	pthread_rwlock_destroy(&s->lock);
+	pthread_mutex_destroy(&s->names_lock);
 	free(s);
 	return NULL;
 }
@@ -996,7 +1046,7 @@ int sym_refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 	s->states = states;
 	s->n_states = imgs->n;
 	s->cap_states = cap;
-	s->last_hit = 0;
+	__atomic_store_n(&s->last_hit, 0, __ATOMIC_RELAXED);
 	/* Images own their paths: no answer borrows from the old table. */
 	vg_maps_free(s->maps_owned);
 	s->maps = s->maps_owned = maps;
@@ -1016,11 +1066,11 @@ int vg_symbolizer_refresh(struct vg_symbolizer *s, struct vg_error *err)
 
 	if (!s->target)
 		return 0;
-	pthread_mutex_lock(&s->lock);
+	pthread_rwlock_wrlock(&s->lock);
 	rc = sym_refresh_locked(s, err);
 	/* and the next miss reads what the JIT appended to its perf map */
 	s->perfmap.checked_ns = 0;
-	pthread_mutex_unlock(&s->lock);
+	pthread_rwlock_unlock(&s->lock);
 	return rc;
 }
 

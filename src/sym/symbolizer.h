@@ -1,9 +1,12 @@
 /* symbolizer.h - address of a live process (or of one ELF file) to image,
  * symbol, inline frames and file:line:column.
  *
- * Threading model: one mutex per symbolizer serializes vg_sym_lookup and
- * the maps refresh it may trigger, so two threads may both call it
- * (watch, profile and probe look up from the one thread that drains).  A lookup holds the mutex for ~1 us
+ * Threading model: one read-write lock per symbolizer.  A lookup in an
+ * image whose persistent index answers takes it shared, so several
+ * threads look up side by side (vigil sym's large batches: two); every
+ * other lookup, and the maps refresh one may trigger, take it exclusive,
+ * so any thread may call vg_sym_lookup (watch, profile and probe look up
+ * from the one thread that drains).  A lookup holds it for ~1 us
  * once its CU is indexed; the first lookup in an image also finds its debug
  * info (a debuginfod download when DEBUGINFOD_URLS is set) and maps its
  * persistent index (sym/symcache.h), or, the first time, indexes a CU
@@ -144,6 +147,13 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s);
  * a refresh (-ESRCH, err filled).  Thread-safe. */
 int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
 		  struct vg_sym_result *res, struct vg_error *err);
+
+/* Do lookups in s now take the lock shared?  True when some image was
+ * looked up in, and every image looked up in so far that has DWARF
+ * answers from its persistent index (no DWARF indexed lazily, no
+ * prefetch thread on another core): a caller with a large batch may then
+ * share it between threads.  Thread-safe. */
+bool vg_symbolizer_lookups_shared(struct vg_symbolizer *s);
 
 /* Force a maps refresh now (ignores the rate limit); tests and long-running
  * callers after a known dlopen.  The next address in no image also reads

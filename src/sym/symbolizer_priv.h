@@ -2,7 +2,9 @@
  * symbolizer.c (opening, debug info per image, names, refresh) and
  * lookup.c (one address to image, symbol, frames, line).  Not part of the
  * library's interface: symbolizer.h is.  Every function here expects
- * s->lock held. */
+ * s->lock held for writing, but for the lookups lookup.c makes under the
+ * shared lock (sym_display_name, sym_unnamed_name, sym_state_of: safe
+ * there). */
 #ifndef VG_SYM_SYMBOLIZER_PRIV_H
 #define VG_SYM_SYMBOLIZER_PRIV_H
 
@@ -83,7 +85,14 @@ struct unnamed_cache {
 };
 
 struct vg_symbolizer {
-	pthread_mutex_t lock;
+	/* Written (exclusive) by everything that changes the state: opening
+	 * debug info, a refresh, an index dropped, the lazily built tables.
+	 * Read (shared) by a lookup that needs none of that: a live image's
+	 * address whose persistent index answers (lookup.c), so that two
+	 * threads of a batch look up side by side. */
+	pthread_rwlock_t lock;
+	/* names and unnamed, which lookups under the shared lock fill. */
+	pthread_mutex_t names_lock;
 	unsigned flags;
 	struct vg_target *target;  /* NULL: offline */
 	char target_root[64];
@@ -138,7 +147,7 @@ const char *sym_display_name(struct vg_symbolizer *s, const char *raw,
 
 /* "[function at 0xSTART, no symbol]", one string per START; NULL when
  * out of memory. */
-const char *sym_unnamed_name(struct unnamed_cache *c, uint64_t start);
+const char *sym_unnamed_name(struct vg_symbolizer *s, uint64_t start);
 
 /* The state of a current image of s, or NULL. */
 struct image_state *sym_state_of(struct vg_symbolizer *s,

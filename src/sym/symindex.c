@@ -5,6 +5,7 @@
 #include "sym/symindex.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,8 @@
 #define NONE32 UINT32_MAX
 /* Strings are checksummed in chunks of this many bytes. */
 #define STR_CHUNK 65536u
+/* Locks over the first checks of CUs and chunks (by index modulo). */
+#define CHECK_STRIPES 8
 
 enum { SEC_RANGES, SEC_CUS, SEC_SCOPES, SEC_SEGS, SEC_ROW_ADDR, SEC_ROWS,
        SEC_BLOCKS, SEC_STRINGS, SEC_STR_CRC, SEC_SYMS, SEC_SYM_MAX_END,
@@ -99,8 +102,13 @@ struct vg_symindex {
 	const uint32_t *str_crc;
 	bool no_crc;            /* VG_SYMINDEX_NO_CRC */
 	/* Checked at first use: per CU 0 not yet, 1 good, 2 bad; per
-	 * string chunk likewise. */
+	 * string chunk likewise.  Two threads may look up at once (vigil
+	 * sym's batch): a state is read with acquire and published with
+	 * release, after what it vouches for (the CU's buckets, a chunk's
+	 * last NUL); a lock makes each first check happen once (striped:
+	 * two threads first in two CUs check them side by side). */
 	uint8_t *cu_state, *chunk_state;
+	pthread_mutex_t check_lock[CHECK_STRIPES];
 	size_t n_chunks;
 	/* Per string chunk that passed its checksum: the offset of its last
 	 * NUL (+1; 0: none), so that a string starting before it needs no
@@ -557,6 +565,8 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return vg_error_set(err, -ENOMEM, "out of memory");
+	for (int i = 0; i < CHECK_STRIPES; i++)
+		pthread_mutex_init(&x->check_lock[i], NULL);
 	x->no_crc = (flags & VG_SYMINDEX_NO_CRC) != 0;
 	x->ranges = (const void *)(p + h.sec[SEC_RANGES].off);
 	x->n_ranges = n[SEC_RANGES];
@@ -632,14 +642,10 @@ bad:
  * vg_symindex_lookup, string offsets in str()), so that a file whose
  * checksum passes by chance or design cannot make a lookup read out
  * of bounds. */
-static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
+static bool cu_check(struct vg_symindex *x, const struct sx_cu *c, size_t i)
 {
-	size_t i = (size_t)(c - x->cus);
 	uint32_t crc;
 
-	if (x->cu_state[i])
-		return x->cu_state[i] == 1;
-	x->cu_state[i] = 2;
 	if (!slice_ok(c->scope0, c->n_scopes, x->n_scopes) ||
 	    !slice_ok(c->seg0, c->n_segs, x->n_segs) ||
 	    !slice_ok(c->row0, c->n_rows, x->n_rows) ||
@@ -661,21 +667,49 @@ static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
 			      c->n_rows, 16);
 	(void)vg_bucket_build(&x->fast[i].segs, &x->segs[c->seg0].lo, sizeof(struct sx_seg),
 			      c->n_segs, 8);
-	x->cu_state[i] = 1;
 	return true;
+}
+
+/* *state (0: not checked yet, 1 good, 2 bad) after check() ran once,
+ * whichever thread got there first; the others wait for its verdict. */
+static bool checked_once(struct vg_symindex *x, uint8_t *state, size_t stripe,
+			 bool (*check)(struct vg_symindex *, size_t), size_t arg)
+{
+	uint8_t v = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+
+	if (v)
+		return v == 1;
+	pthread_mutex_lock(&x->check_lock[stripe % CHECK_STRIPES]);
+	v = __atomic_load_n(state, __ATOMIC_RELAXED);
+	if (!v) {
+		v = check(x, arg) ? 1 : 2;
+		__atomic_store_n(state, v, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&x->check_lock[stripe % CHECK_STRIPES]);
+	return v == 1;
+}
+
+static bool cu_check_nth(struct vg_symindex *x, size_t i)
+{
+	return cu_check(x, &x->cus[i], i);
+}
+
+static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
+{
+	size_t i = (size_t)(c - x->cus);
+
+	return checked_once(x, &x->cu_state[i], i, cu_check_nth, i);
 }
 
 /* The symbol table, checked once: its checksum and the bucket table's
  * bounds.  The order and the running maximum of ends are the checksum's
  * (as a CU's order, cu_good): out of order, the search answers wrong but
  * stays within the table; a name is checked when an answer reads it. */
-static bool syms_good(struct vg_symindex *x)
+static bool syms_check(struct vg_symindex *x, size_t unused)
 {
 	const struct vg_bucket *b = &x->sym_bucket;
 
-	if (x->sym_state)
-		return x->sym_state == 1;
-	x->sym_state = 2;
+	(void)unused;
 	if (!x->no_crc) {
 		uint32_t crc = vg_crc32c(0, x->syms, x->n_syms * sizeof(*x->syms));
 
@@ -692,25 +726,32 @@ static bool syms_good(struct vg_symindex *x)
 	for (uint32_t d = 0; d < b->n_buckets; d++)
 		if (b->first[d] > b->first[d + 1])
 			return false;
-	x->sym_state = 1;
+	return true;
+}
+
+static bool syms_good(struct vg_symindex *x)
+{
+	return checked_once(x, &x->sym_state, 0, syms_check, 0);
+}
+
+/* The string chunk k: its checksum, and where its last NUL ends. */
+static bool chunk_check(struct vg_symindex *x, size_t k)
+{
+	size_t off = k * STR_CHUNK;
+	size_t n = x->n_strings - off < STR_CHUNK ? x->n_strings - off : STR_CHUNK;
+	const char *nul;
+
+	if (!x->no_crc && vg_crc32c(0, x->strings + off, n) != x->str_crc[k])
+		return false;
+	nul = memrchr(x->strings + off, '\0', n);
+	x->chunk_nul_end[k] = nul ? (uint32_t)(nul - x->strings) + 1 : 0;
 	return true;
 }
 
 /* The string chunk k, checked once. */
 static bool chunk_good(struct vg_symindex *x, size_t k)
 {
-	size_t off = k * STR_CHUNK;
-	size_t n = x->n_strings - off < STR_CHUNK ? x->n_strings - off : STR_CHUNK;
-
-	if (!x->chunk_state[k]) {
-		x->chunk_state[k] = x->no_crc || vg_crc32c(0, x->strings + off, n) == x->str_crc[k] ? 1 : 2;
-		if (x->chunk_state[k] == 1) {
-			const char *nul = memrchr(x->strings + off, '\0', n);
-
-			x->chunk_nul_end[k] = nul ? (uint32_t)(nul - x->strings) + 1 : 0;
-		}
-	}
-	return x->chunk_state[k] == 1;
+	return checked_once(x, &x->chunk_state[k], k, chunk_check, k);
 }
 
 struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
@@ -721,6 +762,8 @@ struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
 			vg_bucket_free(&x->fast[i].segs);
 		}
 		free(x->fast);
+		for (int i = 0; i < CHECK_STRIPES; i++)
+			pthread_mutex_destroy(&x->check_lock[i]);
 		free(x->chunk_nul_end);
 		free(x->max_hi);
 		free(x->cu_state);
@@ -764,7 +807,8 @@ static inline const char *str(struct vg_symindex *x, uint32_t off, bool *bad)
 {
 	if (off == NONE32)
 		return NULL;
-	if (off < x->n_strings && x->chunk_state[off / STR_CHUNK] == 1 &&
+	if (off < x->n_strings &&
+	    __atomic_load_n(&x->chunk_state[off / STR_CHUNK], __ATOMIC_ACQUIRE) == 1 &&
 	    off < x->chunk_nul_end[off / STR_CHUNK])
 		return x->strings + off;
 	return str_slow(x, off, bad);

@@ -88,7 +88,8 @@ struct vg_symindex *vg_symindex_free(struct vg_symindex *x);
 /* As vg_dwindex_lookup: 0 with *res filled (strings point into data), or
  * -ENOENT when no CU covers addr, or -EBADMSG when the tables or strings
  * it needed fail their checks (*res is then not an answer: the file is
- * bad, rebuild it).  Not thread-safe (it records what it checked). */
+ * bad, rebuild it).  Thread-safe: what it checks at first use is
+ * checked once, whichever thread needs it first. */
 int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 		       struct vg_dw_result *res);
 
@@ -99,7 +100,7 @@ bool vg_symindex_has_symbols(const struct vg_symindex *x, uint32_t of);
  * table was written from (same answers, the name pointing into data): 0,
  * -ENOENT (no such symbol), -ENODATA (no table tagged of kept), or
  * -EBADMSG (the table or a name failed its checks: rebuild the file).
- * Not thread-safe, as vg_symindex_lookup. */
+ * Thread-safe, as vg_symindex_lookup. */
 int vg_symindex_symbol_at(struct vg_symindex *x, uint32_t of, uint64_t vaddr,
 			  struct vg_symbol *sym);
 int vg_symindex_symbol_before(struct vg_symindex *x, uint32_t of, uint64_t vaddr,

@@ -1,0 +1,51 @@
+#!/bin/bash
+# sym_index_batch: a large batch on standard input with the persistent
+# index present is looked up on two threads (cmd_sym.c answer_batch, at
+# 4,096 addresses and more): its answers must be byte-identical to the
+# cold run's (--no-cache: one thread, the DWARF), in input order.
+#
+# Every byte of tgt_inline's .text (lines, padding, inline frames) and
+# every byte of tgt_cxx's (demangled names: the name cache both threads
+# fill), shuffled with a fixed seed so that input order is not address
+# order, with lines that are not addresses and symbolic ones among them
+# (main+0x4, @0xHEX: answered after the two threads, by the main one);
+# both styles.  The input is a file: one read takes most of it, one batch of tens of
+# thousands of lines.
+source "$(dirname "$0")/lib.sh"
+
+for bin in "$TARGETS/tgt_inline" "$TARGETS/tgt_cxx"; do
+	name=${bin##*/}
+	read -r lo size < <(readelf -SW "$bin" | awk '$2 == ".text" { print $4, $6 }')
+	[[ -n ${lo:-} ]] || harness_error "no .text in $bin"
+	"$PYTHON" -c "
+import random
+lo, size = int('$lo', 16), int('$size', 16)
+lines = ['0x%x' % a for a in range(lo, lo + size)]
+lines += ['not-an-address', '0xzz', '%x' % (lo + 1), 'main', 'main+0x4', '@0x%x' % lo]
+random.Random(20).shuffle(lines)
+print('\n'.join(lines))" >"$T/$name.in"
+	n=$(wc -l <"$T/$name.in")
+	(( n > 3 * 4096 )) || harness_error "$name: only $n input lines"
+	vg build sym --index "$bin"
+	assert_rc 0
+	for style in vigil llvm; do
+		rc=0
+		"$VIGIL" --no-cache sym --bin "$bin" --style "$style" <"$T/$name.in" \
+			>"$T/$name.$style.cold" 2>"$T/$name.$style.cold.err" || rc=$?
+		(( rc == 2 )) || { cat "$T/$name.$style.cold.err" >&2; fail "$name $style cold: exit $rc, not 2"; }
+		rc=0
+		"$VIGIL" sym --bin "$bin" --style "$style" <"$T/$name.in" \
+			>"$T/$name.$style.warm" 2>"$T/$name.$style.warm.err" || rc=$?
+		(( rc == 2 )) || { cat "$T/$name.$style.warm.err" >&2; fail "$name $style with the index: exit $rc, not 2"; }
+		grep -q "  #1 \|(inlined)\|^$" "$T/$name.$style.cold" || fail "$name $style: no answer has frames"
+		cmp -s "$T/$name.$style.cold" "$T/$name.$style.warm" || {
+			diff "$T/$name.$style.cold" "$T/$name.$style.warm" | head -20 >&2
+			fail "$name $style: the answers with the index differ from the cold ones"
+		}
+		cmp -s "$T/$name.$style.cold.err" "$T/$name.$style.warm.err" ||
+			fail "$name $style: stderr differs: $(cat "$T/$name.$style.warm.err")"
+	done
+done
+grep -q "::" "$T/tgt_cxx.vigil.warm" || fail "tgt_cxx: no demangled C++ name in the answers"
+grep -q "  (main+0x4)$" "$T/tgt_inline.vigil.warm" || fail "tgt_inline: main+0x4 was not answered"
+echo ok
