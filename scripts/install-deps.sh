@@ -7,7 +7,8 @@
 #           dlopens those libraries when a run needs them)
 #   test    what the tests run besides vigil: python3, the reference tools
 #           vigil is compared with (eu-addr2line, llvm-symbolizer, perf,
-#           debuginfod, dwz), the libFuzzer runtime, zsh (its completion)
+#           debuginfod, dwz), the libFuzzer runtime, zsh (its completion),
+#           strace (the order of vigil's own system calls)
 #   bench   the tools the benchmarks race (gdb, bpftrace, scanmem, ltrace,
 #           GNU time) and the heavy real consumers of vigil's outputs:
 #           Chromium renders the flame graph, Go's pprof reads the profile
@@ -25,7 +26,7 @@ libelf-dev libdw-dev libdebuginfod-dev libcurl4-openssl-dev libzydis-dev libcjso
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libiberty-dev
 binutils xz-utils libc6-dbg systemtap-sdt-dev"
 test="python3 python3-jsonschema libclang-rt-14-dev llvm-14 elfutils
-debuginfod curl dwz linux-perf libxml2-utils util-linux mount coreutils zsh nodejs"
+debuginfod curl dwz linux-perf libxml2-utils util-linux mount coreutils zsh nodejs strace"
 bench="gdb bpftrace scanmem ltrace time golang-go chromium python3-drgn"
 
 [ $# -gt 0 ] || set -- build

@@ -2,7 +2,8 @@
 # profile_dlopen: a library loaded while vigil profiles.  tgt_profile
 # dlopen burns CPU in before_load until SIGUSR1, then dlopens libvgprof.so
 # and spends all its time in vgprof_hot.  vigil profile --duration 3000 is
-# started first; the signal comes 1 s later.  vgprof_hot must be named (an
+# started first; the signal comes 1 s after it says it samples ("# profiling
+# pid").  vgprof_hot must be named (an
 # image that did not exist when vigil started), with image libvgprof.so at
 # the path the target loaded, and hold >= 50 % of all samples (about 2 of
 # the 3 s); before_load must have samples too (the time before), and the
@@ -24,8 +25,16 @@ vg_bg() {
 	track_pid "$VGPID"
 }
 vg_bg run profile "$pid" --duration 3000 --freq 999 --json
+# The second before the load counts from the start of the sampling (its
+# "# profiling pid" line), not from vigil's exec.
+for ((i = 0; i < 1000; i++)); do
+	grep -q '^# profiling pid' "$T/run.err" && break
+	kill -0 "$VGPID" 2>/dev/null || break
+	sleep 0.01
+done
+grep -q '^# profiling pid' "$T/run.err" || { vg_watch_wait 1; show_last; fail "$LAST_CMD: no '# profiling pid' line on stderr within 10 s"; }
 sleep 1
-kill -0 "$VGPID" 2>/dev/null || { vg_watch_wait 1; show_last; fail "$LAST_CMD exited after 1 s (exit $RC)"; }
+kill -0 "$VGPID" 2>/dev/null || { vg_watch_wait 1; show_last; fail "$LAST_CMD exited 1 s into the profile (exit $RC)"; }
 kill -USR1 "$pid"
 wait_truth "$truth" loaded
 vg_watch_wait 15

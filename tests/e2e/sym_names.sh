@@ -51,8 +51,13 @@ vg cxx sym --bin "$TARGETS/tgt_cxx" --no-demangle --json @0x0 \
 sleep 30 &
 track_pid $!
 spid=$!
-sleep 0.2
-sbase=$(awk '$6 == "/usr/bin/sleep" && $2 ~ /x/ { split($1, a, "-"); print a[1]; exit }' "/proc/$spid/maps")
+# Until the child has exec'd sleep (a fixed 0.2 s was a guess).
+for ((i = 0; i < 500; i++)); do
+	sbase=$(awk '$6 == "/usr/bin/sleep" && $2 ~ /x/ { split($1, a, "-"); print a[1]; exit }' "/proc/$spid/maps")
+	[[ -z $sbase ]] || break
+	sleep 0.01
+done
+[[ -n $sbase ]] || harness_error "/usr/bin/sleep not mapped in pid $spid within 5 s"
 DEBUGINFOD_URLS= vg note sym "$spid" "0x$sbase" "$(printf '0x%x' $((0x$sbase + 0x40)))"
 
 vg_py "$RC" <<'PY' || { show_last; fail "names printed by vigil sym: see above"; }

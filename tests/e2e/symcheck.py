@@ -63,7 +63,10 @@ def nm_all(path):
             rows.append((int(f[0], 16), int(f[1], 16), f[2], f[3]))
         elif len(f) == 3:
             rows.append((int(f[0], 16), None, f[1], f[2]))
-    return sorted(rows)
+    # By address, then sized before unsized: a plain tuple sort compared a
+    # size with None when two symbols share an address (stderr@GLIBC_2.2.5
+    # at __bss_start once a target's layout puts it first in .bss).
+    return sorted(rows, key=lambda r: (r[0], r[1] is None, r[1] or 0, r[2], r[3]))
 
 
 def padding_address(path, names):

@@ -19,6 +19,7 @@
  * nap is inlined, and only CFI unwinds these frames. */
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,7 +112,16 @@ int main(int argc, char **argv)
 			return 99;
 	}
 	pthread_barrier_wait(&started);
-	usleep(20000);   /* every thread reaches its blocking call */
+	/* Every thread at its blocking call before the truth is written: the
+	 * nappers in clock_nanosleep, the reader in read, the spinner in its
+	 * loop (a fixed 20 ms sleep here was a guess a loaded machine could
+	 * lose: stack_nostop then saw a napper still running move its
+	 * context-switch counts, and the line numbers could still be 0). */
+	truth_wait_in_syscall(tids[0], SYS_clock_nanosleep);
+	truth_wait_in_syscall(tids[1], SYS_clock_nanosleep);
+	truth_wait_in_syscall(tids[2], SYS_read);
+	while (__atomic_load_n(&spin_count, __ATOMIC_ACQUIRE) == 0)
+		usleep(1000);
 	spin_last = spin_first + 3;   /* the loop's closing brace */
 	FILE *f = truth_begin(argv[1]);
 	truth_objects(f);

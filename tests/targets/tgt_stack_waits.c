@@ -324,23 +324,6 @@ static void tcp_pair(struct sockaddr_in *server, struct sockaddr_in *client)
 	getsockname(sock_client, (struct sockaddr *)client, &len);
 }
 
-/* Whether thread tid is inside system call nr now. */
-static int in_syscall(pid_t tid, int nr)
-{
-	char path[64], buf[256];
-	FILE *f;
-	int got = -2;
-
-	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof buf, f))
-		got = strncmp(buf, "running", 7) == 0 ? -2 : atoi(buf);
-	fclose(f);
-	return got == nr;
-}
-
 int main(int argc, char **argv)
 {
 	struct sockaddr_in server, client;
@@ -378,13 +361,9 @@ int main(int argc, char **argv)
 			pthread_cond_wait(&truth_cond, &truth_mutex);
 	pthread_mutex_unlock(&truth_mutex);
 	/* Each thread said where it will block; wait until it does. */
-	for (int i = 0; i < NTHREADS; i++) {
-		for (int tries = 0; expected_nr[i] >= 0 && !in_syscall(threads[i].tid, expected_nr[i]); tries++) {
-			if (tries > 5000)
-				return 99;
-			usleep(1000);
-		}
-	}
+	for (int i = 0; i < NTHREADS; i++)
+		if (expected_nr[i] >= 0)
+			truth_wait_in_syscall(threads[i].tid, expected_nr[i]);
 
 	f = truth_begin(argv[1]);
 	truth_objects(f);

@@ -193,3 +193,31 @@ void truth_emu(FILE *f, const char *name, const void *label)
 		(unsigned long long)(uintptr_t)label,
 		(unsigned long long)((uintptr_t)label - fo.bias), exe);
 }
+
+/* Whether thread tid is inside system call nr now. */
+static int in_syscall(pid_t tid, long nr)
+{
+	char path[64], buf[256];
+	FILE *f;
+	long got = -2;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof buf, f))
+		got = strncmp(buf, "running", 7) == 0 ? -2 : atol(buf);
+	fclose(f);
+	return got == nr;
+}
+
+void truth_wait_in_syscall(pid_t tid, long nr)
+{
+	for (int tries = 0; !in_syscall(tid, nr); tries++) {
+		if (tries > 5000) {
+			fprintf(stderr, "target: thread %d not in system call %ld after 5 s\n", (int)tid, nr);
+			exit(99);
+		}
+		usleep(1000);
+	}
+}

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Safety net for every target: die with the parent (the test) and after
  * max_seconds in any case, so no target outlives a crashed test. */
@@ -48,6 +49,12 @@ void truth_emu(FILE *f, const char *name, const void *label);
 /* dlopen path (libvgtestlib.so or a copy, RTLD_NOW | RTLD_LOCAL) and
  * return the address of its vglib_counter; exits 99 with the reason. */
 void *truth_load_vgtestlib(const char *path);
+
+/* Wait (5 s at most, else exit 99) until thread tid of this process is
+ * inside system call nr (/proc/self/task/TID/syscall): a thread that said
+ * where it will block is then really blocked there, which no fixed sleep
+ * guarantees on a loaded machine. */
+void truth_wait_in_syscall(pid_t tid, long nr);
 
 /* Sleep until killed. */
 void truth_wait_forever(void) __attribute__((noreturn));
