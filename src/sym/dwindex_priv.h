@@ -11,6 +11,7 @@
 #include <elfutils/libdw.h>
 
 #include "sym/dwindex.h"
+#include "sym/dwline.h"
 
 #define NO_SCOPE UINT32_MAX
 
@@ -72,7 +73,10 @@ struct cu {
 	/* Absolute file names, by file-table index (composed lazily). */
 	const char **files;
 	size_t n_files;
+	/* The file table: libdw's, or dwline.c's when it decoded the line
+	 * program (then dw_files is NULL). */
 	Dwarf_Files *dw_files;
+	struct dwline_file *line_files;
 	const char *comp_dir;
 	/* Composed names this CU allocated (freed with the index). */
 	char **owned;
