@@ -616,6 +616,9 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		return cli_out_of_memory(r->cli, "for the input");
 	}
 	tb->len = tb2->len = 0;
+	/* Before any lookup (two_threads makes the first): a large batch
+	 * starts indexing the DWARF in the background as it is opened. */
+	vg_symbolizer_expect_lookups(r->s, n);
 	if (two_threads(r, p, n) && (r->res2 || (r->res2 = malloc(sizeof(*r->res2))))) {
 		pthread_mutex_t claim = PTHREAD_MUTEX_INITIALIZER;
 

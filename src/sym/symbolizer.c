@@ -393,6 +393,16 @@ static void start_prefetch(struct image_state *st)
 	st->pf = h;
 }
 
+/* A batch of this many addresses indexes in the background at once
+ * (vg_symbolizer_expect_lookups): a second open of the file costs a few
+ * milliseconds of the other core, which a batch this large repays. */
+#define PREFETCH_AT_ONCE 256
+
+void vg_symbolizer_expect_lookups(struct vg_symbolizer *s, size_t n)
+{
+	s->expect_lookups = n;
+}
+
 /* A batch that has needed a second CU of an image will likely need most:
  * index the rest on the other core.  Not at the first lookup, so that a
  * run with one address does not open the file twice for nothing. */
@@ -564,6 +574,11 @@ int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 			     vg_dwindex_missing_dwo(st->ix), st->img->path[0] ? st->img->path : "(image)");
 		if (keyed)
 			want_cached_index(st, key, path);
+		else if ((s->flags & VG_SYM_PREFETCH) && s->expect_lookups >= PREFETCH_AT_ONCE &&
+			 !st->pf_tried && vg_dwindex_cus(st->ix, NULL) > 1) {
+			st->pf_tried = true;
+			start_prefetch(st);
+		}
 	} else {
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
 	}

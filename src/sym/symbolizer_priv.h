@@ -94,6 +94,8 @@ struct vg_symbolizer {
 	/* names and unnamed, which lookups under the shared lock fill. */
 	pthread_mutex_t names_lock;
 	unsigned flags;
+	/* vg_symbolizer_expect_lookups: the batch being answered. */
+	size_t expect_lookups;
 	struct vg_target *target;  /* NULL: offline */
 	char target_root[64];
 	const struct vg_maps *maps;   /* current: maps_owned, or the caller's */
