@@ -437,6 +437,9 @@ static void find_line_sections(Dwarf *dwarf, struct dwline_sections *out)
 	}
 }
 
+bool dwindex_lines_via_libdw;
+size_t dwindex_lines_direct;
+
 struct row_sink {
 	struct cu *c;
 	size_t n, cap;
@@ -472,7 +475,7 @@ static int load_lines_direct(struct cu *c, Dwarf_Die *cudie, struct builder_ctx 
 	uint8_t addr_size, offset_size;
 	int rc;
 
-	if (c->split || dwarf_cu_getdwarf(cudie->cu) != ctx->dwarf ||
+	if (dwindex_lines_via_libdw || c->split || dwarf_cu_getdwarf(cudie->cu) != ctx->dwarf ||
 	    !dwarf_attr(cudie, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &off) != 0 ||
 	    !dwarf_diecu(cudie, &(Dwarf_Die){ 0 }, &addr_size, &offset_size) || offset_size != 4)
 		return DWLINE_USE_LIBDW;
@@ -497,6 +500,7 @@ static int load_lines_direct(struct cu *c, Dwarf_Die *cudie, struct builder_ctx 
 	rc = dwline_run(&h, sink_row, &k);
 	if (rc != DWLINE_OK)
 		goto undo;
+	__atomic_fetch_add(&dwindex_lines_direct, 1, __ATOMIC_RELAXED);
 	if (k.n == 0) {
 		/* libdw answers "no rows" here: no line table, files kept */
 		free(c->rows);

@@ -103,6 +103,12 @@ struct cu_range {
 	uint32_t cu;
 };
 
+/* For test_dwline: true makes every CU's line rows come from libdw
+ * (dwarf_getsrclines), as before dwline.c; the test compares the two.
+ * dwindex_lines_direct counts the CUs whose rows dwline.c gave. */
+extern bool dwindex_lines_via_libdw;
+extern size_t dwindex_lines_direct;
+
 /* For the persistent index (symindex.c), which copies the tables out. */
 /* Index every CU not yet indexed (lookups and a prefetch thread may
  * share the work).  0, or -ENOMEM when some CU could not be indexed. */
