@@ -444,8 +444,22 @@ struct row_sink {
 	struct cu *c;
 	size_t n, cap;
 	bool sorted;
+	/* Drop a row that the next one, at the same address, outranks. */
+	bool thin;
+	bool thinned;            /* some row was dropped... */
+	uint64_t max_thinned;    /* ...the highest address one was at */
+	uint64_t max_addr;
 };
 
+/* Half of a -O2 program's rows share their address with the next row
+ * and only the last one at an address is kept (finish_rows): dropping
+ * such a row as it comes, when the next row sorts after it (same
+ * address, not an end_sequence after a row that is not), leaves the same
+ * rows to keep whatever the sorts do later, and halves the memory the
+ * rows touch (their page faults were half of a cold batch's).  The one
+ * exception is libdw's end_sequence mark on the last row, which can
+ * re-sort the rows at the highest address: load_lines_direct decodes
+ * again without thinning when a row was dropped there. */
 static int sink_row(void *arg, uint64_t addr, uint32_t file, uint32_t line,
 		    uint32_t column, bool end_sequence)
 {
@@ -453,6 +467,14 @@ static int sink_row(void *arg, uint64_t addr, uint32_t file, uint32_t line,
 	struct cu *c = k->c;
 	size_t i = k->n;
 
+	if (k->thin && i && c->row_addr[i - 1] == addr &&
+	    !(end_sequence && !c->rows[i - 1].end_sequence)) {
+		i--;
+		k->n--;
+		if (!k->thinned || addr > k->max_thinned)
+			k->max_thinned = addr;
+		k->thinned = true;
+	}
 	if (i == k->cap)
 		return DWLINE_USE_LIBDW;  /* cannot be: a row takes a byte */
 	c->row_addr[i] = addr;
@@ -460,6 +482,8 @@ static int sink_row(void *arg, uint64_t addr, uint32_t file, uint32_t line,
 	c->rows[i] = (struct row){ dwindex_file_name(c, file), line, column, end_sequence };
 	if (i && !row_in_order(c, i))
 		k->sorted = false;
+	if (addr > k->max_addr)
+		k->max_addr = addr;
 	k->n++;
 	return 0;
 }
@@ -469,7 +493,7 @@ static int sink_row(void *arg, uint64_t addr, uint32_t file, uint32_t line,
 static int load_lines_direct(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
 {
 	struct dwline_header h;
-	struct row_sink k = { .c = c, .sorted = true };
+	struct row_sink k = { .c = c, .sorted = true, .thin = true };
 	Dwarf_Attribute a;
 	Dwarf_Word off;
 	uint8_t addr_size, offset_size;
@@ -498,6 +522,10 @@ static int load_lines_direct(struct cu *c, Dwarf_Die *cudie, struct builder_ctx 
 	c->n_files = h.n_files;
 	h.files = NULL;
 	rc = dwline_run(&h, sink_row, &k);
+	if (rc == DWLINE_OK && k.thinned && k.max_thinned == k.max_addr) {
+		k = (struct row_sink){ .c = c, .cap = k.cap, .sorted = true };
+		rc = dwline_run(&h, sink_row, &k);
+	}
 	if (rc != DWLINE_OK)
 		goto undo;
 	__atomic_fetch_add(&dwindex_lines_direct, 1, __ATOMIC_RELAXED);
