@@ -322,7 +322,7 @@ static int sort_rows(struct cu *c, size_t n)
 }
 
 /* Whether row i (> 0) sorts after row i - 1 as cmp_row wants. */
-static bool row_in_order(const struct cu *c, size_t i)
+static inline bool row_in_order(const struct cu *c, size_t i)
 {
 	return !(c->row_addr[i - 1] > c->row_addr[i] ||
 		 (c->row_addr[i - 1] == c->row_addr[i] && c->rows[i].end_sequence &&
@@ -449,6 +449,10 @@ struct row_sink {
 	bool thinned;            /* some row was dropped... */
 	uint64_t max_thinned;    /* ...the highest address one was at */
 	uint64_t max_addr;
+	/* The last row's file, named. */
+	const char *file;
+	uint32_t file_idx;
+	bool file_known;
 };
 
 /* Half of a -O2 program's rows share their address with the next row
@@ -477,9 +481,15 @@ static int sink_row(void *arg, uint64_t addr, uint32_t file, uint32_t line,
 	}
 	if (i == k->cap)
 		return DWLINE_USE_LIBDW;  /* cannot be: a row takes a byte */
+	/* A file past the table has no name, as libdw's dwarf_linesrc;
+	 * rows in a row mostly name one file. */
+	if (file != k->file_idx || !k->file_known) {
+		k->file = dwindex_file_name(c, file);
+		k->file_idx = file;
+		k->file_known = true;
+	}
 	c->row_addr[i] = addr;
-	/* A file past the table has no name, as libdw's dwarf_linesrc. */
-	c->rows[i] = (struct row){ dwindex_file_name(c, file), line, column, end_sequence };
+	c->rows[i] = (struct row){ k->file, line, column, end_sequence };
 	if (i && !row_in_order(c, i))
 		k->sorted = false;
 	if (addr > k->max_addr)
