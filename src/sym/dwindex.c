@@ -41,9 +41,7 @@ struct vg_dwindex {
 	struct builder_ctx pf;     /* the prefetch thread's */
 	pthread_t pf_thread;
 	bool pf_running;
-	Dwarf *(*pf_open)(void *arg);  /* called by the thread for its handle */
 	size_t main_built;         /* CUs indexed by lookups */
-	void *pf_open_arg;
 	int pf_stop;               /* atomic */
 	/* libdw refused part of the DWARF: answers may lack frames. */
 	bool corrupt;
@@ -646,11 +644,6 @@ static void *prefetch_main(void *arg)
 {
 	struct vg_dwindex *ix = arg;
 
-	/* Opening the handle (decompressing sections) happens here, not in
-	 * the caller: the first answer does not wait for it. */
-	ix->pf.dwarf = ix->pf_open(ix->pf_open_arg);
-	if (!ix->pf.dwarf)
-		return NULL;
 	for (size_t i = 0; i < ix->n_cus; i++) {
 		struct cu *c = &ix->cus[i];
 		int idle = CU_IDLE;
@@ -675,12 +668,15 @@ static void *prefetch_main(void *arg)
 	return NULL;
 }
 
-int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *(*open)(void *arg), void *arg)
+int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *dwarf)
 {
-	if (ix->pf_running || !open)
+	if (ix->pf_running || !dwarf)
 		return -EINVAL;
-	ix->pf_open = open;
-	ix->pf_open_arg = arg;
+	ix->pf.dwarf = dwarf;
+	/* libelf calls on the shared ELF handle stay in this thread: the
+	 * thread's own dwline sections are found here. */
+	find_line_sections(dwarf, &ix->pf.line_secs);
+	ix->pf.line_secs_found = true;
 	if (pthread_create(&ix->pf_thread, NULL, prefetch_main, ix) != 0)
 		return -EAGAIN;
 	ix->pf_running = true;
