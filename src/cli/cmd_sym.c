@@ -682,10 +682,10 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		 * tenth of a batch). */
 		vg_radix_sort(keys, keys + n_keys, n_keys);
 		/* Highest address first: without a persistent index, the
-		 * prefetch thread indexes CUs in file order, which is mostly
-		 * address order; walking the other way, the two threads meet
-		 * in the middle instead of waiting for each other on every CU
-		 * (cold batches took 1.5x longer walking upwards). */
+		 * prefetch thread indexes CUs from the last down (file order
+		 * is mostly address order), and this thread follows right
+		 * behind it, indexing the next CU itself rather than wait
+		 * (dwindex.c's ensure_indexed). */
 		lookup_keys(&one, keys, 0, n_keys);
 	}
 	if (second) {
