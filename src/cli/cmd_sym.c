@@ -616,6 +616,9 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		return cli_out_of_memory(r->cli, "for the input");
 	}
 	tb->len = tb2->len = 0;
+	/* Before any lookup (two_threads makes the first): a large batch
+	 * starts indexing the DWARF in the background as it is opened. */
+	vg_symbolizer_expect_lookups(r->s, n);
 	if (two_threads(r, p, n) && (r->res2 || (r->res2 = malloc(sizeof(*r->res2))))) {
 		pthread_mutex_t claim = PTHREAD_MUTEX_INITIALIZER;
 
@@ -679,10 +682,10 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		 * tenth of a batch). */
 		vg_radix_sort(keys, keys + n_keys, n_keys);
 		/* Highest address first: without a persistent index, the
-		 * prefetch thread indexes CUs in file order, which is mostly
-		 * address order; walking the other way, the two threads meet
-		 * in the middle instead of waiting for each other on every CU
-		 * (cold batches took 1.5x longer walking upwards). */
+		 * prefetch thread indexes CUs from the last down (file order
+		 * is mostly address order), and this thread follows right
+		 * behind it, indexing the next CU itself rather than wait
+		 * (dwindex.c's ensure_indexed). */
 		lookup_keys(&one, keys, 0, n_keys);
 	}
 	if (second) {

@@ -16,6 +16,7 @@
 
 #include <dwarf.h>
 #include <errno.h>
+#include <gelf.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -30,6 +31,9 @@ struct builder_ctx {
 	Dwarf *dwarf;
 	struct names names;
 	bool corrupt;
+	/* The line sections of dwarf, for dwline.c (found once). */
+	struct dwline_sections line_secs;
+	bool line_secs_found;
 };
 
 struct vg_dwindex {
@@ -37,9 +41,7 @@ struct vg_dwindex {
 	struct builder_ctx pf;     /* the prefetch thread's */
 	pthread_t pf_thread;
 	bool pf_running;
-	Dwarf *(*pf_open)(void *arg);  /* called by the thread for its handle */
 	size_t main_built;         /* CUs indexed by lookups */
-	void *pf_open_arg;
 	int pf_stop;               /* atomic */
 	/* libdw refused part of the DWARF: answers may lack frames. */
 	bool corrupt;
@@ -166,6 +168,7 @@ static void cu_free(struct cu *c)
 	free(c->row_addr);
 	free(c->row_block);
 	free(c->files);
+	free(c->line_files);
 	for (size_t i = 0; i < c->n_owned; i++)
 		free(c->owned[i]);
 	free(c->owned);
@@ -223,6 +226,29 @@ static const char *absolute_name(struct cu *c, const char *name)
 	return s;
 }
 
+/* A dwline.c file-table entry named as libdw names it: the directory
+ * joined when the name is relative. */
+static const char *line_file_name(struct cu *c, const struct dwline_file *f)
+{
+	size_t ld, ln;
+	char *s;
+
+	if (!f->dir)
+		return f->name;
+	ld = strlen(f->dir);
+	ln = strlen(f->name);
+	if (VG_GROW(c->owned, c->cap_owned, c->n_owned + 1))
+		return NULL;
+	s = malloc(ld + ln + 2);
+	if (!s)
+		return NULL;
+	memcpy(s, f->dir, ld);
+	s[ld] = '/';
+	memcpy(s + ld + 1, f->name, ln + 1);
+	c->owned[c->n_owned++] = s;
+	return s;
+}
+
 const char *dwindex_file_name(struct cu *c, uint32_t idx)
 {
 	const char *name;
@@ -231,7 +257,10 @@ const char *dwindex_file_name(struct cu *c, uint32_t idx)
 		return NULL;
 	if (c->files[idx])
 		return c->files[idx];
-	name = dwarf_filesrc(c->dw_files, idx, NULL, NULL);
+	if (c->line_files)
+		name = line_file_name(c, &c->line_files[idx]);
+	else
+		name = dwarf_filesrc(c->dw_files, idx, NULL, NULL);
 	c->files[idx] = absolute_name(c, name);
 	return c->files[idx];
 }
@@ -272,10 +301,65 @@ static const char *row_file(struct cu *c, Dwarf_Line *l)
 	return absolute_name(c, dwarf_linesrc(l, NULL, NULL));
 }
 
-/* Rows into rows[]/row_addr[] in the order cmp_row defines.  libdw hands
- * them sorted by address already, so they are written in place and only
- * re-sorted (through a temporary with the original order) when a tie at
- * one address is ordered differently. */
+/* Sorts rows[0..n) by cmp_row (stable: table order breaks ties). */
+static int sort_rows(struct cu *c, size_t n)
+{
+	struct sortable_row *tmp = malloc(n * sizeof(*tmp));
+
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = (struct sortable_row){ c->row_addr[i], c->rows[i], i };
+	qsort(tmp, n, sizeof(*tmp), cmp_row);
+	for (size_t i = 0; i < n; i++) {
+		c->rows[i] = tmp[i].r;
+		c->row_addr[i] = tmp[i].addr;
+	}
+	free(tmp);
+	return 0;
+}
+
+/* Whether row i (> 0) sorts after row i - 1 as cmp_row wants. */
+static inline bool row_in_order(const struct cu *c, size_t i)
+{
+	return !(c->row_addr[i - 1] > c->row_addr[i] ||
+		 (c->row_addr[i - 1] == c->row_addr[i] && c->rows[i].end_sequence &&
+		  !c->rows[i - 1].end_sequence));
+}
+
+/* The n rows in rows[]/row_addr[], in the order libdw hands them, made
+ * the lookup's: re-sorted when a tie at one address is ordered
+ * differently, one row per address, and the block array. */
+static int finish_rows(struct cu *c, size_t n, bool sorted)
+{
+	if (!sorted && sort_rows(c, n) < 0)
+		return -ENOMEM;
+	/* A lookup takes the last row at or below its address: of several
+	 * rows at one address (statement and view rows: half of a -O2
+	 * program's, a third of libc's) only the last is ever an answer.
+	 * The others go, which halves the rows the searches and the
+	 * persistent index carry. */
+	size_t w = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i + 1 < n && c->row_addr[i + 1] == c->row_addr[i])
+			continue;
+		c->row_addr[w] = c->row_addr[i];
+		c->rows[w++] = c->rows[i];
+	}
+	c->n_rows = n = w;
+	c->n_blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
+	c->row_block = malloc((c->n_blocks ? c->n_blocks : 1) * sizeof(*c->row_block));
+	if (!c->row_block)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i += ROW_BLOCK)
+		c->row_block[i / ROW_BLOCK] = c->row_addr[i];
+	return 0;
+}
+
+/* Rows from libdw, which hands them sorted by address already, so they
+ * are written in place (finish_rows re-sorts only a differently ordered
+ * tie). */
 static int load_rows(struct cu *c, Dwarf_Die *cudie)
 {
 	Dwarf_Lines *lines;
@@ -286,9 +370,7 @@ static int load_rows(struct cu *c, Dwarf_Die *cudie)
 		return 0;       /* no line table (or a corrupt one): scopes answer */
 	c->rows = malloc(n * sizeof(*c->rows));
 	c->row_addr = malloc(n * sizeof(*c->row_addr));
-	c->n_blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
-	c->row_block = malloc(c->n_blocks * sizeof(*c->row_block));
-	if (!c->rows || !c->row_addr || !c->row_block)
+	if (!c->rows || !c->row_addr)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -305,43 +387,188 @@ static int load_rows(struct cu *c, Dwarf_Die *cudie)
 		c->rows[i].line = line > 0 ? (uint32_t)line : 0;
 		c->rows[i].column = col > 0 && col < (1 << 30) ? (uint32_t)col : 0;
 		c->rows[i].end_sequence = end;
-		if (i && (c->row_addr[i - 1] > addr ||
-			  (c->row_addr[i - 1] == addr && end && !c->rows[i - 1].end_sequence)))
+		if (i && !row_in_order(c, i))
 			sorted = false;
 	}
-	c->n_rows = n;
-	if (!sorted) {
-		struct sortable_row *tmp = malloc(n * sizeof(*tmp));
+	return finish_rows(c, n, sorted);
+}
 
-		if (!tmp)
-			return -ENOMEM;
-		for (size_t i = 0; i < n; i++)
-			tmp[i] = (struct sortable_row){ c->row_addr[i], c->rows[i], i };
-		qsort(tmp, n, sizeof(*tmp), cmp_row);
-		for (size_t i = 0; i < n; i++) {
-			c->rows[i] = tmp[i].r;
-			c->row_addr[i] = tmp[i].addr;
-		}
-		free(tmp);
-	}
-	/* A lookup takes the last row at or below its address: of several
-	 * rows at one address (statement and view rows: half of a -O2
-	 * program's, a third of libc's) only the last is ever an answer.
-	 * The others go, which halves the rows the searches and the
-	 * persistent index carry. */
-	size_t w = 0;
+/* ------------------------------------------------------------------ */
+/* line rows without libdw (dwline.c)                                   */
 
-	for (size_t i = 0; i < n; i++) {
-		if (i + 1 < n && c->row_addr[i + 1] == c->row_addr[i])
+/* The line sections of dwarf's ELF as libdw left them (decompressed in
+ * place when they were compressed; a section still compressed is not
+ * used, and dwline.c then finds no line program). */
+static void find_line_sections(Dwarf *dwarf, struct dwline_sections *out)
+{
+	Elf *elf = dwarf_getelf(dwarf);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	memset(out, 0, sizeof(*out));
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    (sh.sh_flags & SHF_COMPRESSED) ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
-		c->row_addr[w] = c->row_addr[i];
-		c->rows[w++] = c->rows[i];
+		if (strcmp(name, ".debug_line") && strcmp(name, ".debug_line_str") &&
+		    strcmp(name, ".debug_str"))
+			continue;
+		if (!(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		if (!strcmp(name, ".debug_line")) {
+			out->line = d->d_buf;
+			out->line_size = d->d_size;
+		} else if (!strcmp(name, ".debug_line_str")) {
+			out->line_str = d->d_buf;
+			out->line_str_size = d->d_size;
+		} else {
+			out->str = d->d_buf;
+			out->str_size = d->d_size;
+		}
 	}
-	c->n_rows = n = w;
-	c->n_blocks = (n + ROW_BLOCK - 1) / ROW_BLOCK;
-	for (size_t i = 0; i < n; i += ROW_BLOCK)
-		c->row_block[i / ROW_BLOCK] = c->row_addr[i];
+}
+
+bool dwindex_lines_via_libdw;
+size_t dwindex_lines_direct;
+
+struct row_sink {
+	struct cu *c;
+	size_t n, cap;
+	bool sorted;
+	/* Drop a row that the next one, at the same address, outranks. */
+	bool thin;
+	bool thinned;            /* some row was dropped... */
+	uint64_t max_thinned;    /* ...the highest address one was at */
+	uint64_t max_addr;
+	/* The last row's file, named. */
+	const char *file;
+	uint32_t file_idx;
+	bool file_known;
+};
+
+/* Half of a -O2 program's rows share their address with the next row
+ * and only the last one at an address is kept (finish_rows): dropping
+ * such a row as it comes, when the next row sorts after it (same
+ * address, not an end_sequence after a row that is not), leaves the same
+ * rows to keep whatever the sorts do later, and halves the memory the
+ * rows touch (their page faults were half of a cold batch's).  The one
+ * exception is libdw's end_sequence mark on the last row, which can
+ * re-sort the rows at the highest address: load_lines_direct decodes
+ * again without thinning when a row was dropped there. */
+static int sink_row(void *arg, uint64_t addr, uint32_t file, uint32_t line,
+		    uint32_t column, bool end_sequence)
+{
+	struct row_sink *k = arg;
+	struct cu *c = k->c;
+	size_t i = k->n;
+
+	if (k->thin && i && c->row_addr[i - 1] == addr &&
+	    !(end_sequence && !c->rows[i - 1].end_sequence)) {
+		i--;
+		k->n--;
+		if (!k->thinned || addr > k->max_thinned)
+			k->max_thinned = addr;
+		k->thinned = true;
+	}
+	if (i == k->cap)
+		return DWLINE_USE_LIBDW;  /* cannot be: a row takes a byte */
+	/* A file past the table has no name, as libdw's dwarf_linesrc;
+	 * rows in a row mostly name one file. */
+	if (file != k->file_idx || !k->file_known) {
+		k->file = dwindex_file_name(c, file);
+		k->file_idx = file;
+		k->file_known = true;
+	}
+	c->row_addr[i] = addr;
+	c->rows[i] = (struct row){ k->file, line, column, end_sequence };
+	if (i && !row_in_order(c, i))
+		k->sorted = false;
+	if (addr > k->max_addr)
+		k->max_addr = addr;
+	k->n++;
 	return 0;
+}
+
+/* c's file table and rows through dwline.c: DWLINE_OK, DWLINE_USE_LIBDW
+ * (c untouched: libdw is asked as before), or -ENOMEM. */
+static int load_lines_direct(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
+{
+	struct dwline_header h;
+	struct row_sink k = { .c = c, .sorted = true, .thin = true };
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+	uint8_t addr_size, offset_size;
+	int rc;
+
+	if (dwindex_lines_via_libdw || c->split || dwarf_cu_getdwarf(cudie->cu) != ctx->dwarf ||
+	    !dwarf_attr(cudie, DW_AT_stmt_list, &a) || dwarf_formudata(&a, &off) != 0 ||
+	    !dwarf_diecu(cudie, &(Dwarf_Die){ 0 }, &addr_size, &offset_size) || offset_size != 4)
+		return DWLINE_USE_LIBDW;
+	if (!ctx->line_secs_found) {
+		find_line_sections(ctx->dwarf, &ctx->line_secs);
+		ctx->line_secs_found = true;
+	}
+	rc = dwline_header_read(&ctx->line_secs, off, addr_size, c->comp_dir, &h);
+	if (rc != DWLINE_OK)
+		return rc;
+	c->files = calloc(h.n_files, sizeof(*c->files));
+	k.cap = dwline_max_rows(&h);
+	c->rows = malloc((k.cap ? k.cap : 1) * sizeof(*c->rows));
+	c->row_addr = malloc((k.cap ? k.cap : 1) * sizeof(*c->row_addr));
+	if (!c->files || !c->rows || !c->row_addr) {
+		rc = -ENOMEM;
+		goto undo;
+	}
+	c->line_files = h.files;
+	c->n_files = h.n_files;
+	h.files = NULL;
+	rc = dwline_run(&h, sink_row, &k);
+	if (rc == DWLINE_OK && k.thinned && k.max_thinned == k.max_addr) {
+		k = (struct row_sink){ .c = c, .cap = k.cap, .sorted = true };
+		rc = dwline_run(&h, sink_row, &k);
+	}
+	if (rc != DWLINE_OK)
+		goto undo;
+	__atomic_fetch_add(&dwindex_lines_direct, 1, __ATOMIC_RELAXED);
+	if (k.n == 0) {
+		/* libdw answers "no rows" here: no line table, files kept */
+		free(c->rows);
+		free(c->row_addr);
+		c->rows = NULL;
+		c->row_addr = NULL;
+		return DWLINE_OK;
+	}
+	/* What libdw does to its rows before handing them out: sorted by
+	 * address (end_sequence first at one address, then table order),
+	 * and the last one marked end_sequence. */
+	if (!k.sorted && sort_rows(c, k.n) < 0) {
+		rc = -ENOMEM;
+		goto undo;
+	}
+	c->rows[k.n - 1].end_sequence = true;
+	k.sorted = true;
+	for (size_t i = 1; i < k.n && k.sorted; i++)
+		k.sorted = row_in_order(c, i);
+	return finish_rows(c, k.n, k.sorted);
+undo:
+	dwline_header_free(&h);
+	free(c->files);
+	free(c->line_files);
+	free(c->rows);
+	free(c->row_addr);
+	c->files = NULL;
+	c->line_files = NULL;
+	c->n_files = 0;
+	c->rows = NULL;
+	c->row_addr = NULL;
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -353,23 +580,32 @@ static int index_cu(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
 {
 	Dwarf_Attribute a;
 	size_t nfiles = 0;
-	int rc;
+	int rc, direct;
 
 	if (dwarf_attr(cudie, DW_AT_comp_dir, &a) ||
 	    (c->split && dwarf_attr(&c->skel, DW_AT_comp_dir, &a)))
 		c->comp_dir = dwarf_formstring(&a);
-	if (dwarf_getsrcfiles(cudie, &c->dw_files, &nfiles) == 0 && nfiles) {
+	/* The line program decoded here, else (anything dwline.c does not
+	 * model) through libdw, whose file table comes with its rows. */
+	direct = load_lines_direct(c, cudie, ctx);
+	if (direct < 0) {
+		rc = direct;
+		goto fail;
+	}
+	if (direct != DWLINE_OK &&
+	    dwarf_getsrcfiles(cudie, &c->dw_files, &nfiles) == 0 && nfiles) {
 		c->files = calloc(nfiles, sizeof(*c->files));
 		if (!c->files)
 			return -ENOMEM;
 		c->n_files = nfiles;
 	}
 	rc = dwindex_build_scopes(c, &ctx->names, cudie, &ctx->corrupt);
-	if (!rc) {
+	if (!rc && direct != DWLINE_OK) {
 		rc = load_rows(c, cudie);
 		if (rc == 0 && !c->n_rows && c->split)
 			rc = load_rows(c, &c->skel);
 	}
+fail:
 	if (rc < 0) {
 		/* Half-built tables would be read as whole ones. */
 		cu_free(c);
@@ -380,26 +616,51 @@ static int index_cu(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
 	return 0;
 }
 
+/* Claims c if idle and indexes it with the lookups' handle: 1 when this
+ * thread built it (rc in *rc), 0 when another thread has it. */
+static int claim_and_index(struct vg_dwindex *ix, struct cu *c, int *rc)
+{
+	int idle = CU_IDLE;
+
+	if (!__atomic_compare_exchange_n(&c->state, &idle, CU_BUILDING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	*rc = index_cu(c, &c->die, &ix->main);
+	ix->main_built++;
+	/* Even a partial index is final: it is not redone. */
+	__atomic_store_n(&c->state, CU_DONE, __ATOMIC_RELEASE);
+	return 1;
+}
+
 /* The CU indexed, by this thread if nobody has claimed it, else after the
- * prefetch thread finishes it (a few milliseconds at most). */
+ * prefetch thread finishes it.  Meanwhile this thread indexes the CU the
+ * prefetch thread would take next (the highest idle one below c: both
+ * walk down, lookups in a batch go from the highest address), rather
+ * than wait: a batch's answering thread then follows right behind the
+ * prefetch thread and the two finish together.  Walking towards each
+ * other, the prefetch thread ran out of CUs while the answering thread
+ * still had the answers of half of them to give alone (a cold batch of
+ * the generated binary: 1,086 samples on the answering thread, 531 on
+ * the other). */
 static int ensure_indexed(struct vg_dwindex *ix, struct cu *c)
 {
 	for (;;) {
 		int st = __atomic_load_n(&c->state, __ATOMIC_ACQUIRE);
-		int idle = CU_IDLE;
+		int rc = 0;
+		size_t i = (size_t)(c - ix->cus);
 
 		if (st == CU_DONE)
 			return 0;
-		if (st == CU_IDLE &&
-		    __atomic_compare_exchange_n(&c->state, &idle, CU_BUILDING, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			int rc = index_cu(c, &c->die, &ix->main);
-
-			ix->main_built++;
-			/* Even a partial index is final: it is not redone. */
-			__atomic_store_n(&c->state, CU_DONE, __ATOMIC_RELEASE);
+		if (st == CU_IDLE && claim_and_index(ix, c, &rc))
 			return rc;
-		}
+		if (st != CU_BUILDING)
+			continue;
+		/* Help: a CU built here keeps its own failure for its own
+		 * lookups (c->failed). */
+		while (i-- > 0 && __atomic_load_n(&ix->cus[i].state, __ATOMIC_ACQUIRE) != CU_IDLE)
+			;
+		if (i < ix->n_cus && claim_and_index(ix, &ix->cus[i], &rc))
+			continue;
 		sched_yield();
 	}
 }
@@ -408,12 +669,9 @@ static void *prefetch_main(void *arg)
 {
 	struct vg_dwindex *ix = arg;
 
-	/* Opening the handle (decompressing sections) happens here, not in
-	 * the caller: the first answer does not wait for it. */
-	ix->pf.dwarf = ix->pf_open(ix->pf_open_arg);
-	if (!ix->pf.dwarf)
-		return NULL;
-	for (size_t i = 0; i < ix->n_cus; i++) {
+	/* From the last CU down, as a batch's lookups go (highest address
+	 * first): ensure_indexed. */
+	for (size_t i = ix->n_cus; i-- > 0;) {
 		struct cu *c = &ix->cus[i];
 		int idle = CU_IDLE;
 		Dwarf_Die die;
@@ -437,12 +695,15 @@ static void *prefetch_main(void *arg)
 	return NULL;
 }
 
-int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *(*open)(void *arg), void *arg)
+int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *dwarf)
 {
-	if (ix->pf_running || !open)
+	if (ix->pf_running || !dwarf)
 		return -EINVAL;
-	ix->pf_open = open;
-	ix->pf_open_arg = arg;
+	ix->pf.dwarf = dwarf;
+	/* libelf calls on the shared ELF handle stay in this thread: the
+	 * thread's own dwline sections are found here. */
+	find_line_sections(dwarf, &ix->pf.line_secs);
+	ix->pf.line_secs_found = true;
 	if (pthread_create(&ix->pf_thread, NULL, prefetch_main, ix) != 0)
 		return -EAGAIN;
 	ix->pf_running = true;
@@ -584,9 +845,9 @@ int dwindex_build_all(struct vg_dwindex *ix)
 {
 	int rc = 0;
 
-	/* From the end: a prefetch thread goes from the start, so the two
+	/* From the start: a prefetch thread goes from the end, so the two
 	 * meet in the middle rather than wait for each other. */
-	for (size_t i = ix->n_cus; i-- > 0;) {
+	for (size_t i = 0; i < ix->n_cus; i++) {
 		struct cu *c = &ix->cus[i];
 
 		if (ensure_indexed(ix, c) < 0 || c->failed)

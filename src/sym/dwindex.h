@@ -54,17 +54,19 @@ struct vg_dwindex;
 int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out, struct vg_error *err);
 struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix);
 
-/* Index every CU in a background thread, in file order, through a Dwarf
- * handle of the same file opened separately (libdw handles are not
- * thread-safe): the thread gets it from open(arg) first thing, so the
- * caller's first answer does not wait for it; NULL means no prefetch.  The
- * handle must outlive the index (the CUs the thread built point into it).
- * Lookups index a CU themselves when the thread has not reached it, and
- * wait when it is building it; each CU is indexed once.  For batch
+/* Index every CU in a background thread, from the last down, through dwarf:
+ * a second Dwarf handle of the same file (libdw handles are not
+ * thread-safe), begun by the caller on the ELF handle of the first, whose
+ * sections libdw has decompressed in place already, so that it costs
+ * little and the sections are inflated once.  The handle must outlive the
+ * index (the CUs the thread built point into it).  Lookups index a CU
+ * themselves when the thread has not reached it, and when it is building
+ * it index the one below meanwhile; each CU is indexed once.  For batch
  * symbolizing, where all CUs will be needed: the two halves of the build
- * run on two cores.  vg_dwindex_free stops and joins the thread.  -EINVAL
- * if already running. */
-int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *(*open)(void *arg), void *arg);
+ * run on two cores.
+ * vg_dwindex_free stops and joins the thread.  -EINVAL if already
+ * running or dwarf is NULL. */
+int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *dwarf);
 
 /* Stop the prefetch thread after the CU it is indexing and join it (the
  * CUs it indexed stay); lookups and dwindex_build_all index the rest.

@@ -11,6 +11,7 @@
 #include <elfutils/libdw.h>
 
 #include "sym/dwindex.h"
+#include "sym/dwline.h"
 
 #define NO_SCOPE UINT32_MAX
 
@@ -72,7 +73,10 @@ struct cu {
 	/* Absolute file names, by file-table index (composed lazily). */
 	const char **files;
 	size_t n_files;
+	/* The file table: libdw's, or dwline.c's when it decoded the line
+	 * program (then dw_files is NULL). */
 	Dwarf_Files *dw_files;
+	struct dwline_file *line_files;
 	const char *comp_dir;
 	/* Composed names this CU allocated (freed with the index). */
 	char **owned;
@@ -98,6 +102,12 @@ struct cu_range {
 	uint64_t lo, hi;
 	uint32_t cu;
 };
+
+/* For test_dwline: true makes every CU's line rows come from libdw
+ * (dwarf_getsrclines), as before dwline.c; the test compares the two.
+ * dwindex_lines_direct counts the CUs whose rows dwline.c gave. */
+extern bool dwindex_lines_via_libdw;
+extern size_t dwindex_lines_direct;
 
 /* For the persistent index (symindex.c), which copies the tables out. */
 /* Index every CU not yet indexed (lookups and a prefetch thread may

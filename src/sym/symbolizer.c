@@ -246,8 +246,6 @@ static void second_handle_free(struct second_handle *h)
 		return;
 	if (h->dwarf)
 		dwarf_end(h->dwarf);
-	vg_image_free(h->img);
-	free(h->path);
 	free(h);
 }
 
@@ -352,24 +350,13 @@ static char *explain_no_dwarf(const struct vg_image *img,
 	return s;
 }
 
-/* In the prefetch thread: the debug file again, with its own libdw handle
- * (one handle cannot serve two threads), only if the path reopens the
- * very file: same device, inode and build-id; else no prefetch, which
- * only costs time. */
-static Dwarf *open_second_handle(void *arg)
-{
-	struct second_handle *h = arg;
-
-	if (vg_image_open_path(h->path, &h->img, NULL) < 0)
-		return NULL;
-	if (h->img->dev != h->dev || h->img->inode != h->inode ||
-	    h->img->build_id_len != h->build_id_len ||
-	    memcmp(h->img->build_id, h->build_id, h->build_id_len) != 0)
-		return NULL;
-	h->dwarf = dwarf_begin_elf(vg_image_elf(h->img), DWARF_C_READ, NULL);
-	return h->dwarf;
-}
-
+/* The prefetch thread's own libdw handle, begun here on the ELF handle
+ * the DWARF was read from: libdw decompressed its sections in place at
+ * the first dwarf_begin_elf, so this one inflates nothing (libc6-dbg's
+ * compressed debug file: a second open inflated everything again, a sixth
+ * of a cold libc batch), and it is begun in this thread, so libelf is
+ * never used from two threads (the prefetch thread only reads memory
+ * through libdw). */
 static void start_prefetch(struct image_state *st)
 {
 	const struct vg_image *di = st->dbg->dwarf_image;
@@ -378,19 +365,24 @@ static void start_prefetch(struct image_state *st)
 	if (!di->open_path || !di->open_path[0] || di->via == VG_VIA_MEMORY)
 		return;
 	h = calloc(1, sizeof(*h));
-	if (!h || !(h->path = strdup(di->open_path))) {
-		free(h);
+	if (!h)
 		return;
-	}
-	h->dev = di->dev;
-	h->inode = di->inode;
-	memcpy(h->build_id, di->build_id, di->build_id_len);
-	h->build_id_len = di->build_id_len;
-	if (vg_dwindex_prefetch(st->ix, open_second_handle, h) < 0) {
+	h->dwarf = dwarf_begin_elf(vg_image_elf(di), DWARF_C_READ, NULL);
+	if (!h->dwarf || vg_dwindex_prefetch(st->ix, h->dwarf) < 0) {
 		second_handle_free(h);
 		return;
 	}
 	st->pf = h;
+}
+
+/* A batch of this many addresses indexes in the background at once
+ * (vg_symbolizer_expect_lookups): a second open of the file costs a few
+ * milliseconds of the other core, which a batch this large repays. */
+#define PREFETCH_AT_ONCE 256
+
+void vg_symbolizer_expect_lookups(struct vg_symbolizer *s, size_t n)
+{
+	s->expect_lookups = n;
 }
 
 /* A batch that has needed a second CU of an image will likely need most:
@@ -564,6 +556,11 @@ int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 			     vg_dwindex_missing_dwo(st->ix), st->img->path[0] ? st->img->path : "(image)");
 		if (keyed)
 			want_cached_index(st, key, path);
+		else if ((s->flags & VG_SYM_PREFETCH) && s->expect_lookups >= PREFETCH_AT_ONCE &&
+			 !st->pf_tried && vg_dwindex_cus(st->ix, NULL) > 1) {
+			st->pf_tried = true;
+			start_prefetch(st);
+		}
 	} else {
 		st->why_no_dwarf = explain_no_dwarf(st->img, st->dbg);
 	}

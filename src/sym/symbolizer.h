@@ -175,6 +175,13 @@ struct vg_target *vg_symbolizer_target(const struct vg_symbolizer *s);
 Dwarf *vg_symbolizer_dwarf(struct vg_symbolizer *s, const struct vg_image *img,
 			   struct vg_error *err);
 
+/* With VG_SYM_PREFETCH: the caller is about to look up n addresses.  A
+ * batch this large will likely need every CU of the image it opens next,
+ * so the background indexing starts with the image's DWARF instead of
+ * after its second CU (a cold batch of the generated 20,000-function
+ * binary spent its first half on one core). */
+void vg_symbolizer_expect_lookups(struct vg_symbolizer *s, size_t n);
+
 /* For an offline symbolizer (vg_symbolizer_open_file): make sure the
  * persistent index of the file's DWARF is in the cache (symcache.h):
  * found valid, or built and written now (*written).  0 with *path

@@ -49,20 +49,15 @@ struct image_state {
 	char *why_no_dwarf;        /* one sentence, when dbg has no DWARF */
 	uint64_t checked_ns;       /* last time the mapping was confirmed */
 	bool corrupt_warned;
-	/* VG_SYM_PREFETCH: the debug file opened again for the prefetch
-	 * thread's own libdw handle; freed after the index. */
+	/* VG_SYM_PREFETCH: the prefetch thread's own libdw handle on the
+	 * debug file's ELF handle; freed after the index. */
 	struct second_handle *pf;
 	bool pf_tried;
 };
 
-/* What the prefetch thread opens for itself (filled in by that thread,
- * read after it is joined). */
+/* The prefetch thread's libdw handle (begun by start_prefetch on the
+ * DWARF image's ELF handle; ended after the thread is joined). */
 struct second_handle {
-	char *path;
-	uint64_t dev, inode;
-	uint8_t build_id[64];
-	size_t build_id_len;
-	struct vg_image *img;
 	Dwarf *dwarf;
 };
 
@@ -94,6 +89,8 @@ struct vg_symbolizer {
 	/* names and unnamed, which lookups under the shared lock fill. */
 	pthread_mutex_t names_lock;
 	unsigned flags;
+	/* vg_symbolizer_expect_lookups: the batch being answered. */
+	size_t expect_lookups;
 	struct vg_target *target;  /* NULL: offline */
 	char target_root[64];
 	const struct vg_maps *maps;   /* current: maps_owned, or the caller's */
