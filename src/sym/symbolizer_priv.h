@@ -145,6 +145,8 @@ const char *sym_display_name(struct vg_symbolizer *s, const char *raw,
 /* "[function at 0xSTART, no symbol]", one string per START; NULL when
  * out of memory. */
 const char *sym_unnamed_name(struct vg_symbolizer *s, uint64_t start);
+/* Frees both name tables (symnames.c). */
+void sym_names_free(struct vg_symbolizer *s);
 
 /* The state of a current image of s, or NULL. */
 struct image_state *sym_state_of(struct vg_symbolizer *s,
