@@ -273,7 +273,7 @@ static void test_real_kallsyms(void **state)
 		vg_kallsyms_free(k);
 		skip();
 	}
-	print_message("/proc/kallsyms: %zu symbols loaded in %.1f ms\n",
+	print_message("# /proc/kallsyms: %zu symbols loaded in %.1f ms\n",
 		      vg_kallsyms_count(k), ms);
 	assert_int_equal(vg_kallsyms_malformed(k), 0);
 	assert_true(vg_kallsyms_count(k) > 1000);
