@@ -391,6 +391,9 @@ struct batch_part {
 	struct vg_report_sym_table *tb;
 	struct vg_sym_result *res;
 	uint32_t tag;             /* SPAN_SECOND, or 0 */
+	/* The second thread's part that only helps with other's keys, from
+	 * the bottom (lookup_sorted): no lines of its own. */
+	bool help;
 	bool failed;              /* a lookup failed: err says why */
 	struct vg_error err;
 	/* Two threads: the lines [first, end), the other half, and the lock
@@ -519,7 +522,10 @@ static void *worker_main(void *arg)
 		sem_wait_intr(&r->worker.go);
 		if (!r->worker.part)
 			return NULL;
-		part_run(r->worker.part);
+		if (r->worker.part->help)
+			claim_blocks(r->worker.part, r->worker.part->other);
+		else
+			part_run(r->worker.part);
 		sem_post(&r->worker.done);
 	}
 }
@@ -556,20 +562,30 @@ static void worker_stop(struct sym_run *r)
 }
 
 /* Is the batch for two threads?  Large, and its lookups take the
- * symbolizer's lock shared (the persistent index answers).  The first
+ * symbolizer's lock shared (the persistent index answers, or an
+ * in-memory index of every CU).  The first
  * lookup in an image finds its debug info and maps its index: before
  * the first batch has looked anything up, one of its addresses is
  * looked up alone to know. */
+/* Is the batch large enough for two threads, and is there a second CPU
+ * to run one?  Restricted to one CPU (taskset), a second thread only
+ * costs. */
+static bool batch_may_split(struct sym_run *r, size_t n)
+{
+	cpu_set_t cpus;
+
+	if (n < BATCH_TWO_THREADS ||
+	    (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < 2))
+		return false;
+	return r->res2 || (r->res2 = malloc(sizeof(*r->res2)));
+}
+
 static bool two_threads(struct sym_run *r, const struct pending *p, size_t n)
 {
 	struct vg_error err = { 0 };
 	uint64_t addr;
 
-	cpu_set_t cpus;
-
-	/* Restricted to one CPU (taskset), a second thread only costs. */
-	if (n < BATCH_TWO_THREADS ||
-	    (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < 2))
+	if (!batch_may_split(r, n))
 		return false;
 	if (vg_symbolizer_lookups_shared(r->s))
 		return true;
@@ -581,6 +597,51 @@ static bool two_threads(struct sym_run *r, const struct pending *p, size_t n)
 		return vg_symbolizer_lookups_shared(r->s);
 	}
 	return false;
+}
+
+/* one's n_keys sorted keys, highest first, block by block, on this
+ * thread: the cold path, whose lookups take the lock exclusive while
+ * CUs are indexed.  Once they take it shared (the prefetch thread and
+ * this one have indexed the last CU: vg_symbolizer_lookups_shared), the
+ * second thread claims the keys left from the bottom while this one goes
+ * on from the top, into two's table (the cold batch's answering thread
+ * had two thirds of its samples after the other had run out of CUs).
+ * True when the second thread helped. */
+static bool lookup_sorted(struct sym_run *r, struct batch_part *one,
+			  struct batch_part *two, size_t n_keys, bool may_help)
+{
+	pthread_mutex_t claim = PTHREAD_MUTEX_INITIALIZER;
+	size_t hi = n_keys;
+	bool helped = false;
+
+	while (hi > 0 && !one->failed) {
+		size_t lo = hi > BATCH_BLOCK ? hi - BATCH_BLOCK : 0;
+
+		lookup_keys(one, one->keys, lo, hi);
+		hi = lo;
+		if (!may_help || hi < 2 * BATCH_BLOCK || one->failed ||
+		    !vg_symbolizer_lookups_shared(r->s))
+			continue;
+		one->claim = &claim;
+		one->lo = 0;
+		one->hi = hi;
+		one->sorted = true;
+		*two = (struct batch_part){ .r = r, .p = one->p, .keys = one->keys,
+					    .spans = one->spans, .tb = &r->table2,
+					    .res = r->res2, .tag = SPAN_SECOND, .help = true,
+					    .other = one, .claim = &claim };
+		r->table2.style = r->table.style;
+		if (!worker_give(r, two)) {
+			may_help = false;
+			continue;
+		}
+		helped = true;
+		claim_blocks(one, one);
+		sem_wait_intr(&r->worker.done);
+		break;
+	}
+	pthread_mutex_destroy(&claim);
+	return helped;
 }
 
 /* The lines read so far, looked up in address order (neighbouring
@@ -595,8 +656,10 @@ static bool two_threads(struct sym_run *r, const struct pending *p, size_t n)
  * table of its own (the halves of the sorted keys were tried first: the
  * reading and the sort, 10% more, stayed on one core); lines that are
  * not plain hex are answered after, by this thread; the answers still go
- * out in input order, byte for byte.  Not without the index: there the
- * cold path's prefetch thread already has the other core. */
+ * out in input order, byte for byte.  Without the index (the cold path)
+ * the prefetch thread has the other core while CUs are indexed: this
+ * thread answers alone until the index is complete, then the second
+ * helps (lookup_sorted), and later batches take the two-thread path. */
 static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 {
 	struct vg_radix_item *keys = malloc(2 * (n ? n : 1) * sizeof(*keys));
@@ -619,7 +682,7 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 	/* Before any lookup (two_threads makes the first): a large batch
 	 * starts indexing the DWARF in the background as it is opened. */
 	vg_symbolizer_expect_lookups(r->s, n);
-	if (two_threads(r, p, n) && (r->res2 || (r->res2 = malloc(sizeof(*r->res2))))) {
+	if (two_threads(r, p, n)) {
 		pthread_mutex_t claim = PTHREAD_MUTEX_INITIALIZER;
 
 		one.claim = &claim;
@@ -685,8 +748,9 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		 * prefetch thread indexes CUs from the last down (file order
 		 * is mostly address order), and this thread follows right
 		 * behind it, indexing the next CU itself rather than wait
-		 * (dwindex.c's ensure_indexed). */
-		lookup_keys(&one, keys, 0, n_keys);
+		 * (dwindex.c's ensure_indexed); the rest on two threads once
+		 * every CU is indexed. */
+		second = lookup_sorted(r, &one, &two, n_keys, batch_may_split(r, n));
 	}
 	if (second) {
 		/* The second table's notes, by image, for the writes below

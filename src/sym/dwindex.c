@@ -42,6 +42,7 @@ struct vg_dwindex {
 	pthread_t pf_thread;
 	bool pf_running;
 	size_t main_built;         /* CUs indexed by lookups */
+	size_t n_done;             /* CUs indexed by anyone (atomic) */
 	int pf_stop;               /* atomic */
 	/* libdw refused part of the DWARF: answers may lack frames. */
 	bool corrupt;
@@ -605,6 +606,16 @@ static int index_cu(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
 		if (rc == 0 && !c->n_rows && c->split)
 			rc = load_rows(c, &c->skel);
 	}
+	/* The call sites' file names now, by the thread that owns this
+	 * CU's handle, rather than at the lookups: once every CU is
+	 * indexed, lookups run on two threads and must write nothing
+	 * (vg_dwindex_complete). */
+	if (!rc) {
+		for (size_t i = 0; i < c->n_scopes; i++)
+			if (c->scopes[i].inlined)
+				(void)dwindex_file_name(c, c->scopes[i].call_file);
+		c->calls_named = true;
+	}
 fail:
 	if (rc < 0) {
 		/* Half-built tables would be read as whole ones. */
@@ -629,6 +640,7 @@ static int claim_and_index(struct vg_dwindex *ix, struct cu *c, int *rc)
 	ix->main_built++;
 	/* Even a partial index is final: it is not redone. */
 	__atomic_store_n(&c->state, CU_DONE, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&ix->n_done, 1, __ATOMIC_RELEASE);
 	return 1;
 }
 
@@ -691,6 +703,7 @@ static void *prefetch_main(void *arg)
 		}
 		index_cu(c, &die, &ix->pf);
 		__atomic_store_n(&c->state, CU_DONE, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&ix->n_done, 1, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -832,7 +845,9 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 		if (res->n_frames < VG_DW_MAX_FRAMES) {
 			struct vg_dw_frame *up = &res->frames[res->n_frames];
 
-			up->file = dwindex_file_name(c, sc->call_file);
+			/* Composed at indexing (calls_named): read only. */
+			up->file = !c->calls_named ? dwindex_file_name(c, sc->call_file)
+				 : sc->call_file < c->n_files ? c->files[sc->call_file] : NULL;
 			up->line = sc->call_line;
 			up->column = sc->call_column;
 		}
@@ -872,6 +887,11 @@ size_t vg_dwindex_cus(const struct vg_dwindex *ix, size_t *built_by_lookups)
 	if (built_by_lookups)
 		*built_by_lookups = ix->main_built;
 	return ix->n_cus;
+}
+
+bool vg_dwindex_complete(const struct vg_dwindex *ix)
+{
+	return __atomic_load_n(&ix->n_done, __ATOMIC_ACQUIRE) == ix->n_cus;
 }
 
 bool vg_dwindex_corrupt(const struct vg_dwindex *ix)

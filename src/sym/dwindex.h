@@ -8,8 +8,9 @@
  * line table into compact rows.  libdw walks DIE scopes on every
  * dwarf_getscopes call; this walks them once per CU.
  *
- * Lookups are not thread-safe: the symbolizer serializes them
- * (symbolizer.h); the optional prefetch thread is synchronized per CU. */
+ * Lookups are not thread-safe while CUs are left to index: the
+ * symbolizer serializes them (symbolizer.h); the optional prefetch
+ * thread is synchronized per CU.  Once vg_dwindex_complete, they are. */
 #ifndef VG_DWINDEX_H
 #define VG_DWINDEX_H
 
@@ -82,6 +83,13 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 /* How many CUs have code; *built_by_lookups (if non-NULL): how many of
  * them lookups had to index themselves so far. */
 size_t vg_dwindex_cus(const struct vg_dwindex *ix, size_t *built_by_lookups);
+
+/* Is every CU indexed (by lookups or the prefetch thread)?  From then
+ * on vg_dwindex_lookup reads the tables and writes nothing, touches no
+ * libdw handle, and may run on several threads at once (the symbolizer
+ * then takes its lock shared: a cold batch's lookups on both cores once
+ * the prefetch thread is done); vg_dwindex_corrupt is final too. */
+bool vg_dwindex_complete(const struct vg_dwindex *ix);
 
 /* Did libdw refuse part of the DWARF (a unit, a DIE, nesting deeper than
  * real code)?  Answers may then lack frames; lookups so far decide it, as

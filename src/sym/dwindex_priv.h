@@ -78,6 +78,9 @@ struct cu {
 	Dwarf_Files *dw_files;
 	struct dwline_file *line_files;
 	const char *comp_dir;
+	/* Every call site's file name is composed (index_cu): a lookup
+	 * then only reads files[], as lookups under the shared lock must. */
+	bool calls_named;
 	/* Composed names this CU allocated (freed with the index). */
 	char **owned;
 	size_t n_owned, cap_owned;

@@ -388,9 +388,15 @@ static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 	if (!st->ix)
 		return 0;
 	/* dwindex builds CUs as lookups need them, and may start the
-	 * prefetch thread: the cold path stays under the exclusive lock. */
-	if (shared)
-		return NEED_EXCLUSIVE;
+	 * prefetch thread: the cold path stays under the exclusive lock
+	 * until every CU is indexed (ix_shared); from then on its tables
+	 * are only read, and a batch's two threads look up side by side. */
+	if (shared) {
+		if (!st->ix_shared ||
+		    vg_dwindex_lookup(st->ix, res->static_address, &dw) == -ENOMEM)
+			return NEED_EXCLUSIVE;
+		goto found;
+	}
 	/* -ENOENT (no CU covers it) still fills dw: no frames, no line;
 	 * -ENOMEM (its CU could not be indexed) must not pass for that. */
 	if (vg_dwindex_lookup(st->ix, res->static_address, &dw) == -ENOMEM)
@@ -404,6 +410,10 @@ static int fill_frames(struct vg_symbolizer *s, struct image_state *st,
 		     st->img->path[0] ? st->img->path : "(image)",
 		     st->dbg->path ? st->dbg->path : "embedded");
 	}
+	/* After the warning above: once complete, the index's corruption
+	 * is final, and shared lookups do not look at it. */
+	if (!st->ix_shared && vg_dwindex_complete(st->ix))
+		st->ix_shared = true;
 found:
 	if (dw.n_frames == 0 && !dw.has_line)
 		return 0;
@@ -582,10 +592,11 @@ static void result_clear(struct vg_sym_result *res, uint64_t addr)
 }
 
 /* Under the shared lock first: once an image's debug info is found and
- * its persistent index answers, lookups change nothing but what has a
- * lock of its own (the index's first checks, the name caches), and two
- * threads look up side by side.  Anything else (the first lookup in an
- * image, the cold DWARF index, a refresh, the kernel, JIT code) is made
+ * its persistent index answers (or every CU of its DWARF is indexed in
+ * memory), lookups change nothing but what has a lock of its own (the
+ * index's first checks, the name caches), and two threads look up side
+ * by side.  Anything else (the first lookup in an image, the cold DWARF
+ * index still being built, a refresh, the kernel, JIT code) is made
  * again under the exclusive lock. */
 int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
 		  struct vg_sym_result *res, struct vg_error *err)

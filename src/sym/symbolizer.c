@@ -425,7 +425,7 @@ bool vg_symbolizer_lookups_shared(struct vg_symbolizer *s)
 	for (size_t i = 0; i < s->n_states; i++) {
 		const struct image_state *st = &s->states[i];
 
-		if (st->cached)
+		if (st->cached || (st->ix && st->ix_shared))
 			any = true;
 		else if (st->ix)
 			all = false;

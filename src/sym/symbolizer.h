@@ -2,7 +2,8 @@
  * symbol, inline frames and file:line:column.
  *
  * Threading model: one read-write lock per symbolizer.  A lookup in an
- * image whose persistent index answers takes it shared, so several
+ * image whose persistent index answers, or whose DWARF is indexed in
+ * memory to the last CU, takes it shared, so several
  * threads look up side by side (vigil sym's large batches: two); every
  * other lookup, and the maps refresh one may trigger, take it exclusive,
  * so any thread may call vg_sym_lookup (watch, profile and probe look up
@@ -150,9 +151,10 @@ int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
 
 /* Do lookups in s now take the lock shared?  True when some image was
  * looked up in, and every image looked up in so far that has DWARF
- * answers from its persistent index (no DWARF indexed lazily, no
- * prefetch thread on another core): a caller with a large batch may then
- * share it between threads.  Thread-safe. */
+ * answers from its persistent index or from an in-memory index of all
+ * its CUs (none left to index lazily, the prefetch thread done): a
+ * caller with a large batch may then share it between threads.
+ * Thread-safe. */
 bool vg_symbolizer_lookups_shared(struct vg_symbolizer *s);
 
 /* Force a maps refresh now (ignores the rate limit); tests and long-running

@@ -30,6 +30,10 @@ struct image_state {
 	bool looked;               /* debug info searched */
 	struct vg_debuginfo *dbg;
 	struct vg_dwindex *ix;
+	/* Every CU of ix is indexed (vg_dwindex_complete) and its
+	 * corruption warned about: lookups in ix may take the lock shared.
+	 * Set under the exclusive lock, read under either. */
+	bool ix_shared;
 	/* The persistent index (symcache.h) when a valid one was found:
 	 * lookups read it instead of ix, which is then NULL. */
 	struct vg_symcache_entry *cached;
