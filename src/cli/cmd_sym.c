@@ -561,12 +561,6 @@ static void worker_stop(struct sym_run *r)
 	r->worker.started = false;
 }
 
-/* Is the batch for two threads?  Large, and its lookups take the
- * symbolizer's lock shared (the persistent index answers, or an
- * in-memory index of every CU).  The first
- * lookup in an image finds its debug info and maps its index: before
- * the first batch has looked anything up, one of its addresses is
- * looked up alone to know. */
 /* Is the batch large enough for two threads, and is there a second CPU
  * to run one?  Restricted to one CPU (taskset), a second thread only
  * costs. */
@@ -580,6 +574,11 @@ static bool batch_may_split(struct sym_run *r, size_t n)
 	return r->res2 || (r->res2 = malloc(sizeof(*r->res2)));
 }
 
+/* Is the batch for two threads?  Large, and its lookups take the
+ * symbolizer's lock shared (the persistent index answers, or an
+ * in-memory index of every CU).  The first lookup in an image finds its
+ * debug info and maps its index: before the first batch has looked
+ * anything up, one of its addresses is looked up alone to know. */
 static bool two_threads(struct sym_run *r, const struct pending *p, size_t n)
 {
 	struct vg_error err = { 0 };
