@@ -203,51 +203,42 @@ struct vg_dwindex *vg_dwindex_free(struct vg_dwindex *ix)
 /* ------------------------------------------------------------------ */
 /* file names                                                           */
 
-/* File names as llvm-symbolizer and eu-addr2line print them: absolute,
- * i.e. a relative name joined to DW_AT_comp_dir.  libdw already joins the
- * include directory. */
-static const char *absolute_name(struct cu *c, const char *name)
+/* "dir/name" in a string the CU owns; NULL when out of memory. */
+static const char *join_owned(struct cu *c, const char *dir, const char *name)
 {
-	size_t ld, ln;
+	size_t ld = strlen(dir), ln = strlen(name);
 	char *s;
 
-	if (!name || name[0] == '/' || !c->comp_dir || !c->comp_dir[0])
-		return name;
-	ld = strlen(c->comp_dir);
-	ln = strlen(name);
 	if (VG_GROW(c->owned, c->cap_owned, c->n_owned + 1))
-		return name;
+		return NULL;
 	s = malloc(ld + ln + 2);
 	if (!s)
-		return name;
-	memcpy(s, c->comp_dir, ld);
+		return NULL;
+	memcpy(s, dir, ld);
 	s[ld] = '/';
 	memcpy(s + ld + 1, name, ln + 1);
 	c->owned[c->n_owned++] = s;
 	return s;
 }
 
+/* File names as llvm-symbolizer and eu-addr2line print them: absolute,
+ * i.e. a relative name joined to DW_AT_comp_dir.  libdw already joins the
+ * include directory. */
+static const char *absolute_name(struct cu *c, const char *name)
+{
+	const char *s;
+
+	if (!name || name[0] == '/' || !c->comp_dir || !c->comp_dir[0])
+		return name;
+	s = join_owned(c, c->comp_dir, name);
+	return s ? s : name;
+}
+
 /* A dwline.c file-table entry named as libdw names it: the directory
  * joined when the name is relative. */
 static const char *line_file_name(struct cu *c, const struct dwline_file *f)
 {
-	size_t ld, ln;
-	char *s;
-
-	if (!f->dir)
-		return f->name;
-	ld = strlen(f->dir);
-	ln = strlen(f->name);
-	if (VG_GROW(c->owned, c->cap_owned, c->n_owned + 1))
-		return NULL;
-	s = malloc(ld + ln + 2);
-	if (!s)
-		return NULL;
-	memcpy(s, f->dir, ld);
-	s[ld] = '/';
-	memcpy(s + ld + 1, f->name, ln + 1);
-	c->owned[c->n_owned++] = s;
-	return s;
+	return f->dir ? join_owned(c, f->dir, f->name) : f->name;
 }
 
 const char *dwindex_file_name(struct cu *c, uint32_t idx)
