@@ -55,6 +55,11 @@
 #define PERF_LOOK_FIRST_US 250
 #define PERF_LOOK_MAX_US 2000
 #define PERF_LOOKS 32
+/* A runnable thread that has not had PERF_PERIOD_NS of CPU time by
+ * VG_STACK_PERF_WAIT_MS is waiting for a CPU (a busy machine), not
+ * silent: its sample is waited for up to this long in all, its own task
+ * clock (the event's count) telling the two apart. */
+#define PERF_STARVED_WAIT_MS 250
 /* All general registers, perf indices ax..ip (0-8) and r8..r15 (16-23). */
 #define REGS_GENERAL 0xff01ffull
 
@@ -414,6 +419,7 @@ static void take_record(struct vg_stack_capture *c, struct vg_thread_stack *th,
 		return;
 	}
 	th->how = VG_STACK_TASK_ITER;
+	th->why[0] = '\0';   /* an earlier way's failure no longer applies */
 	th->state = state_letter(rec->state);
 	syscall_of(rec, &th->syscall);
 	th->reread = second;
@@ -473,6 +479,15 @@ struct perf_thread {
 	bool slept;      /* seen asleep before any sample: not waited for */
 };
 
+/* The thread's CPU time since its event was opened (the task clock's
+ * count), or UINT64_MAX when it cannot be read. */
+static uint64_t perf_ran_ns(int fd)
+{
+	uint64_t v;
+
+	return read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v) ? v : UINT64_MAX;
+}
+
 struct sample_arg {
 	struct vg_stack_capture *c;
 	struct vg_thread_stack *th;
@@ -490,6 +505,7 @@ static int on_sample(const struct perf_event_header *h, void *arg)
 	if (!s.regs_abi || !(s.regs.mask & (1ull << VG_PERF_SP)))
 		return 0;
 	a->th->how = VG_STACK_PERF_SAMPLE;
+	a->th->why[0] = '\0';
 	a->th->state = 'R';
 	a->th->syscall = (struct vg_thread_syscall){ .state = VG_SYSCALL_RUNNING, .nr = -1 };
 	a->th->regs = s.regs;
@@ -588,14 +604,49 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 	left = m;
 	while (left) {
 		struct timespec slice;
-		long us;
+		long us, waited_us;
 		int r;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		us = VG_STACK_PERF_WAIT_MS * 1000L - ((now.tv_sec - t0.tv_sec) * 1000000L +
-						      (now.tv_nsec - t0.tv_nsec) / 1000);
-		if (us <= 0)
-			break;
+		waited_us = (now.tv_sec - t0.tv_sec) * 1000000L + (now.tv_nsec - t0.tv_nsec) / 1000;
+		if (waited_us >= VG_STACK_PERF_WAIT_MS * 1000L) {
+			/* Past the wait: only threads still short of one
+			 * period of CPU time (queued for a CPU) wait on. */
+			for (size_t k = 0; k < m; k++) {
+				uint64_t ran;
+
+				if (pt[k].got || pfd[k].fd < 0)
+					continue;
+				char ran_text[48] = "an unknown time";
+				struct sample_arg a = { c, &out[pt[k].idx], &fmt, false };
+
+				ran = perf_ran_ns(pt[k].fd);
+				if (ran < PERF_PERIOD_NS && waited_us < PERF_STARVED_WAIT_MS * 1000L)
+					continue;
+				/* one that came since the last poll */
+				vg_ring_drain(pt[k].ring, on_sample, &a);
+				if (a.got) {
+					pt[k].got = true;
+					p[pt[k].idx] = P_DONE;
+					pfd[k].fd = -1;
+					left--;
+					continue;
+				}
+				if (ran != UINT64_MAX)
+					snprintf(ran_text, sizeof(ran_text), "%" PRIu64 " us", ran / 1000);
+				snprintf(out[pt[k].idx].why, sizeof(out[pt[k].idx].why),
+					 "running, and no perf sample came in %ld ms (it had %s of "
+					 "CPU meanwhile%s)", waited_us / 1000, ran_text,
+					 ran < PERF_PERIOD_NS ? ": queued behind other work" : "");
+				pfd[k].fd = -1;
+				left--;
+			}
+			if (!left)
+				break;
+			us = PERF_STARVED_WAIT_MS * 1000L - waited_us;
+		} else {
+			us = VG_STACK_PERF_WAIT_MS * 1000L - waited_us;
+		}
 		if (us > look_us)
 			us = look_us;
 		slice = (struct timespec){ us / 1000000, us % 1000000 * 1000 };
@@ -721,6 +772,7 @@ static bool take_proc(struct vg_stack_capture *c, struct vg_thread_stack *th)
 		}
 		moved = strcmp(line[0], line[1]) != 0 || csw[0] != csw[1];
 		th->how = VG_STACK_PROC_SYSCALL;
+		th->why[0] = '\0';
 		th->state = state;
 		memset(&th->regs, 0, sizeof(th->regs));
 		th->regs.regs[VG_PERF_SP] = sp;
@@ -795,6 +847,17 @@ int vg_stack_capture_take(struct vg_stack_capture *c, const pid_t *tids, size_t 
 			any |= p[i] == P_RETRY;
 		if (any && c->link_fd >= 0 && iter_pass(c, out, p, n, P_RETRY) < 0)
 			break;
+		if (c->link_fd >= 0)
+			continue;
+		/* No iterator: one that went to sleep before its sample and
+		 * runs again gets another event; the rest fall back. */
+		for (size_t i = 0; i < n; i++) {
+			struct vg_proc_stat st;
+
+			if (p[i] == P_RETRY)
+				p[i] = !tried[i] && vg_proc_stat_read(tids[i], &st) == 0 &&
+				       st.state == 'R' ? P_RUNNING : P_FALLBACK;
+		}
 	}
 	for (size_t i = 0; i < n; i++)
 		if (p[i] == P_RUNNING) {
