@@ -39,10 +39,17 @@ assert_rc 0
 [[ ! -s $T/file.out ]] || { show_last; fail "-o FILE: output on stdout"; }
 VIGIL_STACK_METHODS=proc_syscall vg proc stack "$pid" --json
 assert_rc 0
-# the perf path on its own: the spinner is runnable, so it is sampled
+# the perf path on its own: the spinner is runnable, so it is sampled --
+# unless the machine is so busy that it gets no 100 us of CPU in vigil's
+# 250 ms (vigil then says so: "queued behind other work"); only that
+# answer is run again, at most three times in all
 spinner=$(awk '$1 == "thread" && $3 == "spinner" { print $2 }' "$truth")
-VIGIL_STACK_METHODS=perf_sample vg perf stack "$pid" --tid "$spinner" --json
-assert_rc 0
+for attempt in 1 2 3; do
+	VIGIL_STACK_METHODS=perf_sample vg perf stack "$pid" --tid "$spinner" --json
+	assert_rc 0
+	grep -q '"why":[[:space:]]*"running, and no perf sample came in [0-9]* ms (it had [0-9]* us of CPU meanwhile: queued behind other work)"' "$T/perf.out" || break
+	echo "note: attempt $attempt: the spinner was queued behind other work for vigil's whole wait"
+done
 ((c1 > c0)) || fail "the spin counter did not advance across vigil stack ($c0 -> $c1): the target was stopped?"
 echo "ok: the target ran on: spin_count $c0 -> $c1"
 
@@ -131,7 +138,8 @@ check_doc(f"{T}/proc.out", "proc_syscall", "proc")
 pd = load_json(f"{T}/perf.out")
 check_header(pd, "live_stack", pid, "perf_sample")
 t = pd["threads"][0] if len(pd["threads"]) == 1 else {}
-eq("perf_sample: the spinner's obtained", "perf_sample", t.get("obtained"))
+check(t.get("obtained") == "perf_sample",
+      f"perf_sample: the spinner's obtained {t.get('obtained')!r}, not 'perf_sample': {t.get('why')!r}")
 eq("perf_sample: complete", True, t.get("complete"))
 eq("perf_sample: own frames", ["spin", "spinner_main"],
    [f.get("function") for f in own(t.get("frames") or [])][:2])
