@@ -57,8 +57,9 @@
 #define PERF_LOOKS 32
 /* A runnable thread that has not had PERF_PERIOD_NS of CPU time by
  * VG_STACK_PERF_WAIT_MS is waiting for a CPU (a busy machine), not
- * silent: its sample is waited for up to this long in all, its own task
- * clock (the event's count) telling the two apart. */
+ * silent: without the iterator (which takes a queued thread at rest),
+ * its sample is waited for up to this long in all, its own task clock
+ * (the event's count) telling the two apart. */
 #define PERF_STARVED_WAIT_MS 250
 /* All general registers, perf indices ax..ip (0-8) and r8..r15 (16-23). */
 #define REGS_GENERAL 0xff01ffull
@@ -621,7 +622,8 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 				struct sample_arg a = { c, &out[pt[k].idx], &fmt, false };
 
 				ran = perf_ran_ns(pt[k].fd);
-				if (ran < PERF_PERIOD_NS && waited_us < PERF_STARVED_WAIT_MS * 1000L)
+				if (ran < PERF_PERIOD_NS && waited_us < PERF_STARVED_WAIT_MS * 1000L &&
+				    c->link_fd < 0)
 					continue;
 				/* one that came since the last poll */
 				vg_ring_drain(pt[k].ring, on_sample, &a);
