@@ -230,7 +230,7 @@ static void take_sample(pid_t pid, struct sample *out)
 	a.exclude_callchain_kernel = 1;
 	fd = (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
-		print_message("perf_event_open(task-clock, pid %d): %s\n", (int)pid,
+		print_message("# perf_event_open(task-clock, pid %d): %s\n", (int)pid,
 			      strerror(errno));
 		if (errno == EACCES || errno == EPERM)
 			return;   /* the tests skip */
@@ -333,7 +333,7 @@ static int teardown(void **state)
 static void need_sample(const struct fixture *f)
 {
 	if (!f->s.have) {
-		print_message("no user sample of the child (perf events refused)\n");
+		print_message("# no user sample of the child (perf events refused)\n");
 		skip();
 	}
 }
@@ -366,9 +366,9 @@ static void print_chain(const char *label, const uint64_t *ips, size_t n,
 {
 	char buf[128];
 
-	print_message("%s: %zu frames, stop %s\n", label, n, vg_unwind_stop_name(why));
+	print_message("# %s: %zu frames, stop %s\n", label, n, vg_unwind_stop_name(why));
 	for (size_t i = 0; i < n; i++)
-		print_message("  #%zu 0x%llx %s\n", i, (unsigned long long)ips[i],
+		print_message("#   #%zu 0x%llx %s\n", i, (unsigned long long)ips[i],
 			      name_of(ips, i, buf, sizeof buf));
 }
 
@@ -483,10 +483,10 @@ static void test_dwarf_through_signal_frame(void **state)
 	u = new_unwinder(&fxs);
 	assert_int_equal(vg_unwind_dwarf(u, &fxs.s.regs, fxs.s.stack, fxs.s.stack_len,
 					 ips, exact, MAX_FRAMES, &n, &why), 0);
-	print_message("dwarf through a signal frame: %zu frames, stop %s\n", n,
+	print_message("# dwarf through a signal frame: %zu frames, stop %s\n", n,
 		      vg_unwind_stop_name(why));
 	for (size_t i = 0; i < n; i++)
-		print_message("  #%zu 0x%llx%s %s\n", i, (unsigned long long)ips[i],
+		print_message("#   #%zu 0x%llx%s %s\n", i, (unsigned long long)ips[i],
 			      exact[i] ? " (exact)" : "",
 			      name_at(&fxs, ips[i] - !exact[i], buf, sizeof buf));
 	assert_true(n > 5);
