@@ -518,6 +518,35 @@ static int on_sample(const struct perf_event_header *h, void *arg)
 	return 1;
 }
 
+/* The first usable sample in the thread's ring, if one came: the thread
+ * is then done. */
+static bool take_sample(struct vg_stack_capture *c, struct perf_thread *pt,
+			const struct vg_perf_format *fmt, struct vg_thread_stack *out,
+			enum pending *p)
+{
+	struct sample_arg a = { c, &out[pt->idx], fmt, false };
+
+	vg_ring_drain(pt->ring, on_sample, &a);
+	if (a.got) {
+		pt->got = true;
+		p[pt->idx] = P_DONE;
+	}
+	return a.got;
+}
+
+/* Why a running thread has no stack: ran_ns of CPU time (perf_ran_ns)
+ * in waited_us of waiting. */
+static void say_no_sample(struct vg_thread_stack *th, long waited_us, uint64_t ran_ns)
+{
+	char ran[48] = "an unknown time";
+
+	if (ran_ns != UINT64_MAX)
+		snprintf(ran, sizeof(ran), "%" PRIu64 " us", ran_ns / 1000);
+	snprintf(th->why, sizeof(th->why), "running, and no perf sample came in %ld ms (it had "
+		 "%s of CPU meanwhile%s)", waited_us / 1000, ran,
+		 ran_ns < PERF_PERIOD_NS ? ": queued behind other work" : "");
+}
+
 static int perf_open(pid_t tid, struct perf_event_attr *attr)
 {
 	int fd = (int)syscall(SYS_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -618,28 +647,13 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 
 				if (pt[k].got || pfd[k].fd < 0)
 					continue;
-				char ran_text[48] = "an unknown time";
-				struct sample_arg a = { c, &out[pt[k].idx], &fmt, false };
-
 				ran = perf_ran_ns(pt[k].fd);
 				if (ran < PERF_PERIOD_NS && waited_us < PERF_STARVED_WAIT_MS * 1000L &&
 				    c->link_fd < 0)
 					continue;
 				/* one that came since the last poll */
-				vg_ring_drain(pt[k].ring, on_sample, &a);
-				if (a.got) {
-					pt[k].got = true;
-					p[pt[k].idx] = P_DONE;
-					pfd[k].fd = -1;
-					left--;
-					continue;
-				}
-				if (ran != UINT64_MAX)
-					snprintf(ran_text, sizeof(ran_text), "%" PRIu64 " us", ran / 1000);
-				snprintf(out[pt[k].idx].why, sizeof(out[pt[k].idx].why),
-					 "running, and no perf sample came in %ld ms (it had %s of "
-					 "CPU meanwhile%s)", waited_us / 1000, ran_text,
-					 ran < PERF_PERIOD_NS ? ": queued behind other work" : "");
+				if (!take_sample(c, &pt[k], &fmt, out, p))
+					say_no_sample(&out[pt[k].idx], waited_us, ran);
 				pfd[k].fd = -1;
 				left--;
 			}
@@ -661,7 +675,6 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 		first = look_at;
 		for (size_t j = 0; j < m; j++) {
 			size_t k = (j + first) % m;
-			struct sample_arg a = { c, &out[pt[k].idx], &fmt, false };
 			struct vg_proc_stat st;
 
 			if (pt[k].got || pfd[k].fd < 0)
@@ -678,10 +691,7 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 				if (vg_proc_stat_read(out[pt[k].idx].tid, &st) < 0 || st.state == 'R')
 					continue;
 			}
-			vg_ring_drain(pt[k].ring, on_sample, &a);
-			if (a.got) {
-				pt[k].got = true;
-				p[pt[k].idx] = P_DONE;
+			if (take_sample(c, &pt[k], &fmt, out, p)) {
 				pfd[k].fd = -1;
 				left--;
 			} else if (!pfd[k].revents || (pfd[k].revents & (POLLHUP | POLLERR))) {
