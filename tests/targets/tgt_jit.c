@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: tgt_jit TRUTHFILE LATE_MS\n");
 		return 2;
 	}
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	late_ms = strtoull(argv[2], NULL, 10);
 	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED) {

@@ -204,7 +204,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	g_truth = argv[1];
 	g_mode = argv[2];
 	signal(SIGUSR2, on_usr2);
