@@ -390,7 +390,8 @@ run err_stack_dead error 4 stack "$dead" --json
 run err_stack_tid error 2 stack "$thrpid" --tid 1 --json
 
 # probe: tgt_probe (tests/targets/tgt_probe.c) makes its calls on SIGUSR1.
-# Started here, not above: targets end themselves after 120 s.
+# Started here, not above: close to the probe runs that use them.
+
 declare -A prpid
 for m in count latency args stacks fileline fileoff idle; do
 	mode=$m

@@ -171,6 +171,32 @@ require_mount_namespace() {
 # vg_py ARGS... <<'PY' ... PY  - run a Python check (vgcheck importable).
 vg_py() { "$PYTHON" -S - "$@"; }
 
+# cpu_ticks PID  - the CPU time all of PID's threads have used so far, in
+# clock ticks (utime + stime: fields 14 and 15 of /proc/PID/stat, counted
+# after the comm's closing parenthesis, which may hold spaces).  A profile
+# test compares its sample count with what the target ran meanwhile, not
+# with the wall time: on a loaded machine a busy target gets a fraction of
+# a CPU (see check_sample_count in profcheck.py).
+cpu_ticks() {
+	local s
+	s=$(<"/proc/$1/stat") || harness_error "cannot read /proc/$1/stat"
+	s=${s##*) }
+	# shellcheck disable=SC2086  # the fields, one word each
+	set -- $s
+	echo $((${12} + ${13}))
+}
+
+# vg_cpu PID NAME ARGS...  - vg NAME ARGS, and in $T/NAME.cpu the clock
+# ticks PID's threads used meanwhile and the ticks per second
+# (profcheck.py's run_cpu_s reads it).
+vg_cpu() {
+	local pid=$1 name=$2 t0
+	shift
+	t0=$(cpu_ticks "$pid")
+	vg "$@"
+	echo "$(($(cpu_ticks "$pid") - t0)) $(getconf CLK_TCK)" >"$T/$name.cpu"
+}
+
 # ---- vigil watch (watch_*.sh, target tgt_watch) ----------------------------
 # watch_probe PID  - WATCH_MODE=real when hardware breakpoints fire here, or
 # WATCH_MODE=emulation when vigil says they do not (exit 3, "do not fire":

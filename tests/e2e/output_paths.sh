@@ -451,8 +451,12 @@ def check_svg(data, w):
 
 def masked(text):
     """Lines with numbers as N, addresses as X and runs of blanks as one
-    (columns are padded to the width of their numbers)."""
-    return [re.sub(r"[ \t]+", " ", re.sub(r"[0-9]+(\.[0-9]+)?", "N", re.sub(r"0x[0-9a-f]+", "X", l)))
+    (columns are padded to the width of their numbers).  A number may
+    have an exponent: JSON's "seconds" of a scan under 0.1 ms is written
+    3.5e-05, of a slower one 0.000123."""
+    return [re.sub(r"[ \t]+", " ", re.sub(r"[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?", "N",
+                                          re.sub(r"0x[0-9a-f]+", "X", l)))
+
             for l in text.splitlines()]
 
 
@@ -500,8 +504,12 @@ for name, kind, group, cmp, pid, path, rc, cmd in cases:
         continue
     if group.startswith("profile_"):
         text = v if isinstance(v, str) else json.dumps(v)
-        for fn in ("hot_a", "hot_b"):
-            check(fn in text, f"{w}: {fn} (70 % and 30 % of the samples) not named")
+        # hot_a only: a 300 ms profile of a starved target may hold 20
+        # samples, none of them in hot_b's 30 % once in 1,300 (0.7^20),
+        # and there are a dozen profile routes; none in hot_a's 70 % is
+        # 0.3^20.
+        check("hot_a" in text, f"{w}: hot_a (70 % of the samples) not named")
+
     groups.setdefault(group, []).append((w, kind, cmp, data, v))
 
 for group, outs in groups.items():

@@ -1,6 +1,7 @@
 #!/bin/bash
-# probe_concurrent: two vigil probes on the same instruction.  A (3 s) is
-# armed first; B (0.3 s) starts and ends while A is still armed.  The
+# probe_concurrent: two vigil probes on the same instruction.  A is armed
+# first; B (0.3 s) starts and ends while A is still armed (A has a
+# 60 s --duration and is stopped by SIGTERM once B has exited).  The
 # kernel keeps one int3 in the target's copy of the page while any uprobe
 # there is open and does not hide it from process_vm_readv, so B's
 # read-back sees A's int3: B must still say code_restored true (it said
@@ -15,7 +16,7 @@ wait_truth "$T/truth" ready
 pid=$(truth_get "$T/truth" pid)
 loc=libc.so.6:read
 
-"$VIGIL" probe "$pid" "$loc" --duration 3000 --json >"$T/a.out" 2>"$T/a.err" </dev/null &
+"$VIGIL" probe "$pid" "$loc" --duration 60000 --json >"$T/a.out" 2>"$T/a.err" </dev/null &
 apid=$!
 track_pid "$apid"
 for ((i = 0; i < 500; i++)); do
@@ -34,11 +35,14 @@ fi
 
 vg b probe "$pid" "$loc" --duration 300 --json
 assert_rc 0
+kill -0 "$apid" 2>/dev/null || fail "probe A exited before B was done: $(head -c 300 "$T/a.err")"
+kill -TERM "$apid"
 set +e
 wait "$apid"
 arc=$?
 set -e
-[[ $arc == 0 ]] || fail "probe A: exit $arc: $(head -c 300 "$T/a.err")"
+[[ $arc == 0 ]] || fail "probe A (SIGTERM once B was done): exit $arc: $(head -c 300 "$T/a.err")"
+
 
 vg_py "$T/a.out" "$T/b.out" <<'PY' || { show_last; fail "code read-back with two probes on one instruction (above)"; }
 import sys

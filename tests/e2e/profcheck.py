@@ -359,11 +359,20 @@ def cpu_ticks(pid):
     return int(rest[11]) + int(rest[12])
 
 
+def run_cpu_s(name):
+    """The CPU seconds the target used during the vigil run NAME (lib.sh's
+    vg_cpu wrote $T/NAME.cpu: ticks, ticks per second)."""
+    ticks, hz = open(f"{os.environ['T']}/{name}.cpu").read().split()
+    return int(ticks) / int(hz)
+
+
 def check_sample_count(n, cpu_s, freq, what):
-    """A cpu-clock profile at freq Hz of a single-threaded target that used
-    cpu_s seconds of CPU while vigil ran: at most freq samples per CPU
-    second (+10 % and 20 for the tick granularity of the measure), and at
-    least a quarter of that (vigil's own setup is inside cpu_s)."""
+    """A cpu-clock profile at freq Hz of a target whose threads used cpu_s
+    seconds of CPU while vigil ran: at most freq samples per CPU second
+    (+10 % and 20 for the tick granularity of the measure), and at least a
+    quarter of that (vigil's own setup is inside cpu_s).  Not a count per
+    second of wall time: on a loaded machine a busy target gets a fraction
+    of a CPU, and a floor in wall time fails a correct profiler there."""
     hi = cpu_s * freq * 1.1 + 20
     check(0 < n <= hi, f"{what}: {n} samples, but the target used {cpu_s:.2f} s of CPU: "
           f"at most {hi:.0f} possible at {freq} Hz")

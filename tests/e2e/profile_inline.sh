@@ -21,7 +21,7 @@ start_target tgt_profile "$truth" inline
 wait_truth "$truth" ready
 pid=$(truth_get "$truth" pid)
 
-vg json profile "$pid" --duration 2000 --freq 999 --json
+vg_cpu "$pid" json profile "$pid" --duration 2000 --freq 999 --json
 assert_rc 0
 vg folded profile "$pid" --duration 2000 --freq 999 --format folded
 assert_rc 0
@@ -37,7 +37,8 @@ doc = load_json(f"{T}/json.out")
 obs = check_profile_doc(doc, pid, "json", stop_reason="duration")
 by, stacks = check_profile_body(doc, "json")
 n = obs.get("samples") or 0
-check(n >= 100, f"json: {n} samples in 2 s of a CPU-bound target")
+check_sample_count(n, run_cpu_s("json"), 999, "json: observation.samples")
+
 good, shapes = 0, {}
 for s in stacks:
     fr = s.get("frames") or []

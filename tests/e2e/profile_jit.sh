@@ -17,7 +17,7 @@ pid=$(truth_get "$truth" pid)
 map=$(truth_get "$truth" map)
 trap 'rm -f "$map"; vg_cleanup' EXIT
 
-vg json profile "$pid" --duration 3s --freq 999 -o "$T/p.json" -o "$T/p.pb.gz" -o "$T/p.folded"
+vg_cpu "$pid" json profile "$pid" --duration 3s --freq 999 -o "$T/p.json" -o "$T/p.pb.gz" -o "$T/p.folded"
 assert_rc 0
 grep -qx "state late" "$truth" || harness_error "tgt_jit did not append its late line during the profile"
 
@@ -30,7 +30,8 @@ doc = load_json(f"{T}/p.json")
 obs = check_profile_doc(doc, pid, "json", stop_reason="duration")
 by, stacks = check_profile_body(doc, "json")
 n = obs.get("samples") or 0
-check(n >= 500, f"json: {n} samples in 3 s of a CPU-bound target (CPUs shared)")
+check_sample_count(n, run_cpu_s("json"), 999, "json: observation.samples")
+
 leaves = leaf_self(stacks)
 hot, late = leaves.get("jit_hot_loop", 0), leaves.get("jit_late_loop", 0)
 check(hot >= n // 5, f"json: {hot} of {n} samples in jit_hot_loop (leaves {leaves})")

@@ -8,8 +8,10 @@
 # stack starts at its process's root frame "tgt_profile-PID"; no stack of
 # one process holds another's functions (the attribution); the JSON lists
 # the processes in the order given, C's own stop is target_exited and the
-# run's is duration.  Statistical: each process has samples, A's hot_a is
-# 70 +- 15 % of A's samples.  The table says "by process:", C "exited",
+# run's is duration.  Statistical: each process has as many samples as
+# its CPU time during the run allows (C's own count at its exit, in its
+# truth), A's hot_a is 70 +- 15 % of A's samples.  The table says "by
+# process:", C "exited",
 # and stderr warns that C exited while A and B went on.
 source "$(dirname "$0")/lib.sh"
 
@@ -22,6 +24,7 @@ A=$(truth_get "$T/a.truth" pid) B=$(truth_get "$T/b.truth" pid) C=$(truth_get "$
 args=(profile -p "$A,$B" -p "$C" --duration 4s --freq 499 -o "$T/p.json" -o "$T/p.folded"
       -o "$T/p.pb.gz" -o "$T/p.speedscope.json" -o "$T/p.txt")
 LAST=run LAST_CMD="vigil ${args[*]}"
+for x in A B C; do echo "$(cpu_ticks "${!x}")" >"$T/$x.ticks0"; done
 "$VIGIL" "${args[@]}" >"$T/run.out" 2>"$T/run.err" </dev/null &
 VGPID=$!
 track_pid "$VGPID"
@@ -33,6 +36,8 @@ done
 grep -q '^# profiling 3 processes' "$T/run.err" || { vg_watch_wait 1; show_last; fail "$LAST_CMD: no '# profiling 3 processes' line within 30 s"; }
 kill -USR1 "$C"
 vg_watch_wait 20
+for x in A B; do echo "$(cpu_ticks "${!x}")" >"$T/$x.ticks1"; done
+wait_truth "$T/c.truth" exiting
 assert_rc 0
 grep -q "warning: pid $C exited during the observation" "$T/run.err" ||
 	{ show_last; fail "$LAST_CMD: no warning that pid $C exited"; }
@@ -88,8 +93,15 @@ counts = {}
 for st in doc.get("stacks") or []:
     attribute("json", [f["function"] for f in st["frames"]], st["count"], counts, st["tid"])
 eq("json: samples per process from stacks[]", {p["pid"]: p["samples"] for p in procs}, counts)
-for p, least in ((A, 30), (B, 30), (C, 5)):
-    check(counts.get(p, 0) >= least, f"json: pid {p} has {counts.get(p, 0)} samples")
+hz = os.sysconf("SC_CLK_TCK")
+ticks = {x: int(open(f"{T}/{x}.ticks0").read()) for x in "ABC"}
+cpu = {A: (int(open(f"{T}/A.ticks1").read()) - ticks["A"]) / hz,
+       B: (int(open(f"{T}/B.ticks1").read()) - ticks["B"]) / hz,
+       C: int(next(l for l in open(f"{T}/c.truth") if l.startswith("work ")).split()[3]) / 1e9
+          - ticks["C"] / hz}
+for p in (A, B, C):
+    check_sample_count(counts.get(p, 0), cpu[p], 499, f"json: pid {p}'s samples")
+
 fn = {f["function"]: f for f in doc["functions"]}
 for p in (A, B, C):
     eq(f"json: total of root frame {label[p]}", counts[p], fn[label[p]]["total"])

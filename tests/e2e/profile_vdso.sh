@@ -15,7 +15,7 @@ start_target tgt_images "$truth" vdso
 wait_truth "$truth" ready
 pid=$(truth_get "$truth" pid)
 
-vg json profile "$pid" --duration 1500 --freq 999 -o "$T/v.json" -o "$T/v.pb.gz"
+vg_cpu "$pid" json profile "$pid" --duration 1500 --freq 999 -o "$T/v.json" -o "$T/v.pb.gz"
 assert_rc 0
 
 vg_py "$pid" <<'PY' || { show_last; fail "vigil profile through the vDSO: see above"; }
@@ -26,7 +26,8 @@ doc = load_json(f"{T}/v.json")
 obs = check_profile_doc(doc, pid, "json", stop_reason="duration")
 by, stacks = check_profile_body(doc, "json")
 n = obs.get("samples") or 0
-check(n >= 100, f"json: {n} samples in 1.5 s of a CPU-bound target")
+check_sample_count(n, run_cpu_s("json"), 999, "json: observation.samples")
+
 leaf = good = 0
 for s in stacks:
     fr, c = s.get("frames") or [], s.get("count") or 0

@@ -7,7 +7,10 @@
 # read end, ...]" once, the spinner "...;spinner_main;spin;[running]"
 # once, the main thread "...;[signal pause]" once: 5 samples per
 # snapshot, the snapshot count as stderr says, and stderr's totals by
-# state and by wait agree (the table carries the same line).  The
+# state and by wait agree (the table carries the same line).  At least 5
+# snapshots in the 600 ms, unless stderr counts late ticks (snapshots that
+# outlasted the 20 ms period: an ASan build on a loaded machine takes
+# 200 ms for one); then at least one.  The
 # table goes to -o FILE; bad input: --every without --duration, --duration
 # or --format without --every, --every 0, --every with --json (exit 2).
 source "$(dirname "$0")/lib.sh"
@@ -20,12 +23,19 @@ pid=$(truth_get "$truth" pid)
 vg folded stack "$pid" --every 20 --duration 600 --format folded
 assert_rc 0
 snaps=$(sed -n 's/^# \([0-9]*\) snapshots.*/\1/p' "$T/folded.err")
-[[ -n $snaps ]] || { show_last; fail "no '# N snapshots' line on stderr"; }
-vg_py "$T/folded.out" "$snaps" <<'PY' || { show_last; fail "vigil stack --every --format folded: see above"; }
+late=$(sed -n 's/^# [0-9]* snapshots, .*; \([0-9]*\) late ticks, .*/\1/p' "$T/folded.err")
+[[ -n $snaps && -n $late ]] || { show_last; fail "no '# N snapshots, ...; N late ticks, ...' line on stderr"; }
+vg_py "$T/folded.out" "$snaps" "$late" <<'PY' || { show_last; fail "vigil stack --every --format folded: see above"; }
 import sys
 from vgcheck import *
-lines, snaps = open(sys.argv[1]).read().splitlines(), int(sys.argv[2])
-check(snaps >= 5, f"only {snaps} snapshots in 600 ms at 20 ms")
+lines, snaps, late = open(sys.argv[1]).read().splitlines(), int(sys.argv[2]), int(sys.argv[3])
+# A snapshot that outlasts the period delays the next, and stderr counts
+# it: fewer snapshots are then what the machine allowed, not a fault.
+check(snaps >= 5 or (late > 0 and snaps >= 1),
+      f"only {snaps} snapshots in 600 ms at 20 ms, and {late} late ticks to explain it")
+if late:
+    print(f"note: {snaps} snapshots, {late} late ticks (snapshots that outlasted the 20 ms period)")
+
 by = {}
 for l in lines:
     stack, _, c = l.rpartition(" ")

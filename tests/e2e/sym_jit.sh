@@ -7,11 +7,13 @@
 # file.  An address the map does not name yet stays unnamed; once the
 # target appends its line, a new vigil names it, and so does a symbolizer
 # that was already running (stdin mode, one address before and one after
-# the append).  A map of another user is ignored.
+# the append: the target appends on SIGUSR1, sent once that symbolizer has
+# answered the first, so the order is the test's and not a race with a
+# timer).  A map of another user is ignored.
 source "$(dirname "$0")/lib.sh"
 
 truth=$T/truth
-start_target tgt_jit "$truth" 2500
+start_target tgt_jit "$truth" usr1
 wait_truth "$truth" ready
 pid=$(truth_get "$truth" pid)
 map=$(truth_get "$truth" map)
@@ -19,17 +21,39 @@ trap 'rm -f "$map"; vg_cleanup' EXIT
 read -r hot_start hot_loop <<<"$(truth_get "$truth" hot)"
 read -r late_start late_loop <<<"$(truth_get "$truth" late)"
 
-# One symbolizer across the append: the late address first misses, then,
-# more than a second later (the re-read's rate limit), is named.
+# One symbolizer across the append (the table, which answers each line at
+# once): the late address first misses; the target appends once that
+# answer is out; more than a second later (the re-read's rate limit) the
+# same address is named.
 mkfifo "$T/addrs"
-{ echo "$late_loop"; wait_truth "$truth" late; sleep 1.2; echo "$late_loop"; } >"$T/addrs" &
-track_pid $!
-LAST=running LAST_CMD="vigil sym $pid --json < (late address, append, late address)"
+LAST=running LAST_CMD="vigil sym $pid < (late address, append, late address)"
+"$VIGIL" sym "$pid" <"$T/addrs" >"$T/running.out" 2>"$T/running.err" &
+vpid=$!
+track_pid "$vpid"
+exec 3>"$T/addrs"
+echo "$late_loop" >&3
+for ((i = 0; i < 1000; i++)); do
+	grep -q "^$late_loop  " "$T/running.out" && break
+	kill -0 "$vpid" 2>/dev/null || break
+	sleep 0.01
+done
+grep -q "^$late_loop  " "$T/running.out" || { show_last; fail "$LAST_CMD: no answer for the first address within 10 s"; }
+kill -USR1 "$pid"
+wait_truth "$truth" late
+sleep 1.2
+echo "$late_loop" >&3
+exec 3>&-
 set +e
-"$VIGIL" sym "$pid" --json <"$T/addrs" >"$T/running.out" 2>"$T/running.err"
+wait "$vpid"
 RC=$?
 set -e
 assert_rc 0
+mapfile -t answers < <(grep "^$late_loop  " "$T/running.out")
+assert_eq "running symbolizer: answers" 2 "${#answers[@]}"
+assert_eq "late before the append" "$late_loop  ??  [none]" "${answers[0]}"
+assert_eq "late after the append, same symbolizer" \
+	"$late_loop  jit_late_loop+0x3  [perf-$pid.map]  [perf-map]" "${answers[1]}"
+grep -q '^  #0 jit_late_loop$' "$T/running.out" || { show_last; fail "$LAST_CMD: no frame '#0 jit_late_loop'"; }
 
 vg json sym "$pid" "$hot_loop" "$hot_start" "$late_loop" --json
 assert_rc 0
@@ -64,13 +88,6 @@ if len(res) == 3:
     jit(res[1], "hot entry", "jit_hot_loop", hot_start, hot_start)
     jit(res[2], "late (appended before this run)", "jit_late_loop", late_start, late_loop)
 
-run = load_json(f"{T}/running.out")
-res = run.get("results") or []
-eq("running symbolizer: results", 2, len(res))
-if len(res) == 2:
-    eq("late before the append: symbol", None, res[0].get("symbol"))
-    eq("late before the append: source", "none", res[0].get("source"))
-    jit(res[1], "late after the append, same symbolizer", "jit_late_loop", late_start, late_loop)
 
 table = open(f"{T}/table.out").read()
 check(f"jit_hot_loop+0x3  {label}  [perf-map]" in table, f"table: {table!r}")

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	if (copy(argv[2], argv[3]) != 0) {
 		fprintf(stderr, "tgt_deleted: cannot copy %s to %s\n", argv[2], argv[3]);
 		return 99;

@@ -14,7 +14,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	int now = argc > 3 && strcmp(argv[3], "now") == 0;
 	if (!now) {
 		sigset_t set;

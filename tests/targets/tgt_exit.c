@@ -15,7 +15,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	long ms = strtol(argv[2], NULL, 10);
 	size_t len = (size_t)(argc > 3 ? strtoul(argv[3], NULL, 10) : 8) << 20;
 	unsigned char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,

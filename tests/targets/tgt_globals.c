@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	vg_nonce = (unsigned long long)ts.tv_nsec * 2654435761u ^ (unsigned long long)ts.tv_sec ^

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 {
 	FILE *f;
 
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	if (argc != 3) {
 		fprintf(stderr, "usage: tgt_images TRUTHFILE vdso|bss|dlmopen\n");
 		return 99;

@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 	int wait = argc >= 3 && strcmp(argv[1], "--wait") == 0;
 	uint64_t seed = (!wait && argc >= 2) ? strtoull(argv[1], NULL, 0) : 42;
 	if (wait)
-		truth_init(120);
+		truth_init(TRUTH_MAX_SECONDS);
 	printf("checksum 0x%016llx\n", (unsigned long long)ti_compute(seed));
 	fflush(stdout);
 	if (wait) {

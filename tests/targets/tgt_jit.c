@@ -1,20 +1,22 @@
 /* tgt_jit - code that no ELF image holds, named the way JITs name theirs:
  * in /tmp/perf-PID.map, for `vigil sym` and `vigil profile`.
- * usage: tgt_jit TRUTHFILE LATE_MS
+ * usage: tgt_jit TRUTHFILE LATE_MS|usr1
  *
  * Two copies of a counting loop are copied into an anonymous mapping made
  * executable (mmap, mprotect: no file behind it).  The map names the first
  * twice: "jit_stale" over 64 bytes, then "jit_hot_loop" over its 9 bytes;
  * the later line wins, as perf reads it.  A line that does not parse sits
  * between them.  The second copy ("jit_late_loop") is named only after
- * LATE_MS, appended to the same file, and only then called: a reader must
- * read the file again as it grows.  Truth:
+ * LATE_MS (or on SIGUSR1, with "usr1": a test that must see a reader
+ * answer before the append sends it then), appended to the same file, and
+ * only then called: a reader must read the file again as it grows.  Truth:
  *   pid PID
  *   map PATH                     the perf map (the test removes it)
  *   hot 0xSTART 0xLOOP           jit_hot_loop's entry and its loop
  *   late 0xSTART 0xLOOP          the same for jit_late_loop
  *   state ready                  (and "state late" once appended)
  * Then loops for ever in the JIT code. */
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +36,14 @@
 static const uint8_t spin_code[] = { 0x48, 0x89, 0xf8, 0x48, 0xff, 0xc8, 0x75, 0xfb, 0xc3 };
 #define LOOP_OFF 3
 #define LATE_OFF 0x100
+
+static volatile sig_atomic_t g_go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	g_go = 1;
+}
 
 static uint64_t now_ms(void)
 {
@@ -60,15 +70,17 @@ int main(int argc, char **argv)
 	uint8_t *code;
 	spin_fn hot, late;
 	uint64_t late_ms, t0;
-	bool appended = false;
+	bool appended = false, on_signal;
 	FILE *f;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: tgt_jit TRUTHFILE LATE_MS\n");
+		fprintf(stderr, "usage: tgt_jit TRUTHFILE LATE_MS|usr1\n");
 		return 2;
 	}
-	truth_init(120);
-	late_ms = strtoull(argv[2], NULL, 10);
+	truth_init(TRUTH_MAX_SECONDS);
+	on_signal = strcmp(argv[2], "usr1") == 0;
+	late_ms = on_signal ? 0 : strtoull(argv[2], NULL, 10);
+	signal(SIGUSR1, on_usr1);
 	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED) {
 		perror("mmap");
@@ -102,7 +114,8 @@ int main(int argc, char **argv)
 	t0 = now_ms();
 	for (;;) {
 		hot(20000000);
-		if (!appended && now_ms() - t0 >= late_ms) {
+		if (!appended && (on_signal ? g_go : now_ms() - t0 >= late_ms)) {
+
 			snprintf(line, sizeof(line), "%lx 9 jit_late_loop\n",
 				 (unsigned long)(uintptr_t)late);
 			append_map(map, line);

@@ -4,9 +4,10 @@
  * usage: tgt_launch TRUTH N MS STATUS
  *   calls launch_counted() N times first thing in main (each stores
  *   g_launch_count = i + 1, the only writes of that global), then burns CPU in
- *   launch_burn() for MS ms, writes "calls N" and "state done" to TRUTH,
- *   and exits with STATUS (a number), or kills itself with signal S
- *   (STATUS "sigS"). */
+ *   launch_burn() for MS ms, writes "calls N", "cpu_ns NS" (its CPU time
+ *   so far: a loaded machine gives it a fraction of the MS ms) and "state
+ *   done" to TRUTH, and exits with STATUS (a number), or kills itself with
+ *   signal S (STATUS "sigS"). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,9 @@ __attribute__((noinline)) void launch_burn(long ms)
 int main(int argc, char **argv)
 {
 	unsigned n;
+	struct timespec cpu;
 	FILE *f;
+
 
 	if (argc != 5)
 		return 99;
@@ -59,8 +62,10 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < n; i++)
 		launch_counted(i);
 	launch_burn(strtol(argv[3], NULL, 10));
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
 	f = truth_begin(argv[1]);
-	fprintf(f, "pid %d\ncalls %u\nstate done\n", (int)getpid(), n);
+	fprintf(f, "pid %d\ncalls %u\ncpu_ns %llu\nstate done\n", (int)getpid(), n,
+		(unsigned long long)cpu.tv_sec * 1000000000ull + (unsigned long long)cpu.tv_nsec);
 	truth_end(f, argv[1]);
 	if (strncmp(argv[4], "sig", 3) == 0) {
 		signal(atoi(argv[4] + 3), SIG_DFL);

@@ -193,7 +193,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	m = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED || munmap(m + page, (size_t)page) != 0)
 		return 99;

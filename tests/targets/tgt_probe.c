@@ -553,7 +553,7 @@ int main(int argc, char **argv)
 	truth_path = argv[1];
 	mode = argv[2];
 	arg = argc > 3 ? strtol(argv[3], NULL, 10) : 0;
-	truth_init(!strcmp(mode, "spin") ? (unsigned)arg + 120 : 120);
+	truth_init(!strcmp(mode, "spin") ? (unsigned)arg + TRUTH_MAX_SECONDS : TRUTH_MAX_SECONDS);
 
 	/* SIGUSR1/2 blocked in every thread: the main thread takes them by sigwait. */
 	sigset_t set;

@@ -251,7 +251,7 @@ int main(int argc, char **argv)
 		do_exec(n, strtol(argv[4], NULL, 10));
 		truth_wait_forever();
 	}
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);

@@ -14,7 +14,10 @@
  *   qsort   main -> sort_loop -> qsort (libc, no frame pointers) ->
  *           cmp_slow, which does 64 steps of extra work per comparison;
  *   exit    main -> burn_until until SIGUSR1, then for MS ms more of wall
- *           time, then exits 0 (the test signals once vigil samples).
+ *           time, then rewrites the truth ("work ...", "state exiting":
+ *           the CPU time it used, which a test can no longer read in
+ *           /proc once it is reaped) and exits 0 (the test signals once
+ *           vigil samples).
  * On SIGUSR2 (split, inline, qsort) it rewrites the truth with a line
  * "work UNITS WALL_NS CPU_NS": units done so far, CLOCK_MONOTONIC and
  * CLOCK_PROCESS_CPUTIME_ID, for bench/profile.sh's slowdown measurement.
@@ -201,7 +204,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	g_truth = argv[1];
 	g_mode = argv[2];
 	signal(SIGUSR2, on_usr2);
@@ -215,7 +218,9 @@ int main(int argc, char **argv)
 		while (!g_go)
 			burn_until(1);
 		burn_until(strtol(argv[3], NULL, 10));
+		write_truth("exiting");
 		return 0;
+
 	}
 	if (strcmp(g_mode, "split") != 0 && strcmp(g_mode, "inline") != 0 &&
 	    strcmp(g_mode, "qsort") != 0)

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: tgt_ptrheap TRUTH LIBPATH\n");
 		return 99;
 	}
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	void *counter = truth_load_vgtestlib(argv[2]);
 
 	noise = xcalloc(NOISE * sizeof(*noise));

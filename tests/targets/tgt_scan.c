@@ -175,7 +175,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	unsigned long mib = argc > 2 ? strtoul(argv[2], NULL, 10) : 256;
 	if (mib < 8)
 		die("HEAP_MIB >= 8");

@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	if (pipe(pipe_fds) < 0)
 		return 99;
 	pthread_barrier_init(&started, NULL, 5);

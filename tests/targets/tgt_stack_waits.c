@@ -332,7 +332,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 99;
-	truth_init(600);
+	truth_init(TRUTH_MAX_SECONDS);
 	if (pipe2(pipe_fds, O_CLOEXEC) < 0)
 		return 99;
 	tcp_pair(&server, &client);

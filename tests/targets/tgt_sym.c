@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	int arg = 2, now = argc > 2 && strcmp(argv[2], "now") == 0;
 	if (now)
 		arg++;

@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 99;
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	pthread_barrier_init(&started, NULL, NTHREADS + 1);
 	for (long i = 0; i < NTHREADS; i++) {
 		pthread_t th;

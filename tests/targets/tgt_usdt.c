@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: tgt_usdt TRUTH\n");
 		return 2;
 	}
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	signal(SIGUSR1, on_go);
 	write_truth(argv[1], "ready");
 	sigemptyset(&none);

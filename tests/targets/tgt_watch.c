@@ -397,7 +397,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 4)
 		die("usage: tgt_watch TRUTH threads|single|exit|kinds K | follow M N");
-	truth_init(120);
+	truth_init(TRUTH_MAX_SECONDS);
 	truth_path = argv[1];
 	mode = argv[2];
 	for (int i = 0; i < MAX_OBJS; i++)   /* g_head->mid->tail->val reachable in every mode */
