@@ -209,24 +209,23 @@ static bool is_hex_digits(const char *s)
 /* The value of s when it is 1 to 16 hex digits and nothing else. */
 static bool short_hex(const char *s, uint64_t *value)
 {
+	/* 1 + a digit's value, 0 for anything else: one load per character. */
+	static const uint8_t digit[256] = {
+		['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+		['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+		['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+		['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+	};
+	const unsigned char *p = (const unsigned char *)s;
 	uint64_t v = 0;
-	size_t n = 0;
+	size_t n;
 
-	for (; *s; s++, n++) {
-		unsigned c = (unsigned char)*s, d;
-
-		if (c - '0' < 10)
-			d = c - '0';
-		else if ((c | 0x20) - 'a' < 6)
-			d = (c | 0x20) - 'a' + 10;
-		else
-			return false;
-		if (n == 16)
-			return false;
-		v = v << 4 | d;
-	}
+	for (n = 0; n < 16 && digit[p[n]]; n++)
+		v = v << 4 | (uint64_t)(digit[p[n]] - 1);
+	if (n == 0 || p[n])
+		return false;   /* no digit, more than 16, or not a digit */
 	*value = v;
-	return n > 0;
+	return true;
 }
 
 /* A batch's line, 0xHEX or bare hex (and @0xHEX offline), read here:
