@@ -107,6 +107,11 @@ struct sym_run {
 	 * composed here, its scratch answer is its own. */
 	struct vg_report_sym_table table2;
 	struct vg_sym_result *res2;
+	/* A batch's answers gathered in input order, OUT_CHUNK bytes at a
+	 * time, and written past stdio (out_direct) when stdout is a file
+	 * or pipe (direct_out); NULL until the first batch. */
+	char *out;
+	bool direct_out;
 	/* That thread: started at the first such batch and kept for the
 	 * next (one started per batch began 1-4 ms late on a loaded
 	 * machine, a tenth of a batch).  go hands it a part (NULL: exit),
@@ -642,6 +647,33 @@ static bool lookup_sorted(struct sym_run *r, struct batch_part *one,
 	return helped;
 }
 
+/* The bytes gathered for stdout per write (answer_batch). */
+#define OUT_CHUNK (256u << 10)
+
+/* p[0, n) to stdout after what stdio holds, in write(2)s of its own
+ * (through fwrite, each answer was copied once more, and the calls were
+ * a tenth of the main thread's share of an indexed batch).  A failed
+ * write gives the rest to stdio, which meets the same error and keeps
+ * it for ferror (cli_output_failed). */
+static void out_direct(const char *p, size_t n)
+{
+	if (fflush(stdout) != 0)
+		return;
+	while (n) {
+		ssize_t w = write(STDOUT_FILENO, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			fwrite_unlocked(p, 1, n, stdout);
+			(void)fflush(stdout);
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
 /* The lines read so far, looked up in address order (neighbouring
  * addresses share the index's cache lines: 100,000 random addresses of a
  * 37 MB index took twice as long in input order) and written in input
@@ -763,16 +795,36 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		rc = cli_fail(r->cli, &two.err);
 	if ((tb->oom || tb2->oom) && !rc)
 		rc = cli_out_of_memory(r->cli, "for the answers");
+	if (r->direct_out && !r->out && !(r->out = malloc(OUT_CHUNK)))
+		r->direct_out = false;
 	/* In input order, up to the first line a failure left unanswered. */
-	for (size_t i = 0; i < n && spans[i].len != UINT32_MAX && !tb->oom && !tb2->oom; i++) {
+	for (size_t i = 0, out_len = 0; i < n && spans[i].len != UINT32_MAX && !tb->oom && !tb2->oom; i++) {
 		const struct span *sp = &spans[i];
 		const char *text = sp->note & SPAN_SECOND ? tb2->text : tb->text;
 		uint32_t note = sp->note & ~SPAN_SECOND;
 
-		fwrite_unlocked(text + sp->off, 1, sp->len, stdout);
-		if (note)
+		if (r->direct_out && sp->len <= OUT_CHUNK) {
+			if (out_len + sp->len > OUT_CHUNK) {
+				out_direct(r->out, out_len);
+				out_len = 0;
+			}
+			memcpy(r->out + out_len, text + sp->off, sp->len);
+			out_len += sp->len;
+		} else {
+			if (out_len)
+				out_direct(r->out, out_len);
+			out_len = 0;
+			fwrite_unlocked(text + sp->off, 1, sp->len, stdout);
+		}
+		if (note) {
+			if (out_len)
+				out_direct(r->out, out_len);
+			out_len = 0;
 			(void)vg_report_sym_note(stdout, tb, sp->note & SPAN_SECOND ? notes2[note - 1]
 										: tb->notes[note - 1].img);
+		}
+		if (out_len && (i + 1 == n || spans[i + 1].len == UINT32_MAX))
+			out_direct(r->out, out_len);
 	}
 	tb->len = tb2->len = 0;
 	tb->oom = tb2->oom = false;
@@ -983,6 +1035,7 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 		static char out_buf[1 << 20];
 
 		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
+		r.direct_out = true;
 	}
 	if (n == 0) {
 		rc = answer_stdin(&r);
@@ -1009,6 +1062,7 @@ out:
 	vg_report_sym_table_free(&r.table2);
 	free(r.res);
 	free(r.res2);
+	free(r.out);
 	/* Freeing may write persistent indexes (sym/symcache.h): the answers
 	 * reach their reader first. */
 	fflush(stdout);
