@@ -340,15 +340,15 @@ static int check_args(struct sym_run *r, char **addrs, int n)
 	return 0;
 }
 
-static char *trim(char *s)
+/* The line [s, e) without its leading and trailing blanks, ended with
+ * NUL (at e or before). */
+static char *trim(char *s, char *e)
 {
-	char *e;
-
-	while (*s == ' ' || *s == '\t' || *s == '\r')
+	while (s < e && (*s == ' ' || *s == '\t' || *s == '\r'))
 		s++;
-	e = s + strlen(s);
 	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		*--e = '\0';
+		e--;
+	*e = '\0';
 	return s;
 }
 
@@ -838,6 +838,8 @@ static int answer_stdin(struct sym_run *r)
 	size_t cap = 1 << 18, len = 0;
 	struct pending *p = NULL;
 	size_t n_p = 0, cap_p = 0;
+	/* From here on buf may hold a NUL byte; SIZE_MAX: it holds none. */
+	size_t nul_from = SIZE_MAX;
 	char *buf = malloc(cap);
 	int rc = 0;
 	bool eof = false;
@@ -878,17 +880,26 @@ static int answer_stdin(struct sym_run *r)
 			if (len && buf[len - 1] != '\n')
 				buf[len++] = '\n';  /* cap > len: room was made */
 		}
+		/* NUL bytes are looked for per line only when the read
+		 * brought one (a search per line was a tenth of the main
+		 * thread's share of reading a batch). */
+		if (n > 0 && memchr(buf + len, '\0', (size_t)n))
+			nul_from = nul_from < len ? nul_from : len;
 		len += (size_t)n;
 		n_p = 0;
 		for (char *nl; !rc && (nl = memchr(buf + start, '\n', len - start));) {
 			char *line;
 			const char *bad = NULL;
+			char *end = nl, *nul;
 
-			*nl = '\0';
-			/* "0x1000\0junk" is not the address 0x1000. */
-			if (memchr(buf + start, '\0', (size_t)(nl - (buf + start))))
+			/* "0x1000\0junk" is not the address 0x1000; what is
+			 * shown of it ends at its first NUL. */
+			if ((size_t)(nl - buf) >= nul_from &&
+			    (nul = memchr(buf + start, '\0', (size_t)(nl - (buf + start))))) {
 				bad = "the line contains a NUL byte";
-			line = trim(buf + start);
+				end = nul;
+			}
+			line = trim(buf + start, end);
 			start = (size_t)(nl - buf) + 1;
 			if (!*line && !bad)
 				continue;
@@ -896,7 +907,7 @@ static int answer_stdin(struct sym_run *r)
 				rc = bad ? answer_bad(r, line, bad) : answer(r, line, true);
 				continue;
 			}
-			if (VG_GROW(p, cap_p, n_p + 1)) {
+			if (n_p == cap_p && VG_GROW(p, cap_p, n_p + 1)) {
 				rc = cli_out_of_memory(r->cli, "for the input");
 				break;
 			}
@@ -906,6 +917,8 @@ static int answer_stdin(struct sym_run *r)
 			rc = answer_batch(r, p, n_p);
 		memmove(buf, buf + start, len - start);
 		len -= start;
+		if (nul_from != SIZE_MAX)
+			nul_from = memchr(buf, '\0', len) ? 0 : SIZE_MAX;
 	}
 	free(p);
 	free(buf);
