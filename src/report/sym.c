@@ -220,19 +220,25 @@ static inline char *put_dec_at(char *p, uint32_t v)
 /* ":LINE:COLUMN\n", at most this long. */
 #define LINE_COL_MAX 24
 
-static void put_line_col(struct vg_report_sym_table *tb, uint32_t line, uint32_t column)
+/* Where LINE_COL_MAX bytes of room are known to be. */
+static inline void put_line_col_at(struct vg_report_sym_table *tb, uint32_t line,
+				   uint32_t column)
 {
-	char *p;
+	char *p = tb->text + tb->len;
 
-	if (tb->len + LINE_COL_MAX > tb->cap && !tb_grow(tb, LINE_COL_MAX))
-		return;
-	p = tb->text + tb->len;
 	*p++ = ':';
 	p = put_dec_at(p, line);
 	*p++ = ':';
 	p = put_dec_at(p, column);
 	*p++ = '\n';
 	tb->len = (size_t)(p - tb->text);
+}
+
+static void put_line_col(struct vg_report_sym_table *tb, uint32_t line, uint32_t column)
+{
+	if (tb->len + LINE_COL_MAX > tb->cap && !tb_grow(tb, LINE_COL_MAX))
+		return;
+	put_line_col_at(tb, line, column);
 }
 
 /* A frame's "function\nfile" of an image, as composed once. */
@@ -303,6 +309,8 @@ static void put_llvm(struct vg_report_sym_table *tb, const struct vg_sym_result 
 				for (size_t k = 0; k < fr->len; k += 16)
 					memcpy(tb->text + start + k, tb->frag_text + fr->off + k, 16);
 				tb->len += fr->len;
+				put_line_col_at(tb, f->line, f->column);
+				continue;
 			} else {
 				put_name(tb, res, f->function);
 				put_c(tb, '\n');
