@@ -419,7 +419,7 @@ found:
 		return 0;
 	for (size_t i = 0; i < dw.n_frames; i++) {
 		res->frames[i] = (struct vg_sym_frame){
-			.function = sym_display_name(s, dw.frames[i].name, false),
+			.function = sym_display_name_unversioned(s, dw.frames[i].name),
 			.file = dw.frames[i].file,
 			.line = dw.frames[i].line,
 			.column = dw.frames[i].column,
