@@ -416,12 +416,14 @@ static void lookup_keys(struct batch_part *exec, const struct vg_radix_item *key
 	struct vg_report_sym_table *tb = exec->tb;
 	bool llvm = tb->style == VG_REPORT_SYM_LLVM;
 
+	/* The block under one hold of the symbolizer's shared lock. */
+	vg_sym_hold(exec->r->s);
 	for (size_t k = hi; k-- > lo;) {
 		size_t i = keys[k].index;
 		uint64_t start = tb->len;
 		uint32_t note = 0;
 
-		if (vg_sym_lookup(exec->r->s, keys[k].key, exec->res, &exec->err) < 0) {
+		if (vg_sym_lookup_held(exec->r->s, keys[k].key, exec->res, &exec->err) < 0) {
 			exec->failed = true;
 			break;
 		}
@@ -432,6 +434,7 @@ static void lookup_keys(struct batch_part *exec, const struct vg_radix_item *key
 				note = (uint32_t)j + 1;
 		exec->spans[i] = (struct span){ start, (uint32_t)(tb->len - start), note | exec->tag };
 	}
+	vg_sym_release(exec->r->s);
 }
 
 /* b's lines' addresses (0xHEX and bare hex; any other line is left

@@ -616,6 +616,35 @@ int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
 	return rc;
 }
 
+void vg_sym_hold(struct vg_symbolizer *s)
+{
+	pthread_rwlock_rdlock(&s->lock);
+}
+
+void vg_sym_release(struct vg_symbolizer *s)
+{
+	pthread_rwlock_unlock(&s->lock);
+}
+
+/* vg_sym_lookup with the shared lock already held (vg_sym_hold). */
+int vg_sym_lookup_held(struct vg_symbolizer *s, uint64_t addr,
+		       struct vg_sym_result *res, struct vg_error *err)
+{
+	int rc;
+
+	result_clear(res, addr);
+	rc = lookup_locked(s, addr, res, true, err);
+	if (rc != NEED_EXCLUSIVE)
+		return rc;
+	pthread_rwlock_unlock(&s->lock);
+	result_clear(res, addr);
+	pthread_rwlock_wrlock(&s->lock);
+	rc = lookup_locked(s, addr, res, false, err);
+	pthread_rwlock_unlock(&s->lock);
+	pthread_rwlock_rdlock(&s->lock);
+	return rc;
+}
+
 const char *vg_sym_source_name(enum vg_sym_source src)
 {
 	switch (src) {
