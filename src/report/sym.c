@@ -166,11 +166,6 @@ void vg_report_sym_table_free(struct vg_report_sym_table *tb)
 	for (size_t i = 0; i < tb->n_notes; i++)
 		free(tb->notes[i].text);
 	tb->n_notes = 0;
-	free(tb->frags);
-	free(tb->frag_text);
-	tb->frags = NULL;
-	tb->frag_text = NULL;
-	tb->frag_len = tb->frag_cap = 0;
 	free(tb->text);
 	tb->text = NULL;
 	tb->len = tb->cap = 0;
@@ -241,48 +236,6 @@ static void put_line_col(struct vg_report_sym_table *tb, uint32_t line, uint32_t
 	put_line_col_at(tb, line, column);
 }
 
-/* A frame's "function\nfile" of an image, as composed once. */
-struct vg_report_sym_frag {
-	const char *function, *file;
-	uint32_t off, len;
-};
-
-#define FRAG_SLOTS (1u << 15)
-/* Bytes readable past the end of frag_text's last fragment, and room
- * kept past an answer's end: fragments are copied in 16-byte pieces. */
-#define FRAG_SLACK 16
-
-static struct vg_report_sym_frag *frag_slot(struct vg_report_sym_table *tb,
-					    const char *function, const char *file)
-{
-	uint64_t h = ((uintptr_t)function ^ ((uintptr_t)file << 7)) * 0x9e3779b97f4a7c15ull;
-
-	if (!tb->frags && !(tb->frags = calloc(FRAG_SLOTS, sizeof(*tb->frags))))
-		return NULL;
-	return &tb->frags[h >> (64 - 15)];
-}
-
-/* text[0, n) (the fragment just composed) kept for fr; out of memory or
- * too much text only leaves it uncached. */
-static void frag_keep(struct vg_report_sym_table *tb, struct vg_report_sym_frag *fr,
-		      const char *function, const char *file, const char *text, size_t n)
-{
-	if (tb->frag_len + n + FRAG_SLACK > tb->frag_cap) {
-		size_t cap = tb->frag_cap ? tb->frag_cap * 2 : 1 << 16;
-		char *p;
-
-		while (cap < tb->frag_len + n + FRAG_SLACK)
-			cap *= 2;
-		if (cap > UINT32_MAX || !(p = realloc(tb->frag_text, cap)))
-			return;
-		tb->frag_text = p;
-		tb->frag_cap = cap;
-	}
-	memcpy(tb->frag_text + tb->frag_len, text, n);
-	*fr = (struct vg_report_sym_frag){ function, file, (uint32_t)tb->frag_len, (uint32_t)n };
-	tb->frag_len += n;
-}
-
 static void put_llvm(struct vg_report_sym_table *tb, const struct vg_sym_result *res)
 {
 	if (res->n_frames == 0) {
@@ -295,33 +248,7 @@ static void put_llvm(struct vg_report_sym_table *tb, const struct vg_sym_result 
 	}
 	for (size_t i = 0; i < res->n_frames; i++) {
 		const struct vg_sym_frame *f = &res->frames[i];
-		struct vg_report_sym_frag *fr;
 
-		if (res->image && f->function && f->file &&
-		    (fr = frag_slot(tb, f->function, f->file))) {
-			size_t start = tb->len;
-
-			if (fr->function == f->function && fr->file == f->file) {
-				/* Room for the pieces' overrun and the line. */
-				if (tb->len + fr->len + FRAG_SLACK + LINE_COL_MAX > tb->cap &&
-				    !tb_grow(tb, fr->len + FRAG_SLACK + LINE_COL_MAX))
-					return;
-				for (size_t k = 0; k < fr->len; k += 16)
-					memcpy(tb->text + start + k, tb->frag_text + fr->off + k, 16);
-				tb->len += fr->len;
-				put_line_col_at(tb, f->line, f->column);
-				continue;
-			} else {
-				put_name(tb, res, f->function);
-				put_c(tb, '\n');
-				put_name(tb, res, f->file);
-				if (tb->oom)
-					return;
-				frag_keep(tb, fr, f->function, f->file, tb->text + start, tb->len - start);
-			}
-			put_line_col(tb, f->line, f->column);
-			continue;
-		}
 		put_or(tb, res, f->function, "??");
 		put_c(tb, '\n');
 		if (f->file) {

@@ -46,14 +46,6 @@ struct vg_report_sym_table {
 	bool composing;
 	struct { const struct vg_image *img; char *text; } notes[64];
 	size_t n_notes;
-	/* llvm style: each frame's "function\nfile" of an image, escaped,
-	 * kept in frag_text by the two strings' addresses (composing the
-	 * answer field by field was a third of an indexed batch: a pointer
-	 * cache per string missed on 20,000 functions).  Allocated on first
-	 * use; frag_text has slack for copies in 16-byte pieces. */
-	struct vg_report_sym_frag *frags;
-	char *frag_text;
-	size_t frag_len, frag_cap;
 };
 
 /* Frees what the table allocated. */
