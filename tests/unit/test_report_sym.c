@@ -1,9 +1,9 @@
 /* test_report_sym.c - report/sym.c's llvm-style answers, composed for a
  * batch: every line and column width (two digits a step, up to
- * 4294967295), a frame's cached "function\nfile" against one composed
- * fresh (the same strings again, other strings at colliding slots,
- * escapes), and text that grows past its first allocation, all against
- * the text snprintf writes. */
+ * 4294967295), 3,000 names over three rounds (more than the per-string
+ * cache holds without sharing slots), escapes and unknown frames, and
+ * text that grows past its first allocation, all against the text
+ * snprintf writes. */
 #include "report/sym.h"
 
 #include <inttypes.h>
@@ -30,8 +30,8 @@ static void test_lines_and_cache(void **state)
 					 100000, 123456, 999999, 1000000, 9999999, 10000000,
 					 99999999, 100000000, 999999999, 1000000000, 4294967295u };
 	const size_t n_nums = sizeof(nums) / sizeof(nums[0]);
-	/* Distinct strings at distinct addresses: many more than the cache
-	 * has slots for some of them to share one. */
+	/* Distinct strings at distinct addresses: more than the cache has
+	 * slots, so some of them share one. */
 	enum { N_NAMES = 3000 };
 	char (*names)[24] = calloc(N_NAMES, sizeof(*names));
 	struct vg_report_sym_table tb = { .style = VG_REPORT_SYM_LLVM };
@@ -72,9 +72,9 @@ static void test_lines_and_cache(void **state)
 	free(names);
 }
 
-/* A name with a byte to escape is escaped whether composed fresh or
- * taken from the cache; a frame without a file, and an answer without
- * frames, are as before. */
+/* A name with a byte to escape is escaped the first time and the
+ * second (when the cache has seen it); a frame without a file, and an
+ * answer without frames, are as before. */
 static void test_escapes_and_unknowns(void **state)
 {
 	struct vg_report_sym_table tb = { .style = VG_REPORT_SYM_LLVM };
