@@ -107,6 +107,11 @@ struct sym_run {
 	 * composed here, its scratch answer is its own. */
 	struct vg_report_sym_table table2;
 	struct vg_sym_result *res2;
+	/* A batch's answers gathered in input order, OUT_CHUNK bytes at a
+	 * time, and written past stdio (out_direct) when stdout is a file
+	 * or pipe (direct_out); NULL until the first batch. */
+	char *out;
+	bool direct_out;
 	/* That thread: started at the first such batch and kept for the
 	 * next (one started per batch began 1-4 ms late on a loaded
 	 * machine, a tenth of a batch).  go hands it a part (NULL: exit),
@@ -209,24 +214,23 @@ static bool is_hex_digits(const char *s)
 /* The value of s when it is 1 to 16 hex digits and nothing else. */
 static bool short_hex(const char *s, uint64_t *value)
 {
+	/* 1 + a digit's value, 0 for anything else: one load per character. */
+	static const uint8_t digit[256] = {
+		['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+		['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+		['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+		['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+	};
+	const unsigned char *p = (const unsigned char *)s;
 	uint64_t v = 0;
-	size_t n = 0;
+	size_t n;
 
-	for (; *s; s++, n++) {
-		unsigned c = (unsigned char)*s, d;
-
-		if (c - '0' < 10)
-			d = c - '0';
-		else if ((c | 0x20) - 'a' < 6)
-			d = (c | 0x20) - 'a' + 10;
-		else
-			return false;
-		if (n == 16)
-			return false;
-		v = v << 4 | d;
-	}
+	for (n = 0; n < 16 && digit[p[n]]; n++)
+		v = v << 4 | (uint64_t)(digit[p[n]] - 1);
+	if (n == 0 || p[n])
+		return false;   /* no digit, more than 16, or not a digit */
 	*value = v;
-	return n > 0;
+	return true;
 }
 
 /* A batch's line, 0xHEX or bare hex (and @0xHEX offline), read here:
@@ -336,15 +340,15 @@ static int check_args(struct sym_run *r, char **addrs, int n)
 	return 0;
 }
 
-static char *trim(char *s)
+/* The line [s, e) without its leading and trailing blanks, ended with
+ * NUL (at e or before). */
+static char *trim(char *s, char *e)
 {
-	char *e;
-
-	while (*s == ' ' || *s == '\t' || *s == '\r')
+	while (s < e && (*s == ' ' || *s == '\t' || *s == '\r'))
 		s++;
-	e = s + strlen(s);
 	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		*--e = '\0';
+		e--;
+	*e = '\0';
 	return s;
 }
 
@@ -412,12 +416,14 @@ static void lookup_keys(struct batch_part *exec, const struct vg_radix_item *key
 	struct vg_report_sym_table *tb = exec->tb;
 	bool llvm = tb->style == VG_REPORT_SYM_LLVM;
 
+	/* The block under one hold of the symbolizer's shared lock. */
+	vg_sym_hold(exec->r->s);
 	for (size_t k = hi; k-- > lo;) {
 		size_t i = keys[k].index;
 		uint64_t start = tb->len;
 		uint32_t note = 0;
 
-		if (vg_sym_lookup(exec->r->s, keys[k].key, exec->res, &exec->err) < 0) {
+		if (vg_sym_lookup_held(exec->r->s, keys[k].key, exec->res, &exec->err) < 0) {
 			exec->failed = true;
 			break;
 		}
@@ -428,6 +434,7 @@ static void lookup_keys(struct batch_part *exec, const struct vg_radix_item *key
 				note = (uint32_t)j + 1;
 		exec->spans[i] = (struct span){ start, (uint32_t)(tb->len - start), note | exec->tag };
 	}
+	vg_sym_release(exec->r->s);
 }
 
 /* b's lines' addresses (0xHEX and bare hex; any other line is left
@@ -643,6 +650,33 @@ static bool lookup_sorted(struct sym_run *r, struct batch_part *one,
 	return helped;
 }
 
+/* The bytes gathered for stdout per write (answer_batch). */
+#define OUT_CHUNK (256u << 10)
+
+/* p[0, n) to stdout after what stdio holds, in write(2)s of its own
+ * (through fwrite, each answer was copied once more, and the calls were
+ * a tenth of the main thread's share of an indexed batch).  A failed
+ * write gives the rest to stdio, which meets the same error and keeps
+ * it for ferror (cli_output_failed). */
+static void out_direct(const char *p, size_t n)
+{
+	if (fflush(stdout) != 0)
+		return;
+	while (n) {
+		ssize_t w = write(STDOUT_FILENO, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			fwrite_unlocked(p, 1, n, stdout);
+			(void)fflush(stdout);
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
 /* The lines read so far, looked up in address order (neighbouring
  * addresses share the index's cache lines: 100,000 random addresses of a
  * 37 MB index took twice as long in input order) and written in input
@@ -764,16 +798,36 @@ static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
 		rc = cli_fail(r->cli, &two.err);
 	if ((tb->oom || tb2->oom) && !rc)
 		rc = cli_out_of_memory(r->cli, "for the answers");
+	if (r->direct_out && !r->out && !(r->out = malloc(OUT_CHUNK)))
+		r->direct_out = false;
 	/* In input order, up to the first line a failure left unanswered. */
-	for (size_t i = 0; i < n && spans[i].len != UINT32_MAX && !tb->oom && !tb2->oom; i++) {
+	for (size_t i = 0, out_len = 0; i < n && spans[i].len != UINT32_MAX && !tb->oom && !tb2->oom; i++) {
 		const struct span *sp = &spans[i];
 		const char *text = sp->note & SPAN_SECOND ? tb2->text : tb->text;
 		uint32_t note = sp->note & ~SPAN_SECOND;
 
-		fwrite_unlocked(text + sp->off, 1, sp->len, stdout);
-		if (note)
+		if (r->direct_out && sp->len <= OUT_CHUNK) {
+			if (out_len + sp->len > OUT_CHUNK) {
+				out_direct(r->out, out_len);
+				out_len = 0;
+			}
+			memcpy(r->out + out_len, text + sp->off, sp->len);
+			out_len += sp->len;
+		} else {
+			if (out_len)
+				out_direct(r->out, out_len);
+			out_len = 0;
+			fwrite_unlocked(text + sp->off, 1, sp->len, stdout);
+		}
+		if (note) {
+			if (out_len)
+				out_direct(r->out, out_len);
+			out_len = 0;
 			(void)vg_report_sym_note(stdout, tb, sp->note & SPAN_SECOND ? notes2[note - 1]
 										: tb->notes[note - 1].img);
+		}
+		if (out_len && (i + 1 == n || spans[i + 1].len == UINT32_MAX))
+			out_direct(r->out, out_len);
 	}
 	tb->len = tb2->len = 0;
 	tb->oom = tb2->oom = false;
@@ -787,6 +841,8 @@ static int answer_stdin(struct sym_run *r)
 	size_t cap = 1 << 18, len = 0;
 	struct pending *p = NULL;
 	size_t n_p = 0, cap_p = 0;
+	/* From here on buf may hold a NUL byte; SIZE_MAX: it holds none. */
+	size_t nul_from = SIZE_MAX;
 	char *buf = malloc(cap);
 	int rc = 0;
 	bool eof = false;
@@ -827,17 +883,26 @@ static int answer_stdin(struct sym_run *r)
 			if (len && buf[len - 1] != '\n')
 				buf[len++] = '\n';  /* cap > len: room was made */
 		}
+		/* NUL bytes are looked for per line only when the read
+		 * brought one (a search per line was a tenth of the main
+		 * thread's share of reading a batch). */
+		if (n > 0 && memchr(buf + len, '\0', (size_t)n))
+			nul_from = nul_from < len ? nul_from : len;
 		len += (size_t)n;
 		n_p = 0;
 		for (char *nl; !rc && (nl = memchr(buf + start, '\n', len - start));) {
 			char *line;
 			const char *bad = NULL;
+			char *end = nl, *nul;
 
-			*nl = '\0';
-			/* "0x1000\0junk" is not the address 0x1000. */
-			if (memchr(buf + start, '\0', (size_t)(nl - (buf + start))))
+			/* "0x1000\0junk" is not the address 0x1000; what is
+			 * shown of it ends at its first NUL. */
+			if ((size_t)(nl - buf) >= nul_from &&
+			    (nul = memchr(buf + start, '\0', (size_t)(nl - (buf + start))))) {
 				bad = "the line contains a NUL byte";
-			line = trim(buf + start);
+				end = nul;
+			}
+			line = trim(buf + start, end);
 			start = (size_t)(nl - buf) + 1;
 			if (!*line && !bad)
 				continue;
@@ -845,7 +910,7 @@ static int answer_stdin(struct sym_run *r)
 				rc = bad ? answer_bad(r, line, bad) : answer(r, line, true);
 				continue;
 			}
-			if (VG_GROW(p, cap_p, n_p + 1)) {
+			if (n_p == cap_p && VG_GROW(p, cap_p, n_p + 1)) {
 				rc = cli_out_of_memory(r->cli, "for the input");
 				break;
 			}
@@ -855,6 +920,8 @@ static int answer_stdin(struct sym_run *r)
 			rc = answer_batch(r, p, n_p);
 		memmove(buf, buf + start, len - start);
 		len -= start;
+		if (nul_from != SIZE_MAX)
+			nul_from = memchr(buf, '\0', len) ? 0 : SIZE_MAX;
 	}
 	free(p);
 	free(buf);
@@ -984,6 +1051,7 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 		static char out_buf[1 << 20];
 
 		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
+		r.direct_out = true;
 	}
 	if (n == 0) {
 		rc = answer_stdin(&r);
@@ -1010,6 +1078,7 @@ out:
 	vg_report_sym_table_free(&r.table2);
 	free(r.res);
 	free(r.res2);
+	free(r.out);
 	/* Freeing may write persistent indexes (sym/symcache.h): the answers
 	 * reach their reader first. */
 	fflush(stdout);

@@ -180,13 +180,60 @@ static void put_or(struct vg_report_sym_table *tb, const struct vg_sym_result *r
 		put_s(tb, dflt);
 }
 
+/* v in decimal at p, two digits per step (a division per digit was a
+ * sixth of composing an answer): the end of what was written. */
+static inline char *put_dec_at(char *p, uint32_t v)
+{
+	static const char pairs[] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
+	/* Columns have a digit or two, lines up to five: compares in that
+	 * order (ten without branches cost more than the digits). */
+	unsigned n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : 5;
+	char *end;
+
+	for (uint32_t t = v / 100000; t; t /= 10)
+		n++;
+	end = p + n;
+
+	p = end;
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return end;
+}
+
+/* ":LINE:COLUMN\n", at most this long. */
+#define LINE_COL_MAX 24
+
+/* Where LINE_COL_MAX bytes of room are known to be. */
+static inline void put_line_col_at(struct vg_report_sym_table *tb, uint32_t line,
+				   uint32_t column)
+{
+	char *p = tb->text + tb->len;
+
+	*p++ = ':';
+	p = put_dec_at(p, line);
+	*p++ = ':';
+	p = put_dec_at(p, column);
+	*p++ = '\n';
+	tb->len = (size_t)(p - tb->text);
+}
+
 static void put_line_col(struct vg_report_sym_table *tb, uint32_t line, uint32_t column)
 {
-	put_c(tb, ':');
-	put_u64(tb, line);
-	put_c(tb, ':');
-	put_u64(tb, column);
-	put_c(tb, '\n');
+	if (tb->len + LINE_COL_MAX > tb->cap && !tb_grow(tb, LINE_COL_MAX))
+		return;
+	put_line_col_at(tb, line, column);
 }
 
 static void put_llvm(struct vg_report_sym_table *tb, const struct vg_sym_result *res)

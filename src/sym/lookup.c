@@ -419,7 +419,7 @@ found:
 		return 0;
 	for (size_t i = 0; i < dw.n_frames; i++) {
 		res->frames[i] = (struct vg_sym_frame){
-			.function = sym_display_name(s, dw.frames[i].name, false),
+			.function = sym_display_name_unversioned(s, dw.frames[i].name),
 			.file = dw.frames[i].file,
 			.line = dw.frames[i].line,
 			.column = dw.frames[i].column,
@@ -613,6 +613,35 @@ int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
 	pthread_rwlock_wrlock(&s->lock);
 	rc = lookup_locked(s, addr, res, false, err);
 	pthread_rwlock_unlock(&s->lock);
+	return rc;
+}
+
+void vg_sym_hold(struct vg_symbolizer *s)
+{
+	pthread_rwlock_rdlock(&s->lock);
+}
+
+void vg_sym_release(struct vg_symbolizer *s)
+{
+	pthread_rwlock_unlock(&s->lock);
+}
+
+/* vg_sym_lookup with the shared lock already held (vg_sym_hold). */
+int vg_sym_lookup_held(struct vg_symbolizer *s, uint64_t addr,
+		       struct vg_sym_result *res, struct vg_error *err)
+{
+	int rc;
+
+	result_clear(res, addr);
+	rc = lookup_locked(s, addr, res, true, err);
+	if (rc != NEED_EXCLUSIVE)
+		return rc;
+	pthread_rwlock_unlock(&s->lock);
+	result_clear(res, addr);
+	pthread_rwlock_wrlock(&s->lock);
+	rc = lookup_locked(s, addr, res, false, err);
+	pthread_rwlock_unlock(&s->lock);
+	pthread_rwlock_rdlock(&s->lock);
 	return rc;
 }
 

@@ -149,6 +149,19 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s);
 int vg_sym_lookup(struct vg_symbolizer *s, uint64_t addr,
 		  struct vg_sym_result *res, struct vg_error *err);
 
+/* A block of lookups under one hold of the shared lock: vg_sym_lookup
+ * takes and drops it per address, and a batch's two threads doing so
+ * pass the lock's word between cores twice per address.  Between
+ * vg_sym_hold and vg_sym_release the thread looks up with
+ * vg_sym_lookup_held only (same answers as vg_sym_lookup; what needs
+ * the exclusive lock lets go of the hold for it meanwhile) and calls
+ * nothing else of s: the lock prefers writers, so taking it again
+ * could wait on a writer that waits on the hold. */
+void vg_sym_hold(struct vg_symbolizer *s);
+int vg_sym_lookup_held(struct vg_symbolizer *s, uint64_t addr,
+		       struct vg_sym_result *res, struct vg_error *err);
+void vg_sym_release(struct vg_symbolizer *s);
+
 /* Do lookups in s now take the lock shared?  True when some image was
  * looked up in, and every image looked up in so far that has DWARF
  * answers from its persistent index or from an in-memory index of all
