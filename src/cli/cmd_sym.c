@@ -3,25 +3,22 @@
  *
  * With no ADDR it is a pipeline filter: one answer per input line, in
  * order.  Input is read with read(2) in large blocks; the lines of one
- * read are looked up in address order (answer_batch) and written in input
+ * read are looked up in address order (sym_batch.c) and written in input
  * order, and stdout is flushed only before a read that may block, so a
  * coprocess gets each answer at once and a 100,000-line batch costs a few
  * dozen writes. */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
-#include <sched.h>
-#include <semaphore.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "elf/addrspec.h"
+#include "cli/sym_addr.h"
+#include "cli/sym_batch.h"
 #include "report/sym.h"
 #include "sym/symbolizer.h"
-#include "util/radix.h"
 #include "util/vec.h"
 
 const char cmd_sym_usage[] =
@@ -103,25 +100,7 @@ struct sym_run {
 	int failure;             /* exit code of a failure that ends the run */
 	struct vg_report_sym_table table;  /* the table view's state */
 	struct vg_sym_result *res;         /* one answer at a time */
-	/* A large batch's second thread (answer_batch): its answers are
-	 * composed here, its scratch answer is its own. */
-	struct vg_report_sym_table table2;
-	struct vg_sym_result *res2;
-	/* A batch's answers gathered in input order, OUT_CHUNK bytes at a
-	 * time, and written past stdio (out_direct) when stdout is a file
-	 * or pipe (direct_out); NULL until the first batch. */
-	char *out;
-	bool direct_out;
-	/* That thread: started at the first such batch and kept for the
-	 * next (one started per batch began 1-4 ms late on a loaded
-	 * machine, a tenth of a batch).  go hands it a part (NULL: exit),
-	 * done says the part is answered. */
-	struct {
-		pthread_t thread;
-		bool started;
-		sem_t go, done;
-		struct batch_part *part;
-	} worker;
+	struct sym_batch batch;            /* standard input's lines */
 };
 
 static int parse_args(struct vg_cli *cli, int argc, char **argv,
@@ -197,90 +176,6 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv,
 	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* addresses                                                            */
-
-static bool is_hex_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
-		      (*s >= 'A' && *s <= 'F')))
-			return false;
-	return true;
-}
-
-/* The value of s when it is 1 to 16 hex digits and nothing else. */
-static bool short_hex(const char *s, uint64_t *value)
-{
-	/* 1 + a digit's value, 0 for anything else: one load per character. */
-	static const uint8_t digit[256] = {
-		['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
-		['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
-		['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
-		['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
-	};
-	const unsigned char *p = (const unsigned char *)s;
-	uint64_t v = 0;
-	size_t n;
-
-	for (n = 0; n < 16 && digit[p[n]]; n++)
-		v = v << 4 | (uint64_t)(digit[p[n]] - 1);
-	if (n == 0 || p[n])
-		return false;   /* no digit, more than 16, or not a digit */
-	*value = v;
-	return true;
-}
-
-/* A batch's line, 0xHEX or bare hex (and @0xHEX offline), read here:
- * through vg_addr_parse (and the 0x prepended to bare hex) it was a
- * tenth of a 100,000-address batch.  Same values, same lines accepted;
- * false for anything else, which takes the general path.  Touches
- * nothing shared: a batch's second thread reads its lines with it. */
-static bool resolve_hex(const struct sym_run *r, const char *spec, bool from_stdin,
-			uint64_t *addr)
-{
-	const char *hex;
-
-	if (r->o.bin_path && spec[0] == '@')
-		spec++;
-	if (spec[0] == '0' && (spec[1] == 'x' || spec[1] == 'X'))
-		hex = spec + 2;
-	else
-		hex = r->o.bin_path || from_stdin ? spec : NULL;
-	return hex && short_hex(hex, addr);
-}
-
-/* ADDR as every command takes it; offline, also bare hex (addr2line) and
- * @0xHEX, which are the same thing there: the file's own addresses. */
-static int resolve(struct sym_run *r, const char *spec, bool from_stdin,
-		   uint64_t *addr, struct vg_error *err)
-{
-	const struct vg_images *imgs;
-	struct vg_addr a;
-	char buf[64];
-
-	if (resolve_hex(r, spec, from_stdin, addr))
-		return 0;
-	if (r->o.bin_path && spec[0] == '@')
-		spec++;
-	imgs = vg_symbolizer_images(r->s);
-	/* Bare hex is an address where only addresses are expected: with
-	 * --bin (addr2line's habit) and on standard input (perf script -F ip
-	 * prints IPs so).  A live command-line ADDR needs 0x: "add" or
-	 * "cafe" may be symbols there. */
-	if ((r->o.bin_path || from_stdin) && strlen(spec) <= 16 &&
-	    is_hex_digits(spec)) {
-		snprintf(buf, sizeof(buf), "0x%s", spec);
-		spec = buf;
-	}
-	if (vg_addr_parse(spec, imgs, NULL, &a, err) < 0)
-		return -1;
-	*addr = a.runtime;
-	return 0;
-}
-
 /* An input that is not an address: answered with the error in its place
  * (exit 2 once every line was answered). */
 static int answer_bad(struct sym_run *r, const char *input, const char *msg)
@@ -307,7 +202,7 @@ static int answer(struct sym_run *r, const char *input, bool from_stdin)
 	uint64_t addr;
 	int rc = 0;
 
-	if (resolve(r, input, from_stdin, &addr, &err) < 0)
+	if (sym_addr_resolve(r->s, r->o.bin_path != NULL, input, from_stdin, &addr, &err) < 0)
 		return answer_bad(r, input, err.msg);
 	res = malloc(sizeof(*res));
 	if (!res)
@@ -334,7 +229,7 @@ static int check_args(struct sym_run *r, char **addrs, int n)
 		struct vg_error err = { 0 };
 		uint64_t addr;
 
-		if (resolve(r, addrs[i], false, &addr, &err) < 0)
+		if (sym_addr_resolve(r->s, r->o.bin_path != NULL, addrs[i], false, &addr, &err) < 0)
 			return cli_fail(r->cli, &err);
 	}
 	return 0;
@@ -352,494 +247,10 @@ static char *trim(char *s, char *e)
 	return s;
 }
 
-/* One line of a batch read from standard input. */
-struct pending {
-	char *input;
-	const char *bad;          /* not an address: why */
-};
-
-/* Where a line's answer is in r->table.text (or r->table2.text: the
- * SPAN_SECOND bit of note), written in address order and read in input
- * order: small, so that neither walk misses the cache much (the 48-byte
- * line records did, at a tenth of a batch). */
-struct span {
-	uint64_t off;
-	uint32_t len;             /* UINT32_MAX: not answered */
-	uint32_t note;            /* 1 + index into the table's notes; 0: none */
-};
-
-#define SPAN_SECOND (1u << 31)
-
-/* A batch this large (lines) is looked up on two threads when the
- * persistent index answers (answer_batch). */
-#define BATCH_TWO_THREADS 4096
-
-/* Keys a thread claims at a time from a part of a two-thread batch. */
-#define BATCH_BLOCK 256
-
-enum { PART_PENDING, PART_RUNNING, PART_TAKEN };
-
-/* Part of a batch: keys[lo, hi) not yet claimed, sorted by address,
- * looked up and composed into the table of the thread that claims them.
- * Two threads (answer_batch): each reads and sorts its half of the lines,
- * then claims its keys by blocks from the highest down; the one done
- * first claims the other's from the lowest up, or answers the other half
- * whole when its thread has not begun (a thread of a loaded machine
- * starts late or is preempted: fixed halves left one waiting for it). */
-struct batch_part {
-	struct sym_run *r;
-	const struct pending *p;
-	struct vg_radix_item *keys;
-	size_t lo, hi;
-	struct span *spans;
-	struct vg_report_sym_table *tb;
-	struct vg_sym_result *res;
-	uint32_t tag;             /* SPAN_SECOND, or 0 */
-	/* The second thread's part that only helps with other's keys, from
-	 * the bottom (lookup_sorted): no lines of its own. */
-	bool help;
-	bool failed;              /* a lookup failed: err says why */
-	struct vg_error err;
-	/* Two threads: the lines [first, end), the other half, and the lock
-	 * over both halves' state, sorted, lo and hi. */
-	size_t first, end;
-	struct batch_part *other;
-	pthread_mutex_t *claim;
-	int state;
-	bool sorted;
-};
-
-/* keys[lo, hi) looked up and composed by exec, from the highest down. */
-static void lookup_keys(struct batch_part *exec, const struct vg_radix_item *keys,
-			size_t lo, size_t hi)
-{
-	struct vg_report_sym_table *tb = exec->tb;
-	bool llvm = tb->style == VG_REPORT_SYM_LLVM;
-
-	/* The block under one hold of the symbolizer's shared lock. */
-	vg_sym_hold(exec->r->s);
-	for (size_t k = hi; k-- > lo;) {
-		size_t i = keys[k].index;
-		uint64_t start = tb->len;
-		uint32_t note = 0;
-
-		if (vg_sym_lookup_held(exec->r->s, keys[k].key, exec->res, &exec->err) < 0) {
-			exec->failed = true;
-			break;
-		}
-		/* only vigil's style echoes a symbolic input */
-		vg_report_sym_compose(tb, llvm ? NULL : exec->p[i].input, exec->res);
-		for (size_t j = 0; tb->note_of && j < tb->n_notes; j++)
-			if (tb->notes[j].img == tb->note_of)
-				note = (uint32_t)j + 1;
-		exec->spans[i] = (struct span){ start, (uint32_t)(tb->len - start), note | exec->tag };
-	}
-	vg_sym_release(exec->r->s);
-}
-
-/* b's lines' addresses (0xHEX and bare hex; any other line is left
- * unanswered for the main thread), sorted, ready to be claimed. */
-static void part_read(struct batch_part *b)
-{
-	size_t n_keys = 0;
-
-	for (size_t i = b->first; i < b->end; i++) {
-		uint64_t addr;
-
-		b->spans[i].len = UINT32_MAX;
-		if (!b->p[i].bad && resolve_hex(b->r, b->p[i].input, true, &addr))
-			b->keys[n_keys++] = (struct vg_radix_item){ addr, i };
-	}
-	vg_radix_sort(b->keys, b->keys + n_keys, n_keys);
-	pthread_mutex_lock(b->claim);
-	b->lo = 0;
-	b->hi = n_keys;
-	b->sorted = true;
-	pthread_mutex_unlock(b->claim);
-}
-
-/* Blocks of v's keys, looked up by exec until none is left: from the
- * top when they are exec's own, from the bottom when exec helps. */
-static void claim_blocks(struct batch_part *exec, struct batch_part *v)
-{
-	for (;;) {
-		size_t lo, hi;
-
-		pthread_mutex_lock(exec->claim);
-		if (!v->sorted || v->lo == v->hi || exec->failed) {
-			pthread_mutex_unlock(exec->claim);
-			return;
-		}
-		if (exec == v) {
-			hi = v->hi;
-			lo = hi - v->lo > BATCH_BLOCK ? hi - BATCH_BLOCK : v->lo;
-			v->hi = lo;
-		} else {
-			lo = v->lo;
-			hi = v->hi - lo > BATCH_BLOCK ? lo + BATCH_BLOCK : v->hi;
-			v->lo = hi;
-		}
-		pthread_mutex_unlock(exec->claim);
-		lookup_keys(exec, v->keys, lo, hi);
-	}
-}
-
-/* One thread's share of a two-thread batch: its own half (unless the
- * other thread took it whole), then the other half, whole if its thread
- * has not begun, else block by block. */
-static void part_run(struct batch_part *self)
-{
-	struct batch_part *o = self->other;
-	bool mine, whole;
-
-	pthread_mutex_lock(self->claim);
-	mine = self->state == PART_PENDING;
-	if (mine)
-		self->state = PART_RUNNING;
-	pthread_mutex_unlock(self->claim);
-	if (!mine)
-		return;
-	part_read(self);
-	claim_blocks(self, self);
-	pthread_mutex_lock(self->claim);
-	whole = o->state == PART_PENDING;
-	if (whole)
-		o->state = PART_TAKEN;
-	pthread_mutex_unlock(self->claim);
-	if (whole) {
-		/* As o's thread would: into o's table. */
-		part_read(o);
-		claim_blocks(o, o);
-	} else {
-		claim_blocks(self, o);
-	}
-}
-
-static void sem_wait_intr(sem_t *sem)
-{
-	while (sem_wait(sem) < 0 && errno == EINTR)
-		;
-}
-
-static void *worker_main(void *arg)
-{
-	struct sym_run *r = arg;
-
-	for (;;) {
-		sem_wait_intr(&r->worker.go);
-		if (!r->worker.part)
-			return NULL;
-		if (r->worker.part->help)
-			claim_blocks(r->worker.part, r->worker.part->other);
-		else
-			part_run(r->worker.part);
-		sem_post(&r->worker.done);
-	}
-}
-
-/* The second thread answers b (started first if need be): false when it
- * cannot be started. */
-static bool worker_give(struct sym_run *r, struct batch_part *b)
-{
-	if (!r->worker.started) {
-		if (sem_init(&r->worker.go, 0, 0) < 0)
-			return false;
-		if (sem_init(&r->worker.done, 0, 0) < 0 ||
-		    pthread_create(&r->worker.thread, NULL, worker_main, r) != 0) {
-			sem_destroy(&r->worker.go);
-			return false;
-		}
-		r->worker.started = true;
-	}
-	r->worker.part = b;
-	sem_post(&r->worker.go);
-	return true;
-}
-
-static void worker_stop(struct sym_run *r)
-{
-	if (!r->worker.started)
-		return;
-	r->worker.part = NULL;
-	sem_post(&r->worker.go);
-	pthread_join(r->worker.thread, NULL);
-	sem_destroy(&r->worker.go);
-	sem_destroy(&r->worker.done);
-	r->worker.started = false;
-}
-
-/* Is the batch large enough for two threads, and is there a second CPU
- * to run one?  Restricted to one CPU (taskset), a second thread only
- * costs. */
-static bool batch_may_split(struct sym_run *r, size_t n)
-{
-	cpu_set_t cpus;
-
-	if (n < BATCH_TWO_THREADS ||
-	    (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < 2))
-		return false;
-	return r->res2 || (r->res2 = malloc(sizeof(*r->res2)));
-}
-
-/* Is the batch for two threads?  Large, and its lookups take the
- * symbolizer's lock shared (the persistent index answers, or an
- * in-memory index of every CU).  The first lookup in an image finds its
- * debug info and maps its index: before the first batch has looked
- * anything up, one of its addresses is looked up alone to know. */
-static bool two_threads(struct sym_run *r, const struct pending *p, size_t n)
-{
-	struct vg_error err = { 0 };
-	uint64_t addr;
-
-	if (!batch_may_split(r, n))
-		return false;
-	if (vg_symbolizer_lookups_shared(r->s))
-		return true;
-	for (size_t i = 0; i < n && i < 64; i++) {
-		if (p[i].bad || !resolve_hex(r, p[i].input, true, &addr))
-			continue;
-		if (vg_sym_lookup(r->s, addr, r->res, &err) < 0)
-			return false;  /* the batch says it, in its place */
-		return vg_symbolizer_lookups_shared(r->s);
-	}
-	return false;
-}
-
-/* one's n_keys sorted keys, highest first, block by block, on this
- * thread: the cold path, whose lookups take the lock exclusive while
- * CUs are indexed.  Once they take it shared (the prefetch thread and
- * this one have indexed the last CU: vg_symbolizer_lookups_shared), the
- * second thread claims the keys left from the bottom while this one goes
- * on from the top, into two's table (the cold batch's answering thread
- * had two thirds of its samples after the other had run out of CUs).
- * True when the second thread helped. */
-static bool lookup_sorted(struct sym_run *r, struct batch_part *one,
-			  struct batch_part *two, size_t n_keys, bool may_help)
-{
-	pthread_mutex_t claim = PTHREAD_MUTEX_INITIALIZER;
-	size_t hi = n_keys;
-	bool helped = false;
-
-	while (hi > 0 && !one->failed) {
-		size_t lo = hi > BATCH_BLOCK ? hi - BATCH_BLOCK : 0;
-
-		lookup_keys(one, one->keys, lo, hi);
-		hi = lo;
-		if (!may_help || hi < 2 * BATCH_BLOCK || one->failed ||
-		    !vg_symbolizer_lookups_shared(r->s))
-			continue;
-		one->claim = &claim;
-		one->lo = 0;
-		one->hi = hi;
-		one->sorted = true;
-		*two = (struct batch_part){ .r = r, .p = one->p, .keys = one->keys,
-					    .spans = one->spans, .tb = &r->table2,
-					    .res = r->res2, .tag = SPAN_SECOND, .help = true,
-					    .other = one, .claim = &claim };
-		r->table2.style = r->table.style;
-		if (!worker_give(r, two)) {
-			may_help = false;
-			continue;
-		}
-		helped = true;
-		claim_blocks(one, one);
-		sem_wait_intr(&r->worker.done);
-		break;
-	}
-	pthread_mutex_destroy(&claim);
-	return helped;
-}
-
-/* The bytes gathered for stdout per write (answer_batch). */
-#define OUT_CHUNK (256u << 10)
-
-/* p[0, n) to stdout after what stdio holds, in write(2)s of its own
- * (through fwrite, each answer was copied once more, and the calls were
- * a tenth of the main thread's share of an indexed batch).  A failed
- * write gives the rest to stdio, which meets the same error and keeps
- * it for ferror (cli_output_failed). */
-static void out_direct(const char *p, size_t n)
-{
-	if (fflush(stdout) != 0)
-		return;
-	while (n) {
-		ssize_t w = write(STDOUT_FILENO, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			fwrite_unlocked(p, 1, n, stdout);
-			(void)fflush(stdout);
-			return;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-/* The lines read so far, looked up in address order (neighbouring
- * addresses share the index's cache lines: 100,000 random addresses of a
- * 37 MB index took twice as long in input order) and written in input
- * order.  The text view only: JSON collects results in order anyway.
- *
- * Two threads when the batch is large and the persistent index answers
- * (two_threads): the machine's second core otherwise idles while one
- * looks up and composes, 80% of an indexed batch's instructions.  Each
- * thread reads, sorts, looks up and composes half of the lines into a
- * table of its own (the halves of the sorted keys were tried first: the
- * reading and the sort, 10% more, stayed on one core); lines that are
- * not plain hex are answered after, by this thread; the answers still go
- * out in input order, byte for byte.  Without the index (the cold path)
- * the prefetch thread has the other core while CUs are indexed: this
- * thread answers alone until the index is complete, then the second
- * helps (lookup_sorted), and later batches take the two-thread path. */
-static int answer_batch(struct sym_run *r, struct pending *p, size_t n)
-{
-	struct vg_radix_item *keys = malloc(2 * (n ? n : 1) * sizeof(*keys));
-	struct span *spans = malloc((n ? n : 1) * sizeof(*spans));
-	struct vg_report_sym_table *tb = &r->table, *tb2 = &r->table2;
-	struct batch_part one = { .r = r, .p = p, .keys = keys, .spans = spans,
-				  .tb = tb, .res = r->res }, two;
-	const struct vg_image *notes2[sizeof(tb2->notes) / sizeof(tb2->notes[0])];
-	struct vg_error err = { 0 };
-	bool second = false;
-	size_t n_keys = 0;
-	int rc = 0;
-
-	if (!keys || !spans) {
-		free(keys);
-		free(spans);
-		return cli_out_of_memory(r->cli, "for the input");
-	}
-	tb->len = tb2->len = 0;
-	/* Before any lookup (two_threads makes the first): a large batch
-	 * starts indexing the DWARF in the background as it is opened. */
-	vg_symbolizer_expect_lookups(r->s, n);
-	if (two_threads(r, p, n)) {
-		pthread_mutex_t claim = PTHREAD_MUTEX_INITIALIZER;
-
-		one.claim = &claim;
-		two = one;
-		two.tb = tb2;
-		two.res = r->res2;
-		two.tag = SPAN_SECOND;
-		two.first = n / 2;
-		two.end = n;
-		two.keys = keys + 2 * (n / 2);  /* its keys and the sort's scratch */
-		one.end = n / 2;
-		one.other = &two;
-		two.other = &one;
-		tb2->style = tb->style;
-		second = worker_give(r, &two);
-		if (!second)
-			one.end = n;   /* all of it on this thread, then */
-		if (second) {
-			part_run(&one);
-			sem_wait_intr(&r->worker.done);
-		} else {
-			part_read(&one);
-			claim_blocks(&one, &one);
-		}
-		pthread_mutex_destroy(&claim);
-		/* The lines left: not plain hex (symbolic, or not an address),
-		 * in input order. */
-		for (size_t i = 0; i < n && !one.failed && !(second && two.failed); i++) {
-			uint64_t addr = 0;
-
-			if (spans[i].len != UINT32_MAX)
-				continue;
-			if (!p[i].bad && resolve(r, p[i].input, true, &addr, &err) == 0) {
-				keys[0] = (struct vg_radix_item){ addr, i };
-				lookup_keys(&one, keys, 0, 1);
-				continue;
-			}
-			spans[i].off = tb->len;
-			vg_report_sym_compose_bad(tb, p[i].input, p[i].bad ? p[i].bad : err.msg);
-			vg_error_clear(&err);
-			r->n_bad_input++;
-			spans[i].len = (uint32_t)(tb->len - spans[i].off);
-			spans[i].note = 0;
-		}
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			uint64_t addr = 0, start = tb->len;
-
-			if (!p[i].bad && resolve(r, p[i].input, true, &addr, &err) == 0) {
-				keys[n_keys++] = (struct vg_radix_item){ addr, i };
-				spans[i].len = UINT32_MAX;
-				continue;
-			}
-			vg_report_sym_compose_bad(tb, p[i].input, p[i].bad ? p[i].bad : err.msg);
-			vg_error_clear(&err);
-			r->n_bad_input++;
-			spans[i] = (struct span){ start, (uint32_t)(tb->len - start), 0 };
-		}
-		/* Small keys, sorted without indirect compares (qsort was a
-		 * tenth of a batch). */
-		vg_radix_sort(keys, keys + n_keys, n_keys);
-		/* Highest address first: without a persistent index, the
-		 * prefetch thread indexes CUs from the last down (file order
-		 * is mostly address order), and this thread follows right
-		 * behind it, indexing the next CU itself rather than wait
-		 * (dwindex.c's ensure_indexed); the rest on two threads once
-		 * every CU is indexed. */
-		second = lookup_sorted(r, &one, &two, n_keys, batch_may_split(r, n));
-	}
-	if (second) {
-		/* The second table's notes, by image, for the writes below
-		 * (vg_report_sym_note finds each by image in tb). */
-		for (size_t j = 0; j < tb2->n_notes; j++)
-			notes2[j] = tb2->notes[j].img;
-		vg_report_sym_merge_notes(tb, tb2);
-	}
-	if (one.failed)
-		rc = cli_fail(r->cli, &one.err);
-	else if (second && two.failed)
-		rc = cli_fail(r->cli, &two.err);
-	if ((tb->oom || tb2->oom) && !rc)
-		rc = cli_out_of_memory(r->cli, "for the answers");
-	if (r->direct_out && !r->out && !(r->out = malloc(OUT_CHUNK)))
-		r->direct_out = false;
-	/* In input order, up to the first line a failure left unanswered. */
-	for (size_t i = 0, out_len = 0; i < n && spans[i].len != UINT32_MAX && !tb->oom && !tb2->oom; i++) {
-		const struct span *sp = &spans[i];
-		const char *text = sp->note & SPAN_SECOND ? tb2->text : tb->text;
-		uint32_t note = sp->note & ~SPAN_SECOND;
-
-		if (r->direct_out && sp->len <= OUT_CHUNK) {
-			if (out_len + sp->len > OUT_CHUNK) {
-				out_direct(r->out, out_len);
-				out_len = 0;
-			}
-			memcpy(r->out + out_len, text + sp->off, sp->len);
-			out_len += sp->len;
-		} else {
-			if (out_len)
-				out_direct(r->out, out_len);
-			out_len = 0;
-			fwrite_unlocked(text + sp->off, 1, sp->len, stdout);
-		}
-		if (note) {
-			if (out_len)
-				out_direct(r->out, out_len);
-			out_len = 0;
-			(void)vg_report_sym_note(stdout, tb, sp->note & SPAN_SECOND ? notes2[note - 1]
-										: tb->notes[note - 1].img);
-		}
-		if (out_len && (i + 1 == n || spans[i + 1].len == UINT32_MAX))
-			out_direct(r->out, out_len);
-	}
-	tb->len = tb2->len = 0;
-	tb->oom = tb2->oom = false;
-	free(keys);
-	free(spans);
-	return rc;
-}
-
 static int answer_stdin(struct sym_run *r)
 {
 	size_t cap = 1 << 18, len = 0;
-	struct pending *p = NULL;
+	struct sym_pending *p = NULL;
 	size_t n_p = 0, cap_p = 0;
 	/* From here on buf may hold a NUL byte; SIZE_MAX: it holds none. */
 	size_t nul_from = SIZE_MAX;
@@ -914,10 +325,10 @@ static int answer_stdin(struct sym_run *r)
 				rc = cli_out_of_memory(r->cli, "for the input");
 				break;
 			}
-			p[n_p++] = (struct pending){ .input = line, .bad = bad };
+			p[n_p++] = (struct sym_pending){ .input = line, .bad = bad };
 		}
 		if (!rc && n_p)
-			rc = answer_batch(r, p, n_p);
+			rc = sym_batch_answer(&r->batch, p, n_p);
 		memmove(buf, buf + start, len - start);
 		len -= start;
 		if (nul_from != SIZE_MAX)
@@ -1027,11 +438,14 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 		}
 	}
 	r.table.style = r.o.style;
+	r.batch = (struct sym_batch){ .cli = cli, .s = r.s, .offline = r.o.bin_path != NULL,
+				      .table = &r.table };
 	r.res = malloc(sizeof(*r.res));
 	if (!r.res) {
 		rc = cli_out_of_memory(cli, "for an answer");
 		goto out;
 	}
+	r.batch.res = r.res;
 	rc = check_args(&r, addrs, n);
 	if (rc)
 		goto out;
@@ -1051,7 +465,7 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 		static char out_buf[1 << 20];
 
 		setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
-		r.direct_out = true;
+		r.batch.direct_out = true;
 	}
 	if (n == 0) {
 		rc = answer_stdin(&r);
@@ -1066,19 +480,17 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 	} else {
 		print_warnings(&r);
 	}
+	r.n_bad_input += r.batch.n_bad_input;
 	if (!rc && r.n_bad_input) {
 		fprintf(stderr, "vigil: error: %zu input line%s not an address (answered with an error in place)\n",
 			r.n_bad_input, r.n_bad_input == 1 ? " was" : "s were");
 		rc = VG_EXIT_USAGE;
 	}
 out:
-	worker_stop(&r);
+	sym_batch_free(&r.batch);
 	cJSON_Delete(r.results);
 	vg_report_sym_table_free(&r.table);
-	vg_report_sym_table_free(&r.table2);
 	free(r.res);
-	free(r.res2);
-	free(r.out);
 	/* Freeing may write persistent indexes (sym/symcache.h): the answers
 	 * reach their reader first. */
 	fflush(stdout);

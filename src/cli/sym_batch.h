@@ -1,0 +1,67 @@
+/* sym_batch.h - a batch of `vigil sym` input lines: looked up in address
+ * order (on two threads when large and the lookups can share the
+ * symbolizer), answered in input order. */
+#ifndef VIGIL_CLI_SYM_BATCH_H
+#define VIGIL_CLI_SYM_BATCH_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli/cli.h"
+#include "report/sym.h"
+#include "sym/symbolizer.h"
+
+/* One line of a batch read from standard input. */
+struct sym_pending {
+	char *input;
+	const char *bad;          /* not an address: why */
+};
+
+struct batch_part;
+
+/* The batch engine's state, kept from batch to batch.  The caller sets
+ * cli, s, offline, table, res and direct_out; the rest is the engine's. */
+struct sym_batch {
+	struct vg_cli *cli;
+	struct vg_symbolizer *s;
+	bool offline;                      /* --bin: @0xHEX and bare hex */
+	/* The caller's table and scratch answer, shared with its answers
+	 * one at a time (the first thread composes into them). */
+	struct vg_report_sym_table *table;
+	struct vg_sym_result *res;
+	/* Stdout is a file or pipe whose stdio buffer the caller set: a
+	 * batch's answers are gathered in input order, OUT_CHUNK bytes at a
+	 * time, and written past stdio (out_direct). */
+	bool direct_out;
+	size_t n_bad_input;                /* lines that were not addresses */
+	/* The second thread's answers are composed here; its scratch answer
+	 * is its own. */
+	struct vg_report_sym_table table2;
+	struct vg_sym_result *res2;
+	char *out;                         /* NULL until the first batch */
+	/* That thread: started at the first large batch and kept for the
+	 * next (one started per batch began 1-4 ms late on a loaded
+	 * machine, a tenth of a batch).  go hands it a part (NULL: exit),
+	 * done says the part is answered. */
+	struct {
+		pthread_t thread;
+		bool started;
+		sem_t go, done;
+		struct batch_part *part;
+	} worker;
+};
+
+/* p[0, n) answered to stdout in input order, after what stdio holds.  A
+ * line that is not an address is answered with the error in its place
+ * and counted in n_bad_input.  0, or the exit code of a failure that ends
+ * the run (said already: target gone, out of memory); the answers before
+ * the first line a failure left unanswered are out. */
+int sym_batch_answer(struct sym_batch *b, struct sym_pending *p, size_t n);
+
+/* The second thread stopped, the engine's memory freed (b itself and
+ * the caller's parts are not). */
+void sym_batch_free(struct sym_batch *b);
+
+#endif
