@@ -21,7 +21,7 @@
  * SPAN_SECOND bit of note), written in address order and read in input
  * order: small, so that neither walk misses the cache much (the 48-byte
  * line records did, at a tenth of a batch). */
-struct span {
+struct batch_span {
 	uint64_t off;
 	uint32_t len;             /* UINT32_MAX: not answered */
 	uint32_t note;            /* 1 + index into the table's notes; 0: none */
@@ -50,7 +50,7 @@ struct batch_part {
 	const struct sym_pending *p;
 	struct vg_radix_item *keys;
 	size_t lo, hi;
-	struct span *spans;
+	struct batch_span *spans;
 	struct vg_report_sym_table *tb;
 	struct vg_sym_result *res;
 	uint32_t tag;             /* SPAN_SECOND, or 0 */
@@ -91,7 +91,7 @@ static void lookup_keys(struct batch_part *exec, const struct vg_radix_item *key
 		for (size_t j = 0; tb->note_of && j < tb->n_notes; j++)
 			if (tb->notes[j].img == tb->note_of)
 				note = (uint32_t)j + 1;
-		exec->spans[i] = (struct span){ start, (uint32_t)(tb->len - start), note | exec->tag };
+		exec->spans[i] = (struct batch_span){ start, (uint32_t)(tb->len - start), note | exec->tag };
 	}
 	vg_sym_release(exec->r->s);
 }
@@ -336,6 +336,29 @@ static void out_direct(const char *p, size_t n)
 	}
 }
 
+/* Room for a batch of n lines: its keys (with the sort's scratch) and
+ * spans, kept for the next batch (freed and allocated anew, they were
+ * faulted in anew: a fifth of a batch's page faults). */
+static bool batch_room(struct sym_batch *r, size_t n)
+{
+	struct vg_radix_item *keys;
+	struct batch_span *spans;
+
+	if (n <= r->room && r->keys)
+		return true;
+	n = n ? n : 1;
+	keys = realloc(r->keys, 2 * n * sizeof(*keys));
+	if (!keys)
+		return false;
+	r->keys = keys;
+	spans = realloc(r->spans, n * sizeof(*spans));
+	if (!spans)
+		return false;
+	r->spans = spans;
+	r->room = n;
+	return true;
+}
+
 /* The lines read so far, looked up in address order (neighbouring
  * addresses share the index's cache lines: 100,000 random addresses of a
  * 37 MB index took twice as long in input order) and written in input
@@ -354,22 +377,22 @@ static void out_direct(const char *p, size_t n)
  * helps (lookup_sorted), and later batches take the two-thread path. */
 int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 {
-	struct vg_radix_item *keys = malloc(2 * (n ? n : 1) * sizeof(*keys));
-	struct span *spans = malloc((n ? n : 1) * sizeof(*spans));
+	struct vg_radix_item *keys;
+	struct batch_span *spans;
 	struct vg_report_sym_table *tb = r->table, *tb2 = &r->table2;
-	struct batch_part one = { .r = r, .p = p, .keys = keys, .spans = spans,
-				  .tb = tb, .res = r->res }, two;
+	struct batch_part one, two;
 	const struct vg_image *notes2[sizeof(tb2->notes) / sizeof(tb2->notes[0])];
 	struct vg_error err = { 0 };
 	bool second = false;
 	size_t n_keys = 0;
 	int rc = 0;
 
-	if (!keys || !spans) {
-		free(keys);
-		free(spans);
+	if (!batch_room(r, n))
 		return cli_out_of_memory(r->cli, "for the input");
-	}
+	keys = r->keys;
+	spans = r->spans;
+	one = (struct batch_part){ .r = r, .p = p, .keys = keys, .spans = spans,
+				   .tb = tb, .res = r->res };
 	tb->len = tb2->len = 0;
 	/* Before any lookup (two_threads makes the first): a large batch
 	 * starts indexing the DWARF in the background as it is opened. */
@@ -431,7 +454,7 @@ int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 			vg_report_sym_compose_bad(tb, p[i].input, p[i].bad ? p[i].bad : err.msg);
 			vg_error_clear(&err);
 			r->n_bad_input++;
-			spans[i] = (struct span){ start, (uint32_t)(tb->len - start), 0 };
+			spans[i] = (struct batch_span){ start, (uint32_t)(tb->len - start), 0 };
 		}
 		/* Small keys, sorted without indirect compares (qsort was a
 		 * tenth of a batch). */
@@ -461,7 +484,7 @@ int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 		r->direct_out = false;
 	/* In input order, up to the first line a failure left unanswered. */
 	for (size_t i = 0, out_len = 0; i < n && spans[i].len != UINT32_MAX && !tb->oom && !tb2->oom; i++) {
-		const struct span *sp = &spans[i];
+		const struct batch_span *sp = &spans[i];
 		const char *text = sp->note & SPAN_SECOND ? tb2->text : tb->text;
 		uint32_t note = sp->note & ~SPAN_SECOND;
 
@@ -490,8 +513,6 @@ int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 	}
 	tb->len = tb2->len = 0;
 	tb->oom = tb2->oom = false;
-	free(keys);
-	free(spans);
 	return rc;
 }
 
@@ -501,6 +522,11 @@ void sym_batch_free(struct sym_batch *r)
 	vg_report_sym_table_free(&r->table2);
 	free(r->res2);
 	free(r->out);
+	free(r->keys);
+	free(r->spans);
 	r->res2 = NULL;
 	r->out = NULL;
+	r->keys = NULL;
+	r->spans = NULL;
+	r->room = 0;
 }

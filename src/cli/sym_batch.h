@@ -20,6 +20,8 @@ struct sym_pending {
 };
 
 struct batch_part;
+struct batch_span;
+struct vg_radix_item;
 
 /* The batch engine's state, kept from batch to batch.  The caller sets
  * cli, s, offline, table, res and direct_out; the rest is the engine's. */
@@ -41,6 +43,10 @@ struct sym_batch {
 	struct vg_report_sym_table table2;
 	struct vg_sym_result *res2;
 	char *out;                         /* NULL until the first batch */
+	/* The largest batch's keys (and the sort's scratch) and spans. */
+	struct vg_radix_item *keys;
+	struct batch_span *spans;
+	size_t room;
 	/* That thread: started at the first large batch and kept for the
 	 * next (one started per batch began 1-4 ms late on a loaded
 	 * machine, a tenth of a batch).  go hands it a part (NULL: exit),
