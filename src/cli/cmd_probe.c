@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/outputs.h"
+#include "cli/stack_opts.h"
 #include "elf/addrspec.h"
 #include "probe/probe.h"
 #include "report/probe.h"
@@ -127,12 +128,6 @@ struct probe_args {
 	bool list_usdt;
 };
 
-/* The report (table, json) and, with --stacks, every stack format. */
-static bool probe_writes(const char *format)
-{
-	return strcmp(format, "json") == 0 || vg_stack_format_find(format);
-}
-
 static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_args *a)
 {
 	enum { OPT_DURATION = 256, OPT_LATENCY, OPT_RETVAL, OPT_FILTER, OPT_ARGS, OPT_STACKS, OPT_PER_THREAD,
@@ -172,9 +167,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			a->specs[a->n_specs++] = optarg;
 			break;
 		case OPT_DURATION:
-			if (cli_parse_duration(cli, "--duration", optarg, 1, CLI_MAX_DURATION_MS, &v))
-				return VG_EXIT_USAGE;
-			a->o.duration_ms = v;
+			if ((r = cli_opt_duration(cli, optarg, &a->o.duration_ms)))
+				return r;
 			break;
 		case OPT_LATENCY:
 			a->o.latency = true;
@@ -215,13 +209,14 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			a->top_given = true;
 			break;
 		case OPT_FORMAT:
+			if ((r = cli_opt_format(cli, optarg)))
+				return r;
+			/* json is the report; the rest are the stacks'. */
 			if (strcmp(optarg, "json") == 0) {
 				a->json = true;
 				a->format_name = NULL;
 				break;
 			}
-			if (!vg_stack_format_find(optarg))
-				return cli_usage_error(cli, "invalid --format '%s': expected table, folded, pprof, speedscope, svg or json", optarg);
 			a->format_name = optarg;
 			break;
 		case OPT_STACK_BYTES:
@@ -230,9 +225,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 			a->o.stack_bytes = (uint32_t)v;
 			break;
 		case 'o':
-			if (a->n_out_args == CLI_MAX_OUTPUTS)
-				return cli_usage_error(cli, "at most %d -o", CLI_MAX_OUTPUTS);
-			a->out_args[a->n_out_args++] = optarg;
+			if ((r = cli_opt_output(cli, optarg, a->out_args, &a->n_out_args)))
+				return r;
 			break;
 		case 'h':
 			fputs(cmd_probe_usage, stdout);
@@ -258,7 +252,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct probe_ar
 	a->stack_table = a->format_name && strcmp(a->format_name, "table") == 0;
 	r = cli_outputs_plan(cli, a->out_args, a->n_out_args,
 			     a->format_name ? a->format_name : a->json || cli->json ? "json" : NULL,
-			     "table", probe_writes, &a->outs);
+			     "table", cli_opt_format_known, &a->outs);
 	if (r)
 		return r;
 	/* An extension that names a stack format asks for the stacks. */

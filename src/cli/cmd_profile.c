@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/outputs.h"
+#include "cli/stack_opts.h"
 #include "elf/addrspec.h"
 #include "elf/image.h"
 #include "profile/profile.h"
@@ -126,19 +127,13 @@ struct profile_args {
 	char dir_pattern[PROFILE_MAX_OUTPUTS][4096];
 };
 
-/* The profile's own JSON document, or a stack writer's format. */
-static bool profile_writes(const char *format)
-{
-	return strcmp(format, "json") == 0 || vg_stack_format_find(format);
-}
-
 /* One output per -o (standard output without any), each in the format
  * its extension names; --format for one -o, or for the -o whose
  * extension says nothing ("-": the table by default). */
 static int plan_outputs(struct vg_cli *cli, struct profile_args *a)
 {
 	return cli_outputs_plan(cli, a->out_args, a->n_out_args, a->format_name, "table",
-				profile_writes, &a->outs);
+				cli_opt_format_known, &a->outs);
 }
 
 /* The file name extension of each stack format, for -o DIRECTORY. */
@@ -238,7 +233,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, npos = 0;
+	int c, r, npos = 0;
 	uint64_t v;
 
 	a->o.freq = 999;
@@ -259,19 +254,15 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 			a->freq_given = true;
 			break;
 		case OPT_DURATION:
-			if (cli_parse_duration(cli, "--duration", optarg, 1, CLI_MAX_DURATION_MS, &v))
-				return VG_EXIT_USAGE;
-			a->o.duration_ms = v;
+			if ((r = cli_opt_duration(cli, optarg, &a->o.duration_ms)))
+				return r;
 			break;
 		case OPT_EVENT:
 			a->o.event = optarg;
 			break;
 		case OPT_TID:
-			if (a->o.n_tids == VG_PROFILE_MAX_TIDS)
-				return cli_usage_error(cli, "at most %d --tid", VG_PROFILE_MAX_TIDS);
-			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > INT32_MAX)
-				return cli_usage_error(cli, "invalid --tid '%s': expected a thread id", optarg);
-			a->o.tids[a->o.n_tids++] = (pid_t)v;
+			if ((r = cli_opt_tid(cli, optarg, a->o.tids, &a->o.n_tids, VG_PROFILE_MAX_TIDS)))
+				return r;
 			break;
 		case OPT_UNWIND:
 			if (strcmp(optarg, "dwarf") == 0)
@@ -285,6 +276,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 			a->o.no_kernel = true;
 			break;
 		case OPT_FORMAT:
+			if ((r = cli_opt_format(cli, optarg)))
+				return r;
 			/* json is the profile's own document; the rest are
 			 * the stack writers every command shares. */
 			if (strcmp(optarg, "json") == 0) {
@@ -292,16 +285,13 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct profile_
 				cli->json = true;
 				break;
 			}
-			if (!vg_stack_format_find(optarg))
-				return cli_usage_error(cli, "invalid --format '%s': expected table, folded, pprof, speedscope, svg or json", optarg);
 			if (cli->json)
 				return cli_usage_error(cli, "--json and --format %s disagree", optarg);
 			a->format_name = optarg;
 			break;
 		case 'o':
-			if (a->n_out_args == PROFILE_MAX_OUTPUTS)
-				return cli_usage_error(cli, "at most %d -o", PROFILE_MAX_OUTPUTS);
-			a->out_args[a->n_out_args++] = optarg;
+			if ((r = cli_opt_output(cli, optarg, a->out_args, &a->n_out_args)))
+				return r;
 			break;
 		case OPT_TOP:
 			if (vg_parse_u64(optarg, 0, &a->top) < 0)

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/outputs.h"
+#include "cli/stack_opts.h"
 #include "elf/addrspec.h"
 #include "report/stack.h"
 #include "report/stack_format.h"
@@ -136,7 +137,7 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct stack_ar
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, npos = 0;
+	int c, r, npos = 0;
 	uint64_t v;
 
 	opterr = 0;
@@ -148,11 +149,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct stack_ar
 			a->pid = optarg;
 			break;
 		case OPT_TID:
-			if (a->n_tids == MAX_TIDS)
-				return cli_usage_error(cli, "at most %d --tid", MAX_TIDS);
-			if (vg_parse_u64(optarg, 0, &v) < 0 || v == 0 || v > INT32_MAX)
-				return cli_usage_error(cli, "invalid --tid '%s': expected a thread id", optarg);
-			a->tids[a->n_tids++] = (pid_t)v;
+			if ((r = cli_opt_tid(cli, optarg, a->tids, &a->n_tids, MAX_TIDS)))
+				return r;
 			break;
 		case OPT_NO_KERNEL:
 			a->no_kernel = true;
@@ -166,9 +164,8 @@ static int parse_args(struct vg_cli *cli, int argc, char **argv, struct stack_ar
 			a->every_ms = v;
 			break;
 		case OPT_DURATION:
-			if (cli_parse_duration(cli, "--duration", optarg, 1, CLI_MAX_DURATION_MS, &v))
-				return VG_EXIT_USAGE;
-			a->duration_ms = v;
+			if ((r = cli_opt_duration(cli, optarg, &a->duration_ms)))
+				return r;
 			break;
 		case OPT_FORMAT:
 			a->format = vg_stack_format_find(optarg);

@@ -5,7 +5,7 @@
 # exit code: an unknown symbol, an address in no executable mapping (the
 # target's [stack]), an unmapped address (0x10), a FILE:LINE of no file,
 # no LOCATION, --args 7, --interval 0, --format without --stacks or
-# unknown (exit 2); a dead PID (exit 4); as
+# unknown, --duration 0, 9 -o (exit 2); a dead PID (exit 4); as
 # user nobody against a root target (exit 3).  The target's code is
 # untouched afterwards.
 source "$(dirname "$0")/lib.sh"
@@ -41,7 +41,12 @@ refuse same_site_addr 2 "'probe_counted' and 'tgt_probe:probe_counted' probe the
 refuse mid_instruction 2 "inside the instruction" "$pid" probe_counted+1 --duration 500
 # --format writes the stacks: without --stacks, or an unknown one, refused.
 refuse format_no_stacks 2 "add --stacks" "$pid" probe_counted --format folded --duration 500
-refuse format_unknown 2 "invalid --format 'flame'" "$pid" probe_counted --stacks --format flame --duration 500
+refuse format_unknown 2 "^vigil: error: invalid --format 'flame': expected table, folded, pprof, speedscope, svg or json$" "$pid" probe_counted --stacks --format flame --duration 500
+# The options probe shares with profile (cli/stack_opts.c), word for word.
+refuse duration_0 2 "^vigil: error: invalid --duration '0': expected a duration from 1 ms to 31536000000 ms" "$pid" probe_counted --duration 0
+outs=()
+for i in $(seq 9); do outs+=(-o "$T/many$i.json"); done
+refuse outputs_many 2 "^vigil: error: at most 8 -o$" "$pid" probe_counted "${outs[@]}" --duration 500
 
 # Permission: as nobody against this root-owned target.
 if [[ $(id -u) != 0 ]]; then

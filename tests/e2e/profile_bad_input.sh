@@ -4,7 +4,8 @@
 # "vigil: error: ..." naming what is wrong, nothing on stdout, and with
 # --json an error document with the same exit code: a dead PID, a PID that
 # is not a number, --freq 0 / abc, --format flame, --unwind lbr, --event
-# bogus, --duration -5 / 1.5ms / 2x; --every's misuses (below); as user nobody against a root target: exit 3;
+# bogus, --duration -5 / 1.5ms / 2x, --tid 0, 65 --tid, 9 -o; --every's
+# misuses (below); as user nobody against a root target: exit 3;
 # --event cycles without a hardware PMU: exit 3 naming cpu-clock.
 source "$(dirname "$0")/lib.sh"
 
@@ -32,6 +33,16 @@ refuse duration 2 "duration|-5" "$pid" --duration -5
 refuse duration_submilli 2 "invalid --duration '1.5ms'" "$pid" --duration 1.5ms
 refuse duration_unit 2 "invalid --duration '2x'" "$pid" --duration 2x
 refuse duration_u64max 2 "invalid --duration '18446744073709551615'" "$pid" --duration 18446744073709551615
+# The options profile shares with probe and stack (cli/stack_opts.c), word
+# for word, with profile's own limits: 64 --tid, 8 -o.
+refuse tid_zero 2 "^vigil: error: invalid --tid '0': expected a thread id$" "$pid" --tid 0 --duration 500
+tids=()
+for _ in $(seq 65); do tids+=(--tid "$pid"); done
+refuse tid_many 2 "^vigil: error: at most 64 --tid$" "$pid" "${tids[@]}" --duration 500
+outs=()
+for i in $(seq 9); do outs+=(-o "$T/many$i.svg"); done
+refuse outputs_many 2 "^vigil: error: at most 8 -o$" "$pid" "${outs[@]}" --duration 500
+refuse format_exact 2 "^vigil: error: invalid --format 'flame': expected table, folded, pprof, speedscope, svg or json$" "$pid" --format flame --duration 500
 # Continuous mode (--every): a period under 1 s, a plain -o file (one
 # name for every period), the JSON report, --push/--keep/--label without
 # what they need, a URL that is not http(s), a label that is not K=V.

@@ -13,7 +13,7 @@
 # VIGIL_STACK_METHODS=proc_syscall the blocked threads come from
 # /proc/TID/syscall, and with perf_sample alone the spinner (--tid) is
 # caught by a perf sample; bad input: a dead PID exits 4, a --tid of another
-# process exits 2.
+# process, a --tid not a number and 1025 --tid exit 2.
 source "$(dirname "$0")/lib.sh"
 
 truth=$T/truth
@@ -159,4 +159,8 @@ refuse() { refuse_cmd stack 2000 "$@"; }
 refuse dead 4 "$dead" "$dead"
 refuse bad_tid 2 "not a thread of pid" "$pid" --tid 1
 refuse tid_text 2 "invalid --tid" "$pid" --tid abc
+# --tid's limit is stack's own (cli/stack_opts.c takes it from the caller).
+tids=()
+for _ in $(seq 1025); do tids+=(--tid "$pid"); done
+refuse tid_many 2 "^vigil: error: at most 1024 --tid$" "$pid" "${tids[@]}"
 echo "ok"
