@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "sym/dwindex_priv.h"
+#include "util/ranges.h"
 #include "util/vec.h"
 
 /* What one indexing thread owns: its libdw handle (libdw is not
@@ -54,6 +55,10 @@ struct vg_dwindex {
 	uint64_t *max_hi;       /* max hi of ranges[0..i]: overlapping CUs */
 	size_t n_ranges;
 };
+
+_Static_assert(offsetof(struct cu_range, lo) == offsetof(struct vg_range_head, lo) &&
+	       offsetof(struct cu_range, hi) == offsetof(struct vg_range_head, hi),
+	       "struct cu_range starts as struct vg_range_head (util/ranges.h)");
 
 /* ------------------------------------------------------------------ */
 /* CU ranges                                                            */
@@ -149,11 +154,7 @@ int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out,
 	ix->max_hi = malloc((ix->n_ranges ? ix->n_ranges : 1) * sizeof(uint64_t));
 	if (!ix->max_hi)
 		goto oom;
-	for (size_t i = 0; i < ix->n_ranges; i++) {
-		uint64_t prev = i ? ix->max_hi[i - 1] : 0;
-
-		ix->max_hi[i] = ix->ranges[i].hi > prev ? ix->ranges[i].hi : prev;
-	}
+	vg_ranges_max_hi(ix->max_hi, ix->ranges, sizeof(*ix->ranges), ix->n_ranges);
 	*out = ix;
 	return 0;
 oom:
@@ -717,24 +718,12 @@ int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *dwarf)
 /* ------------------------------------------------------------------ */
 /* lookup                                                               */
 
+/* The CU whose range covers addr (CUs may overlap: the innermost). */
 static struct cu *find_cu(struct vg_dwindex *ix, uint64_t addr)
 {
-	size_t lo = 0, hi = ix->n_ranges;
+	size_t i = vg_ranges_find(ix->ranges, sizeof(*ix->ranges), ix->n_ranges, ix->max_hi, addr);
 
-	/* Last range starting at or below addr... */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ix->ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* ...or an earlier one that still covers it (overlapping CUs). */
-	for (size_t i = lo; i-- > 0 && ix->max_hi[i] > addr;)
-		if (addr < ix->ranges[i].hi)
-			return &ix->cus[ix->ranges[i].cu];
-	return NULL;
+	return i == SIZE_MAX ? NULL : &ix->cus[ix->ranges[i].cu];
 }
 
 static const struct row *find_row(const struct cu *c, uint64_t addr)

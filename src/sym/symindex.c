@@ -13,6 +13,7 @@
 #include "sym/dwindex_priv.h"
 #include "util/bucket.h"
 #include "util/crc32c.h"
+#include "util/ranges.h"
 #include "util/vec.h"
 
 #define SX_MAGIC "VIGILSX"     /* 8 bytes with its NUL */
@@ -56,6 +57,9 @@ _Static_assert(offsetof(struct sx_header, key) == 32, "header layout");
 _Static_assert(offsetof(struct sx_header, sec) == 288, "header layout");
 
 struct sx_range { uint64_t lo, hi; uint32_t cu, pad; };
+_Static_assert(offsetof(struct sx_range, lo) == offsetof(struct vg_range_head, lo) &&
+	       offsetof(struct sx_range, hi) == offsetof(struct vg_range_head, hi),
+	       "struct sx_range starts as struct vg_range_head (util/ranges.h)");
 struct sx_cu {
 	uint32_t scope0, n_scopes, seg0, n_segs, row0, n_rows, block0, n_blocks;
 	uint32_t crc, pad;      /* CRC-32C of the CU's slices, in that order */
@@ -618,12 +622,11 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	}
 	for (size_t i = 0; i < x->n_ranges; i++) {
 		const struct sx_range *r = &x->ranges[i];
-		uint64_t prev = i ? x->max_hi[i - 1] : 0;
 
 		if (r->cu >= x->n_cus || r->hi <= r->lo || (i && r->lo < r[-1].lo))
 			goto bad;
-		x->max_hi[i] = r->hi > prev ? r->hi : prev;
 	}
+	vg_ranges_max_hi(x->max_hi, x->ranges, sizeof(*x->ranges), x->n_ranges);
 	/* Each CU's tables are checked (checksum, references, order) at
 	 * its first lookup: a first answer does not read the whole file. */
 	*out = x;
@@ -816,20 +819,9 @@ static inline const char *str(struct vg_symindex *x, uint32_t off, bool *bad)
 
 static const struct sx_cu *find_cu(const struct vg_symindex *x, uint64_t addr)
 {
-	size_t lo = 0, hi = x->n_ranges;
+	size_t i = vg_ranges_find(x->ranges, sizeof(*x->ranges), x->n_ranges, x->max_hi, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (x->ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0 && x->max_hi[i] > addr;)
-		if (addr < x->ranges[i].hi)
-			return &x->cus[x->ranges[i].cu];
-	return NULL;
+	return i == SIZE_MAX ? NULL : &x->cus[x->ranges[i].cu];
 }
 
 static const struct sx_row *find_row(const struct vg_symindex *x,
