@@ -728,32 +728,16 @@ static struct cu *find_cu(struct vg_dwindex *ix, uint64_t addr)
 
 static const struct row *find_row(const struct cu *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->n_blocks;
-
 	/* The block whose first row is the last at or below addr... */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = vg_sorted_count_le(c->row_block, sizeof(uint64_t), c->n_blocks, addr), hi;
 
-		if (c->row_block[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	/* ...then the last row at or below addr inside it (rows at the
 	 * same address may straddle blocks: the search stays exact since
 	 * it looks for the last such row up to the next block start). */
 	hi = lo * ROW_BLOCK < c->n_rows ? lo * ROW_BLOCK : c->n_rows;
-	lo = (lo - 1) * ROW_BLOCK;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->row_addr[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = vg_sorted_count_le_in(c->row_addr, sizeof(uint64_t), (lo - 1) * ROW_BLOCK, hi, addr);
 	if (lo == 0 || c->rows[lo - 1].end_sequence)
 		return NULL;
 	return &c->rows[lo - 1];
@@ -761,16 +745,10 @@ static const struct row *find_row(const struct cu *c, uint64_t addr)
 
 static uint32_t find_scope(const struct cu *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->n_segs;
+	/* lo is the first field (segs may be NULL when empty). */
+	size_t lo = vg_sorted_count_le(c->segs, sizeof(*c->segs), c->n_segs, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->segs[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	_Static_assert(offsetof(struct seg, lo) == 0, "lo first");
 	return lo ? c->segs[lo - 1].scope : NO_SCOPE;
 }
 
