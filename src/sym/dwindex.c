@@ -56,9 +56,7 @@ struct vg_dwindex {
 	size_t n_ranges;
 };
 
-_Static_assert(offsetof(struct cu_range, lo) == offsetof(struct vg_range_head, lo) &&
-	       offsetof(struct cu_range, hi) == offsetof(struct vg_range_head, hi),
-	       "struct cu_range starts as struct vg_range_head (util/ranges.h)");
+VG_RANGE_HEAD_CHECK(struct cu_range, lo, hi);
 
 /* ------------------------------------------------------------------ */
 /* CU ranges                                                            */

@@ -143,9 +143,7 @@ size_t vg_perfmap_feed(struct vg_perfmap *m, const char *buf, size_t len)
 	return pos;
 }
 
-_Static_assert(offsetof(struct vg_perfmap_entry, start) == offsetof(struct vg_range_head, lo) &&
-	       offsetof(struct vg_perfmap_entry, end) == offsetof(struct vg_range_head, hi),
-	       "struct vg_perfmap_entry starts as struct vg_range_head");
+VG_RANGE_HEAD_CHECK(struct vg_perfmap_entry, start, end);
 
 static int by_start_then_seq(const void *a, const void *b)
 {

@@ -57,9 +57,7 @@ _Static_assert(offsetof(struct sx_header, key) == 32, "header layout");
 _Static_assert(offsetof(struct sx_header, sec) == 288, "header layout");
 
 struct sx_range { uint64_t lo, hi; uint32_t cu, pad; };
-_Static_assert(offsetof(struct sx_range, lo) == offsetof(struct vg_range_head, lo) &&
-	       offsetof(struct sx_range, hi) == offsetof(struct vg_range_head, hi),
-	       "struct sx_range starts as struct vg_range_head (util/ranges.h)");
+VG_RANGE_HEAD_CHECK(struct sx_range, lo, hi);
 struct sx_cu {
 	uint32_t scope0, n_scopes, seg0, n_segs, row0, n_rows, block0, n_blocks;
 	uint32_t crc, pad;      /* CRC-32C of the CU's slices, in that order */

@@ -24,6 +24,13 @@ struct vg_range_head {
 	uint64_t lo, hi;
 };
 
+/* A compile-time check that type starts as struct vg_range_head: its
+ * fields lo_field and hi_field in that place. */
+#define VG_RANGE_HEAD_CHECK(type, lo_field, hi_field)                                   \
+	_Static_assert(offsetof(type, lo_field) == offsetof(struct vg_range_head, lo) && \
+		       offsetof(type, hi_field) == offsetof(struct vg_range_head, hi),   \
+		       #type " starts as struct vg_range_head")
+
 /* The 64-bit field off bytes into record i. */
 static inline uint64_t vg_key_at(const void *recs, size_t stride, size_t i, size_t off)
 {

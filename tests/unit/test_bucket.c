@@ -79,6 +79,7 @@ struct range_rec {
 	uint64_t lo, hi;
 	uint32_t id;
 };
+VG_RANGE_HEAD_CHECK(struct range_rec, lo, hi);
 
 /* Every range containing x, innermost (last by lo) first, as a scan says. */
 static size_t scan_containing(const struct range_rec *r, size_t n, uint64_t x,
