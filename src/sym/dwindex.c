@@ -757,11 +757,7 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 	const struct row *row;
 	uint32_t s;
 
-	res->n_frames = 0;
-	res->truncated = false;
-	res->file = NULL;
-	res->line = res->column = 0;
-	res->has_line = false;
+	dw_result_clear(res);
 	if (!c)
 		return -ENOENT;
 	if (ensure_indexed(ix, c) < 0 || c->failed)
@@ -779,28 +775,14 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 	 * concrete subprogram, as llvm-symbolizer's does. */
 	for (uint32_t hops = 0; s != NO_SCOPE && hops < c->n_scopes; hops++) {
 		const struct scope *sc = &c->scopes[s];
-		struct vg_dw_frame *f;
+		struct vg_dw_frame *up;
 
-		if (res->n_frames == VG_DW_MAX_FRAMES) {
-			res->truncated = true;
+		if (!dw_result_push(res, sc->name, sc->linkage, sc->inlined, sc->entry))
 			break;
-		}
-		f = &res->frames[res->n_frames];
-		f->name = sc->name;
-		f->name_is_linkage = sc->linkage;
-		f->inlined = sc->inlined;
-		f->entry = sc->entry;
-		if (res->n_frames == 0) {
-			f->file = res->file;
-			f->line = res->line;
-			f->column = res->column;
-		}
-		res->n_frames++;
 		if (!sc->inlined)
 			break;
-		if (res->n_frames < VG_DW_MAX_FRAMES) {
-			struct vg_dw_frame *up = &res->frames[res->n_frames];
-
+		up = dw_result_next(res);
+		if (up) {
 			/* Composed at indexing (calls_named): read only. */
 			up->file = !c->calls_named ? dwindex_file_name(c, sc->call_file)
 				 : sc->call_file < c->n_files ? c->files[sc->call_file] : NULL;

@@ -852,11 +852,7 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 	bool bad = false;
 	uint32_t s;
 
-	res->n_frames = 0;
-	res->truncated = false;
-	res->file = NULL;
-	res->line = res->column = 0;
-	res->has_line = false;
+	dw_result_clear(res);
 	if (!c)
 		return -ENOENT;
 	if (!cu_good(x, c))
@@ -871,33 +867,20 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 	s = find_scope(x, c, addr);
 	for (uint32_t hops = 0; s != NONE32 && hops < c->n_scopes; hops++) {
 		const struct sx_scope *sc;
-		struct vg_dw_frame *f;
+		struct vg_dw_frame *up;
 
 		if (s >= c->n_scopes) {
 			bad = true;
 			break;
 		}
 		sc = &x->scopes[c->scope0 + s];
-		if (res->n_frames == VG_DW_MAX_FRAMES) {
-			res->truncated = true;
+		if (!dw_result_push(res, str(x, sc->name, &bad), sc->linkage, sc->inlined,
+				    sc->entry))
 			break;
-		}
-		f = &res->frames[res->n_frames];
-		f->name = str(x, sc->name, &bad);
-		f->name_is_linkage = sc->linkage;
-		f->inlined = sc->inlined;
-		f->entry = sc->entry;
-		if (res->n_frames == 0) {
-			f->file = res->file;
-			f->line = res->line;
-			f->column = res->column;
-		}
-		res->n_frames++;
 		if (!sc->inlined)
 			break;
-		if (res->n_frames < VG_DW_MAX_FRAMES) {
-			struct vg_dw_frame *up = &res->frames[res->n_frames];
-
+		up = dw_result_next(res);
+		if (up) {
 			up->file = str(x, sc->call_file, &bad);
 			up->line = sc->call_line;
 			up->column = sc->call_column;
