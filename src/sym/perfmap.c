@@ -143,8 +143,6 @@ size_t vg_perfmap_feed(struct vg_perfmap *m, const char *buf, size_t len)
 	return pos;
 }
 
-VG_RANGE_HEAD_CHECK(struct vg_perfmap_entry, start, end);
-
 static int by_start_then_seq(const void *a, const void *b)
 {
 	const struct vg_perfmap_entry *x = a, *y = b;
