@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/ranges.h"
+
 #define DW_EH_PE_omit 0xff
 #define DW_EH_PE_absptr 0x00
 #define DW_EH_PE_uleb128 0x01
@@ -265,16 +267,10 @@ void vg_fde_table_release(struct vg_fde_table *t)
 bool vg_fde_table_find(const struct vg_fde_table *t, uint64_t vaddr,
 		       struct vg_fde_range *out)
 {
-	size_t lo = 0, hi = t->n;
+	/* start is the first field (t->r may be NULL when empty). */
+	_Static_assert(offsetof(struct vg_fde_range, start) == 0, "start first");
+	size_t lo = vg_sorted_count_le(t->r, sizeof(*t->r), t->n, vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->r[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* FDEs do not overlap in linked code; a few steps back cover the
 	 * odd file where they do (a nested range sorted after its parent). */
 	for (size_t k = lo, steps = 0; k > 0 && steps < 8; k--, steps++) {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "sym/dwindex_priv.h"
+#include "util/ranges.h"
 #include "util/vec.h"
 
 /* What one indexing thread owns: its libdw handle (libdw is not
@@ -54,6 +55,8 @@ struct vg_dwindex {
 	uint64_t *max_hi;       /* max hi of ranges[0..i]: overlapping CUs */
 	size_t n_ranges;
 };
+
+VG_RANGE_HEAD_CHECK(struct cu_range, lo, hi);
 
 /* ------------------------------------------------------------------ */
 /* CU ranges                                                            */
@@ -149,11 +152,7 @@ int vg_dwindex_new(Dwarf *dwarf, struct vg_dwindex **out,
 	ix->max_hi = malloc((ix->n_ranges ? ix->n_ranges : 1) * sizeof(uint64_t));
 	if (!ix->max_hi)
 		goto oom;
-	for (size_t i = 0; i < ix->n_ranges; i++) {
-		uint64_t prev = i ? ix->max_hi[i - 1] : 0;
-
-		ix->max_hi[i] = ix->ranges[i].hi > prev ? ix->ranges[i].hi : prev;
-	}
+	vg_ranges_max_hi(ix->max_hi, ix->ranges, sizeof(*ix->ranges), ix->n_ranges);
 	*out = ix;
 	return 0;
 oom:
@@ -717,54 +716,26 @@ int vg_dwindex_prefetch(struct vg_dwindex *ix, Dwarf *dwarf)
 /* ------------------------------------------------------------------ */
 /* lookup                                                               */
 
+/* The CU whose range covers addr (CUs may overlap: the innermost). */
 static struct cu *find_cu(struct vg_dwindex *ix, uint64_t addr)
 {
-	size_t lo = 0, hi = ix->n_ranges;
+	size_t i = vg_ranges_find(ix->ranges, sizeof(*ix->ranges), ix->n_ranges, ix->max_hi, addr);
 
-	/* Last range starting at or below addr... */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ix->ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* ...or an earlier one that still covers it (overlapping CUs). */
-	for (size_t i = lo; i-- > 0 && ix->max_hi[i] > addr;)
-		if (addr < ix->ranges[i].hi)
-			return &ix->cus[ix->ranges[i].cu];
-	return NULL;
+	return i == SIZE_MAX ? NULL : &ix->cus[ix->ranges[i].cu];
 }
 
 static const struct row *find_row(const struct cu *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->n_blocks;
-
 	/* The block whose first row is the last at or below addr... */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = vg_sorted_count_le(c->row_block, sizeof(uint64_t), c->n_blocks, addr), hi;
 
-		if (c->row_block[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	/* ...then the last row at or below addr inside it (rows at the
 	 * same address may straddle blocks: the search stays exact since
 	 * it looks for the last such row up to the next block start). */
 	hi = lo * ROW_BLOCK < c->n_rows ? lo * ROW_BLOCK : c->n_rows;
-	lo = (lo - 1) * ROW_BLOCK;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->row_addr[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = vg_sorted_count_le_in(c->row_addr, sizeof(uint64_t), (lo - 1) * ROW_BLOCK, hi, addr);
 	if (lo == 0 || c->rows[lo - 1].end_sequence)
 		return NULL;
 	return &c->rows[lo - 1];
@@ -772,16 +743,10 @@ static const struct row *find_row(const struct cu *c, uint64_t addr)
 
 static uint32_t find_scope(const struct cu *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->n_segs;
+	/* lo is the first field (segs may be NULL when empty). */
+	size_t lo = vg_sorted_count_le(c->segs, sizeof(*c->segs), c->n_segs, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->segs[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	_Static_assert(offsetof(struct seg, lo) == 0, "lo first");
 	return lo ? c->segs[lo - 1].scope : NO_SCOPE;
 }
 
@@ -792,11 +757,7 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 	const struct row *row;
 	uint32_t s;
 
-	res->n_frames = 0;
-	res->truncated = false;
-	res->file = NULL;
-	res->line = res->column = 0;
-	res->has_line = false;
+	dw_result_clear(res);
 	if (!c)
 		return -ENOENT;
 	if (ensure_indexed(ix, c) < 0 || c->failed)
@@ -814,28 +775,14 @@ int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 	 * concrete subprogram, as llvm-symbolizer's does. */
 	for (uint32_t hops = 0; s != NO_SCOPE && hops < c->n_scopes; hops++) {
 		const struct scope *sc = &c->scopes[s];
-		struct vg_dw_frame *f;
+		struct vg_dw_frame *up;
 
-		if (res->n_frames == VG_DW_MAX_FRAMES) {
-			res->truncated = true;
+		if (!dw_result_push(res, sc->name, sc->linkage, sc->inlined, sc->entry))
 			break;
-		}
-		f = &res->frames[res->n_frames];
-		f->name = sc->name;
-		f->name_is_linkage = sc->linkage;
-		f->inlined = sc->inlined;
-		f->entry = sc->entry;
-		if (res->n_frames == 0) {
-			f->file = res->file;
-			f->line = res->line;
-			f->column = res->column;
-		}
-		res->n_frames++;
 		if (!sc->inlined)
 			break;
-		if (res->n_frames < VG_DW_MAX_FRAMES) {
-			struct vg_dw_frame *up = &res->frames[res->n_frames];
-
+		up = dw_result_next(res);
+		if (up) {
 			/* Composed at indexing (calls_named): read only. */
 			up->file = !c->calls_named ? dwindex_file_name(c, sc->call_file)
 				 : sc->call_file < c->n_files ? c->files[sc->call_file] : NULL;

@@ -132,4 +132,48 @@ const char *dwindex_file_name(struct cu *c, uint32_t idx);
 int dwindex_build_scopes(struct cu *c, struct names *names, Dwarf_Die *cudie,
 			 bool *corrupt);
 
+/* The answer of a lookup, the same in both indexes (dwindex.c's and
+ * symindex.c's copy of it): empty to start with... */
+static inline void dw_result_clear(struct vg_dw_result *res)
+{
+	res->n_frames = 0;
+	res->truncated = false;
+	res->file = NULL;
+	res->line = res->column = 0;
+	res->has_line = false;
+}
+
+/* ...then a frame per scope, innermost first, the first at the address's
+ * line: the new frame, or NULL with truncated set when res is full... */
+static inline struct vg_dw_frame *dw_result_push(struct vg_dw_result *res, const char *name,
+						 bool linkage, bool inlined, uint64_t entry)
+{
+	struct vg_dw_frame *f;
+
+	if (res->n_frames == VG_DW_MAX_FRAMES) {
+		res->truncated = true;
+		return NULL;
+	}
+	f = &res->frames[res->n_frames];
+	f->name = name;
+	f->name_is_linkage = linkage;
+	f->inlined = inlined;
+	f->entry = entry;
+	if (res->n_frames == 0) {
+		f->file = res->file;
+		f->line = res->line;
+		f->column = res->column;
+	}
+	res->n_frames++;
+	return f;
+}
+
+/* ...and after an inlined scope's frame, the frame that encloses it
+ * stands at its call site: that frame, for the caller to set its
+ * location, or NULL when res is full. */
+static inline struct vg_dw_frame *dw_result_next(struct vg_dw_result *res)
+{
+	return res->n_frames < VG_DW_MAX_FRAMES ? &res->frames[res->n_frames] : NULL;
+}
+
 #endif

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/ranges.h"
 #include "util/vec.h"
 
 #define CHUNK_SIZE (64u * 1024)
@@ -159,9 +160,7 @@ static int build_index(struct vg_perfmap *m)
 		return -ENOMEM;
 	m->max_end = max_end;
 	qsort(m->entries, m->n, sizeof(*m->entries), by_start_then_seq);
-	for (size_t i = 0; i < m->n; i++)
-		max_end[i] = i && max_end[i - 1] > m->entries[i].end ? max_end[i - 1]
-								      : m->entries[i].end;
+	vg_ranges_max_hi(max_end, m->entries, sizeof(*m->entries), m->n);
 	m->sorted = true;
 	return 0;
 }
@@ -169,28 +168,17 @@ static int build_index(struct vg_perfmap *m)
 const struct vg_perfmap_entry *vg_perfmap_lookup(struct vg_perfmap *m, uint64_t addr)
 {
 	const struct vg_perfmap_entry *best = NULL;
-	size_t lo = 0, hi;
 
 	if (!m->sorted && build_index(m) < 0)
 		return NULL;
-	/* the last entry starting at or below addr */
-	hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->entries[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Walk down while an earlier entry may still reach addr: overlaps
-	 * are rare (reused code space), so this is a step or two. */
-	for (size_t i = lo; i-- > 0 && m->max_end[i] > addr;) {
-		const struct vg_perfmap_entry *e = &m->entries[i];
-
-		if (addr < e->end && (!best || e->seq > best->seq))
-			best = e;
-	}
+	/* Every entry containing addr, not only the innermost: the latest
+	 * line wins.  Overlaps are rare (reused code space), so this is a
+	 * step or two. */
+	for (size_t i = vg_ranges_find(m->entries, sizeof(*m->entries), m->n, m->max_end, addr);
+	     i != SIZE_MAX;
+	     i = vg_ranges_prev_containing(m->entries, sizeof(*m->entries), m->max_end, i, addr))
+		if (!best || m->entries[i].seq > best->seq)
+			best = &m->entries[i];
 	return best;
 }
 

@@ -23,15 +23,18 @@
 #include <sys/types.h>
 
 #include "util/error.h"
+#include "util/ranges.h"
 
 #define VG_PERFMAP_MAX_LINE 4096
 #define VG_PERFMAP_MAX_ENTRIES (2u * 1024 * 1024)
 
+/* Starts as util/ranges.h's struct vg_range_head: its lookups read it. */
 struct vg_perfmap_entry {
 	uint64_t start, end;     /* [start, end) */
 	uint32_t seq;            /* line order: the later wins */
 	const char *name;
 };
+VG_RANGE_HEAD_CHECK(struct vg_perfmap_entry, start, end);
 
 struct vg_perfmap_chunk;
 

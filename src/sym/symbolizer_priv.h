@@ -65,12 +65,18 @@ struct second_handle {
 	Dwarf *dwarf;
 };
 
+/* A name by a nonzero 64-bit key (a string's address, a target address):
+ * open addressing, at most half full.  Both caches below are one. */
+struct name_map {
+	uint64_t *keys;            /* 0: empty */
+	const char **values;
+	size_t n, cap;             /* cap: power of two */
+};
+
 /* Demangled names by the address of the mangled string: those strings live
  * in ELF or DWARF sections that stay mapped while the symbolizer lives. */
 struct name_cache {
-	const char **keys;
-	const char **values;       /* == key when the name is not mangled */
-	size_t n, cap;             /* cap: power of two */
+	struct name_map map;       /* value == key when the name is not mangled */
 	char **owned;
 	size_t n_owned, cap_owned;
 };
@@ -78,9 +84,7 @@ struct name_cache {
 /* "[function at 0xSTART, no symbol]" by START (a target address): the
  * frames of a stripped function share one string, as a symbol's do. */
 struct unnamed_cache {
-	uint64_t *keys;            /* 0: empty */
-	char **values;
-	size_t n, cap;             /* cap: power of two */
+	struct name_map map;       /* values owned */
 };
 
 struct vg_symbolizer {

@@ -13,6 +13,7 @@
 #include "sym/dwindex_priv.h"
 #include "util/bucket.h"
 #include "util/crc32c.h"
+#include "util/ranges.h"
 #include "util/vec.h"
 
 #define SX_MAGIC "VIGILSX"     /* 8 bytes with its NUL */
@@ -56,6 +57,7 @@ _Static_assert(offsetof(struct sx_header, key) == 32, "header layout");
 _Static_assert(offsetof(struct sx_header, sec) == 288, "header layout");
 
 struct sx_range { uint64_t lo, hi; uint32_t cu, pad; };
+VG_RANGE_HEAD_CHECK(struct sx_range, lo, hi);
 struct sx_cu {
 	uint32_t scope0, n_scopes, seg0, n_segs, row0, n_rows, block0, n_blocks;
 	uint32_t crc, pad;      /* CRC-32C of the CU's slices, in that order */
@@ -618,12 +620,11 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	}
 	for (size_t i = 0; i < x->n_ranges; i++) {
 		const struct sx_range *r = &x->ranges[i];
-		uint64_t prev = i ? x->max_hi[i - 1] : 0;
 
 		if (r->cu >= x->n_cus || r->hi <= r->lo || (i && r->lo < r[-1].lo))
 			goto bad;
-		x->max_hi[i] = r->hi > prev ? r->hi : prev;
 	}
+	vg_ranges_max_hi(x->max_hi, x->ranges, sizeof(*x->ranges), x->n_ranges);
 	/* Each CU's tables are checked (checksum, references, order) at
 	 * its first lookup: a first answer does not read the whole file. */
 	*out = x;
@@ -816,20 +817,9 @@ static inline const char *str(struct vg_symindex *x, uint32_t off, bool *bad)
 
 static const struct sx_cu *find_cu(const struct vg_symindex *x, uint64_t addr)
 {
-	size_t lo = 0, hi = x->n_ranges;
+	size_t i = vg_ranges_find(x->ranges, sizeof(*x->ranges), x->n_ranges, x->max_hi, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (x->ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0 && x->max_hi[i] > addr;)
-		if (addr < x->ranges[i].hi)
-			return &x->cus[x->ranges[i].cu];
-	return NULL;
+	return i == SIZE_MAX ? NULL : &x->cus[x->ranges[i].cu];
 }
 
 static const struct sx_row *find_row(const struct vg_symindex *x,
@@ -862,11 +852,7 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 	bool bad = false;
 	uint32_t s;
 
-	res->n_frames = 0;
-	res->truncated = false;
-	res->file = NULL;
-	res->line = res->column = 0;
-	res->has_line = false;
+	dw_result_clear(res);
 	if (!c)
 		return -ENOENT;
 	if (!cu_good(x, c))
@@ -881,33 +867,20 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 	s = find_scope(x, c, addr);
 	for (uint32_t hops = 0; s != NONE32 && hops < c->n_scopes; hops++) {
 		const struct sx_scope *sc;
-		struct vg_dw_frame *f;
+		struct vg_dw_frame *up;
 
 		if (s >= c->n_scopes) {
 			bad = true;
 			break;
 		}
 		sc = &x->scopes[c->scope0 + s];
-		if (res->n_frames == VG_DW_MAX_FRAMES) {
-			res->truncated = true;
+		if (!dw_result_push(res, str(x, sc->name, &bad), sc->linkage, sc->inlined,
+				    sc->entry))
 			break;
-		}
-		f = &res->frames[res->n_frames];
-		f->name = str(x, sc->name, &bad);
-		f->name_is_linkage = sc->linkage;
-		f->inlined = sc->inlined;
-		f->entry = sc->entry;
-		if (res->n_frames == 0) {
-			f->file = res->file;
-			f->line = res->line;
-			f->column = res->column;
-		}
-		res->n_frames++;
 		if (!sc->inlined)
 			break;
-		if (res->n_frames < VG_DW_MAX_FRAMES) {
-			struct vg_dw_frame *up = &res->frames[res->n_frames];
-
+		up = dw_result_next(res);
+		if (up) {
 			up->file = str(x, sc->call_file, &bad);
 			up->line = sc->call_line;
 			up->column = sc->call_column;

@@ -17,42 +17,51 @@
 /* ------------------------------------------------------------------ */
 /* demangling, cached by the mangled string's address                   */
 
-static size_t ptr_hash(const void *p, size_t cap)
+static size_t key_hash(uint64_t x, size_t cap)
 {
-	uint64_t x = (uint64_t)(uintptr_t)p;
-
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
 	x ^= x >> 33;
 	return (size_t)x & (cap - 1);
 }
 
-static int cache_grow(struct name_cache *c)
+/* Where key is in m, or the empty slot where it would go (m has one). */
+static size_t map_slot(const struct name_map *m, uint64_t key)
 {
-	size_t cap = c->cap ? c->cap * 2 : 1024;
-	const char **keys = calloc(cap, sizeof(*keys));
-	const char **values = calloc(cap, sizeof(*values));
+	size_t h;
 
-	if (!keys || !values) {
-		free(keys);
-		free(values);
+	for (h = key_hash(key, m->cap); m->keys[h] && m->keys[h] != key; h = (h + 1) & (m->cap - 1))
+		;
+	return h;
+}
+
+/* Room for one more key, growing m to first_cap, then twice its size,
+ * to keep it at most half full: 0, or -ENOMEM with m as it was. */
+static int map_reserve(struct name_map *m, size_t first_cap)
+{
+	struct name_map grown = { .n = m->n, .cap = m->cap ? m->cap * 2 : first_cap };
+
+	if ((m->n + 1) * 2 <= m->cap)
+		return 0;
+	grown.keys = calloc(grown.cap, sizeof(*grown.keys));
+	grown.values = calloc(grown.cap, sizeof(*grown.values));
+	if (!grown.keys || !grown.values) {
+		free(grown.keys);
+		free(grown.values);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < c->cap; i++) {
+	for (size_t i = 0; i < m->cap; i++) {
 		size_t h;
 
-		if (!c->keys[i])
+		if (!m->keys[i])
 			continue;
-		for (h = ptr_hash(c->keys[i], cap); keys[h]; h = (h + 1) & (cap - 1))
-			;
-		keys[h] = c->keys[i];
-		values[h] = c->values[i];
+		h = map_slot(&grown, m->keys[i]);
+		grown.keys[h] = m->keys[i];
+		grown.values[h] = m->values[i];
 	}
-	free(c->keys);
-	free(c->values);
-	c->keys = keys;
-	c->values = values;
-	c->cap = cap;
+	free(m->keys);
+	free(m->values);
+	*m = grown;
 	return 0;
 }
 
@@ -106,16 +115,16 @@ const char *sym_display_name(struct vg_symbolizer *s, const char *raw,
 	/* Lookups under the shared lock (a batch on two threads) meet
 	 * here: the table has its own. */
 	pthread_mutex_lock(&s->names_lock);
-	if ((c->n + 1) * 2 > c->cap && cache_grow(c)) {
+	if (map_reserve(&c->map, 1024)) {
 		pthread_mutex_unlock(&s->names_lock);
 		return raw;
 	}
-	for (h = ptr_hash(raw, c->cap); c->keys[h]; h = (h + 1) & (c->cap - 1))
-		if (c->keys[h] == raw) {
-			raw = c->values[h];
-			pthread_mutex_unlock(&s->names_lock);
-			return raw;
-		}
+	h = map_slot(&c->map, (uintptr_t)raw);
+	if (c->map.keys[h]) {
+		raw = c->map.values[h];
+		pthread_mutex_unlock(&s->names_lock);
+		return raw;
+	}
 	d = has_version ? strip_version(raw, demangle) : vg_demangle(raw);
 	if (d && VG_GROW(c->owned, c->cap_owned, c->n_owned + 1)) {
 		free(d);
@@ -123,54 +132,29 @@ const char *sym_display_name(struct vg_symbolizer *s, const char *raw,
 	}
 	if (d)
 		c->owned[c->n_owned++] = d;
-	c->keys[h] = raw;
-	c->values[h] = d ? d : raw;
-	c->n++;
-	raw = c->values[h];
+	c->map.keys[h] = (uintptr_t)raw;
+	c->map.values[h] = d ? d : raw;
+	c->map.n++;
+	raw = c->map.values[h];
 	pthread_mutex_unlock(&s->names_lock);
 	return raw;
 }
 
-static const char *unnamed_name(struct unnamed_cache *c, uint64_t start)
+static const char *unnamed_name(struct name_map *m, uint64_t start)
 {
 	size_t h;
 	char *v;
 
-	if (!start)
+	if (!start || map_reserve(m, 256))
 		return NULL;
-	if ((c->n + 1) * 2 > c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 256;
-		uint64_t *keys = calloc(cap, sizeof(*keys));
-		char **values = calloc(cap, sizeof(*values));
-
-		if (!keys || !values) {
-			free(keys);
-			free(values);
-			return NULL;
-		}
-		for (size_t i = 0; i < c->cap; i++) {
-			if (!c->keys[i])
-				continue;
-			for (h = ptr_hash((void *)(uintptr_t)c->keys[i], cap); keys[h];
-			     h = (h + 1) & (cap - 1))
-				;
-			keys[h] = c->keys[i];
-			values[h] = c->values[i];
-		}
-		free(c->keys);
-		free(c->values);
-		c->keys = keys;
-		c->values = values;
-		c->cap = cap;
-	}
-	for (h = ptr_hash((void *)(uintptr_t)start, c->cap); c->keys[h]; h = (h + 1) & (c->cap - 1))
-		if (c->keys[h] == start)
-			return c->values[h];
+	h = map_slot(m, start);
+	if (m->keys[h])
+		return m->values[h];
 	if (asprintf(&v, "[function at 0x%" PRIx64 ", no symbol]", start) < 0)
 		return NULL;
-	c->keys[h] = start;
-	c->values[h] = v;
-	c->n++;
+	m->keys[h] = start;
+	m->values[h] = v;
+	m->n++;
 	return v;
 }
 
@@ -179,17 +163,22 @@ const char *sym_unnamed_name(struct vg_symbolizer *s, uint64_t start)
 	const char *v;
 
 	pthread_mutex_lock(&s->names_lock);
-	v = unnamed_name(&s->unnamed, start);
+	v = unnamed_name(&s->unnamed.map, start);
 	pthread_mutex_unlock(&s->names_lock);
 	return v;
 }
 
+static void map_free(struct name_map *m)
+{
+	free(m->keys);
+	free(m->values);
+}
+
 static void unnamed_free(struct unnamed_cache *c)
 {
-	for (size_t i = 0; i < c->cap; i++)
-		free(c->values[i]);
-	free(c->keys);
-	free(c->values);
+	for (size_t i = 0; i < c->map.cap; i++)
+		free((char *)c->map.values[i]);
+	map_free(&c->map);
 }
 
 static void cache_free(struct name_cache *c)
@@ -197,8 +186,7 @@ static void cache_free(struct name_cache *c)
 	for (size_t i = 0; i < c->n_owned; i++)
 		free(c->owned[i]);
 	free(c->owned);
-	free(c->keys);
-	free(c->values);
+	map_free(&c->map);
 }
 
 void sym_names_free(struct vg_symbolizer *s)

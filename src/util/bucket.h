@@ -8,12 +8,15 @@
  *
  * The keys may be fields of larger records (stride bytes apart).  The
  * bucket width is a power of two chosen so that there are about as many
- * buckets as keys / per_bucket, capped by the key span. */
+ * buckets as keys / per_bucket, capped by the key span.  The search
+ * inside the bucket is ranges.h's bisection. */
 #ifndef VG_BUCKET_H
 #define VG_BUCKET_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util/ranges.h"
 
 struct vg_bucket {
 	uint64_t base;          /* the first key */
@@ -36,7 +39,6 @@ void vg_bucket_free(struct vg_bucket *b);
 static inline size_t vg_bucket_count_le(const struct vg_bucket *b, const void *keys,
 					size_t stride, size_t n, uint64_t x)
 {
-	const unsigned char *k = keys;
 	size_t lo = 0, hi = n;
 
 	if (b->first && b->n == n) {
@@ -52,17 +54,7 @@ static inline size_t vg_bucket_count_le(const struct vg_bucket *b, const void *k
 			lo = b->first[b->n_buckets];
 		}
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t v;
-
-		__builtin_memcpy(&v, k + mid * stride, sizeof(v));
-		if (v <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return vg_sorted_count_le_in(keys, stride, lo, hi, x);
 }
 
 #endif

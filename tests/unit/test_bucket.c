@@ -1,10 +1,12 @@
-/* test_bucket.c - util/bucket.c and util/radix.c: a search started in a
- * bucket counts exactly what a bisection of the whole array counts, for
- * every span of keys up to 2^64 - 1 (a hostile symbol table's: the
- * bucket count wrapped to zero there, and fuzz_elf found a symbol that
- * did not contain its address); the radix sort is a stable sort. */
+/* test_bucket.c - util/bucket.c, util/ranges.h and util/radix.c: a
+ * search started in a bucket counts exactly what a bisection of the whole
+ * array counts, for every span of keys up to 2^64 - 1 (a hostile symbol
+ * table's: the bucket count wrapped to zero there, and fuzz_elf found a
+ * symbol that did not contain its address); overlapping and nested
+ * ranges answer as a scan of all of them; the radix sort is stable. */
 #include "util/bucket.h"
 #include "util/radix.h"
+#include "util/ranges.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,6 +47,9 @@ static void check_keys(const uint64_t *keys, size_t n)
 					 bisect_le(keys, n, probes[i]));
 		vg_bucket_free(&b);
 	}
+	for (size_t i = 0; i < np; i++)
+		assert_int_equal(vg_sorted_count_le(keys, sizeof(*keys), n, probes[i]),
+				 bisect_le(keys, n, probes[i]));
 }
 
 static void test_bucket_spans(void **state)
@@ -67,6 +72,56 @@ static void test_bucket_spans(void **state)
 	check_keys(dense, 1000);
 	check_keys(sparse, 300);
 	check_keys(NULL, 0);
+}
+
+/* A record as the callers keep theirs: the range, then their own fields. */
+struct range_rec {
+	uint64_t lo, hi;
+	uint32_t id;
+};
+VG_RANGE_HEAD_CHECK(struct range_rec, lo, hi);
+
+/* Every range containing x, innermost (last by lo) first, as a scan says. */
+static size_t scan_containing(const struct range_rec *r, size_t n, uint64_t x,
+			      size_t *out)
+{
+	size_t k = 0;
+
+	for (size_t i = n; i-- > 0;)
+		if (r[i].lo <= x && x < r[i].hi)
+			out[k++] = i;
+	return k;
+}
+
+static void test_ranges_overlap(void **state)
+{
+	/* Sorted by lo: disjoint, nested three deep, a long one reaching
+	 * over later ones, empty gaps, one up to the top of the space. */
+	static const struct range_rec r[] = {
+		{ 0x10, 0x20, 0 },   { 0x20, 0x30, 1 },   { 0x40, 0x100, 2 },
+		{ 0x50, 0x90, 3 },   { 0x60, 0x70, 4 },   { 0x60, 0x61, 5 },
+		{ 0x80, 0x400, 6 },  { 0x200, 0x210, 7 }, { 0x300, 0x301, 8 },
+		{ 0x500, UINT64_MAX, 9 },
+	};
+	size_t n = sizeof(r) / sizeof(r[0]);
+	uint64_t max_hi[sizeof(r) / sizeof(r[0])];
+
+	(void)state;
+	vg_ranges_max_hi(max_hi, r, sizeof(*r), n);
+	for (size_t i = 0; i < n; i++)
+		assert_true(max_hi[i] >= r[i].hi && (!i || max_hi[i] >= max_hi[i - 1]));
+	for (uint64_t x = 0; x < 0x600; x++) {
+		size_t want[16], k = scan_containing(r, n, x, want), got = 0;
+
+		for (size_t i = vg_ranges_find(r, sizeof(*r), n, max_hi, x); i != SIZE_MAX;
+		     i = vg_ranges_prev_containing(r, sizeof(*r), max_hi, i, x)) {
+			assert_true(got < k);
+			assert_int_equal(i, want[got++]);
+		}
+		assert_int_equal(got, k);
+	}
+	assert_int_equal(vg_ranges_find(r, sizeof(*r), n, max_hi, UINT64_MAX), SIZE_MAX);
+	assert_int_equal(vg_ranges_find(NULL, sizeof(*r), 0, NULL, 0x15), SIZE_MAX);
 }
 
 static void test_radix_stable(void **state)
@@ -94,6 +149,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bucket_spans),
+		cmocka_unit_test(test_ranges_overlap),
 		cmocka_unit_test(test_radix_stable),
 	};
 
