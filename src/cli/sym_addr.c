@@ -7,17 +7,7 @@
 
 #include "cli/sym_addr.h"
 #include "elf/addrspec.h"
-
-static bool is_hex_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
-		      (*s >= 'A' && *s <= 'F')))
-			return false;
-	return true;
-}
+#include "util/number.h"
 
 /* The value of s when it is 1 to 16 hex digits and nothing else. */
 static bool short_hex(const char *s, uint64_t *value)
@@ -78,7 +68,7 @@ int sym_addr_resolve(struct vg_symbolizer *s, bool offline, const char *spec,
 	 * prints IPs so).  A live command-line ADDR needs 0x: "add" or
 	 * "cafe" may be symbols there. */
 	if ((offline || from_stdin) && strlen(spec) <= 16 &&
-	    is_hex_digits(spec)) {
+	    vg_is_hex_digits(spec)) {
 		snprintf(buf, sizeof(buf), "0x%s", spec);
 		spec = buf;
 	}

@@ -9,18 +9,8 @@
 #include "elf/debuginfo.h"
 #include "report/json.h"
 #include "report/text.h"
+#include "util/number.h"
 #include "util/utf8.h"
-
-static bool is_hex_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
-		      (*s >= 'A' && *s <= 'F')))
-			return false;
-	return true;
-}
 
 /* ------------------------------------------------------------------ */
 /* the answer's text, built in tb->text and written in one piece         */
@@ -361,7 +351,7 @@ static void put_vigil(struct vg_report_sym_table *tb, const char *input,
 	put_s(tb, vg_sym_source_name(res->source));
 	put_c(tb, ']');
 	/* Echo a symbolic input (what was asked); a hex one is the address. */
-	if (input && strncmp(input, "0x", 2) != 0 && !is_hex_digits(input)) {
+	if (input && strncmp(input, "0x", 2) != 0 && !vg_is_hex_digits(input)) {
 		put_s(tb, "  (");
 		put_text(tb, input);
 		put_c(tb, ')');

@@ -50,3 +50,14 @@ int vg_parse_u64(const char *s, int allow_suffix, uint64_t *out)
 	*out = v;
 	return 0;
 }
+
+bool vg_is_hex_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') ||
+		      (*s >= 'A' && *s <= 'F')))
+			return false;
+	return true;
+}
