@@ -97,7 +97,6 @@ struct sym_run {
 	struct vg_symbolizer *s;
 	cJSON *results;          /* --json */
 	size_t n_bad_input;
-	int failure;             /* exit code of a failure that ends the run */
 	struct vg_report_sym_table table;  /* the table view's state */
 	struct vg_sym_result *res;         /* one answer at a time */
 	struct sym_batch batch;            /* standard input's lines */
