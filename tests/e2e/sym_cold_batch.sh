@@ -11,7 +11,7 @@
 # .text, and libc with libc6-dbg's DWARF (some two thousand CUs), every
 # 17th byte of its .text; shuffled with a fixed seed, with lines that are
 # not addresses and symbolic ones among them; both styles.  The input is
-# a file read 256 KiB at a time: several batches.  strace shows the
+# a file read 64 KiB at a time: several batches.  strace shows the
 # second answering thread started (the prefetch thread is the other).
 source "$(dirname "$0")/lib.sh"
 

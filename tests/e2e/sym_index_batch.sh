@@ -1,7 +1,7 @@
 #!/bin/bash
 # sym_index_batch: a large batch on standard input with the persistent
-# index present is looked up on two threads (cmd_sym.c answer_batch, at
-# 4,096 addresses and more): its answers must be byte-identical to the
+# index present is looked up on two threads (sym_batch.c, at 2,048
+# addresses and more): its answers must be byte-identical to the
 # cold run's (--no-cache: one thread, the DWARF), in input order.
 #
 # Every byte of tgt_inline's .text (lines, padding, inline frames) and
@@ -9,8 +9,8 @@
 # fill), shuffled with a fixed seed so that input order is not address
 # order, with lines that are not addresses and symbolic ones among them
 # (main+0x4, @0xHEX: answered after the two threads, by the main one);
-# both styles.  The input is a file: one read takes most of it, one batch of tens of
-# thousands of lines.
+# both styles.  The input is a file read 64 KiB at a time: batches of
+# some 4,000 lines, several of them split between the threads.
 source "$(dirname "$0")/lib.sh"
 
 for bin in "$TARGETS/tgt_inline" "$TARGETS/tgt_cxx"; do
