@@ -58,6 +58,13 @@ struct batch_part {
 	/* The second thread's part that only helps with other's keys, from
 	 * the bottom (lookup_sorted): no lines of its own. */
 	bool help;
+	/* Its own keys claimed from the lowest up (a helper takes them from
+	 * the highest down): the other part goes down, so that the two
+	 * threads' first lookups of a batch meet different CUs and check
+	 * them side by side (symindex.c checks a CU once, the other thread
+	 * waiting for the verdict: both from the top, the first batch's CU
+	 * checks ran on one core at a time). */
+	bool up;
 	bool failed;              /* a lookup failed: err says why */
 	struct vg_error err;
 	/* Two threads: the lines [first, end), the other half, and the lock
@@ -118,8 +125,9 @@ static void part_read(struct batch_part *b)
 	pthread_mutex_unlock(b->claim);
 }
 
-/* Blocks of v's keys, looked up by exec until none is left: from the
- * top when they are exec's own, from the bottom when exec helps. */
+/* Blocks of v's keys, looked up by exec until none is left: in v's
+ * direction when they are exec's own (from the top unless v->up), from
+ * the other end when exec helps. */
 static void claim_blocks(struct batch_part *exec, struct batch_part *v)
 {
 	for (;;) {
@@ -130,7 +138,7 @@ static void claim_blocks(struct batch_part *exec, struct batch_part *v)
 			pthread_mutex_unlock(exec->claim);
 			return;
 		}
-		if (exec == v) {
+		if ((exec == v) != v->up) {
 			hi = v->hi;
 			lo = hi - v->lo > BATCH_BLOCK ? hi - BATCH_BLOCK : v->lo;
 			v->hi = lo;
@@ -406,6 +414,7 @@ int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 		two.tb = tb2;
 		two.res = r->res2;
 		two.tag = SPAN_SECOND;
+		two.up = true;
 		two.first = n / 2;
 		two.end = n;
 		two.keys = keys + 2 * (n / 2);  /* its keys and the sort's scratch */
