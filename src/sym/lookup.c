@@ -626,6 +626,24 @@ void vg_sym_release(struct vg_symbolizer *s)
 	pthread_rwlock_unlock(&s->lock);
 }
 
+/* With the shared lock held: only an image whose persistent index
+ * already answered (st->looked, st->cached) is touched, as a shared
+ * lookup would; anything else is left to the lookup itself. */
+void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr)
+{
+	const struct vg_image *img;
+	const struct image_state *st;
+
+	if (vg_addr_is_kernel(addr) && s->target)
+		return;
+	img = find_image(s, addr);
+	if (!img)
+		return;
+	st = sym_state_of(s, img);
+	if (st && st->looked && st->cached)
+		vg_symindex_prefetch(st->cached->index, addr - img->bias);
+}
+
 /* vg_sym_lookup with the shared lock already held (vg_sym_hold). */
 int vg_sym_lookup_held(struct vg_symbolizer *s, uint64_t addr,
 		       struct vg_sym_result *res, struct vg_error *err)

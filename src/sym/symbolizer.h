@@ -161,6 +161,12 @@ void vg_sym_hold(struct vg_symbolizer *s);
 int vg_sym_lookup_held(struct vg_symbolizer *s, uint64_t addr,
 		       struct vg_sym_result *res, struct vg_error *err);
 void vg_sym_release(struct vg_symbolizer *s);
+/* Between vg_sym_hold and vg_sym_release: a hint that addr will be
+ * looked up soon (a batch calls it a few addresses ahead), so that the
+ * persistent index's lines that lookup will search are fetched into the
+ * cache meanwhile.  No answer changes; nothing is done for an image not
+ * looked up in yet or answered without its index. */
+void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr);
 
 /* Do lookups in s now take the lock shared?  True when some image was
  * looked up in, and every image looked up in so far that has DWARF

@@ -34,26 +34,38 @@ int vg_bucket_build(struct vg_bucket *b, const void *keys, size_t stride,
 		    size_t n, unsigned per_bucket);
 void vg_bucket_free(struct vg_bucket *b);
 
+/* [*lo, *hi): where among n keys the search for x ends, by the bucket
+ * table alone (the whole array when it has none). */
+static inline void vg_bucket_span(const struct vg_bucket *b, size_t n, uint64_t x,
+				  size_t *lo, size_t *hi)
+{
+	*lo = 0;
+	*hi = n;
+	if (b->first && b->n == n) {
+		uint64_t d;
+
+		if (n == 0 || x < b->base) {
+			*hi = 0;
+			return;
+		}
+		d = (x - b->base) >> b->shift;
+		if (d < b->n_buckets) {
+			*lo = b->first[d];
+			*hi = b->first[d + 1];
+		} else {
+			*lo = b->first[b->n_buckets];
+		}
+	}
+}
+
 /* How many keys are <= x (the last such key is at that count - 1), as a
  * bisection of the whole array would say. */
 static inline size_t vg_bucket_count_le(const struct vg_bucket *b, const void *keys,
 					size_t stride, size_t n, uint64_t x)
 {
-	size_t lo = 0, hi = n;
+	size_t lo, hi;
 
-	if (b->first && b->n == n) {
-		uint64_t d;
-
-		if (n == 0 || x < b->base)
-			return 0;
-		d = (x - b->base) >> b->shift;
-		if (d < b->n_buckets) {
-			lo = b->first[d];
-			hi = b->first[d + 1];
-		} else {
-			lo = b->first[b->n_buckets];
-		}
-	}
+	vg_bucket_span(b, n, x, &lo, &hi);
 	return vg_sorted_count_le_in(keys, stride, lo, hi, x);
 }
 
