@@ -91,6 +91,10 @@ struct vg_symindex {
 	const struct sx_range *ranges;
 	size_t n_ranges;
 	uint64_t *max_hi;       /* max hi of ranges[0..i]: overlapping CUs */
+	/* Where find_cu's search starts: libc's 2,000 ranges took 7% of an
+	 * indexed batch's samples to bisect, twice per address with the
+	 * prefetch hint. */
+	struct vg_bucket range_bucket;
 	const struct sx_cu *cus;
 	size_t n_cus;
 	const struct sx_scope *scopes;
@@ -625,6 +629,8 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 			goto bad;
 	}
 	vg_ranges_max_hi(x->max_hi, x->ranges, sizeof(*x->ranges), x->n_ranges);
+	/* Out of memory only leaves find_cu bisecting. */
+	(void)vg_bucket_build(&x->range_bucket, x->ranges, sizeof(*x->ranges), x->n_ranges, 4);
 	/* Each CU's tables are checked (checksum, references, order) at
 	 * its first lookup: a first answer does not read the whole file. */
 	*out = x;
@@ -767,6 +773,7 @@ struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
 			pthread_mutex_destroy(&x->check_lock[i]);
 		free(x->chunk_nul_end);
 		free(x->max_hi);
+		vg_bucket_free(&x->range_bucket);
 		free(x->cu_state);
 		free(x->chunk_state);
 		free(x);
@@ -817,7 +824,9 @@ static inline const char *str(struct vg_symindex *x, uint32_t off, bool *bad)
 
 static const struct sx_cu *find_cu(const struct vg_symindex *x, uint64_t addr)
 {
-	size_t i = vg_ranges_find(x->ranges, sizeof(*x->ranges), x->n_ranges, x->max_hi, addr);
+	size_t n_le = vg_bucket_count_le(&x->range_bucket, x->ranges, sizeof(*x->ranges),
+					 x->n_ranges, addr);
+	size_t i = vg_ranges_prev_containing(x->ranges, sizeof(*x->ranges), x->max_hi, n_le, addr);
 
 	return i == SIZE_MAX ? NULL : &x->cus[x->ranges[i].cu];
 }
