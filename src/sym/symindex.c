@@ -764,7 +764,11 @@ static bool chunk_good(struct vg_symindex *x, size_t k)
 struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
 {
 	if (x) {
-		for (size_t i = 0; x->fast && i < x->n_cus; i++) {
+		/* Only a checked CU has buckets: the others' entries are left
+		 * untouched (libc's 2,083 were pages faulted in at exit). */
+		for (size_t i = 0; x->fast && x->cu_state && i < x->n_cus; i++) {
+			if (!x->cu_state[i])
+				continue;
 			vg_bucket_free(&x->fast[i].rows);
 			vg_bucket_free(&x->fast[i].segs);
 		}
