@@ -56,11 +56,21 @@
 #define PERF_LOOK_MAX_US 2000
 #define PERF_LOOKS 32
 /* A runnable thread that has not had PERF_PERIOD_NS of CPU time by
- * VG_STACK_PERF_WAIT_MS is waiting for a CPU (a busy machine), not
- * silent: without the iterator (which takes a queued thread at rest),
- * its sample is waited for up to this long in all, its own task clock
- * (the event's count) telling the two apart. */
+ * VG_STACK_PERF_WAIT_MS, or less than a tenth of one CPU over the wait,
+ * is waiting for a CPU (a busy machine), not silent: without the
+ * iterator (which takes a queued thread at rest), its sample is waited
+ * for up to this long in all, its own task clock (the event's count)
+ * telling the two apart.  (One period alone was not enough: a thread at
+ * nice 19 beside a busy loop had 129 us in 20 ms, in slices too short
+ * for the period's timer, and was given up as "running".) */
 #define PERF_STARVED_WAIT_MS 250
+
+/* Had the thread less CPU than a queued one gets: ran_ns (perf_ran_ns)
+ * in waited_us of waiting. */
+static bool perf_starved(uint64_t ran_ns, long waited_us)
+{
+	return ran_ns < PERF_PERIOD_NS || ran_ns / 100 < (uint64_t)waited_us;
+}
 /* All general registers, perf indices ax..ip (0-8) and r8..r15 (16-23). */
 #define REGS_GENERAL 0xff01ffull
 
@@ -544,7 +554,7 @@ static void say_no_sample(struct vg_thread_stack *th, long waited_us, uint64_t r
 		snprintf(ran, sizeof(ran), "%" PRIu64 " us", ran_ns / 1000);
 	snprintf(th->why, sizeof(th->why), "running, and no perf sample came in %ld ms (it had "
 		 "%s of CPU meanwhile%s)", waited_us / 1000, ran,
-		 ran_ns < PERF_PERIOD_NS ? ": queued behind other work" : "");
+		 ran_ns != UINT64_MAX && perf_starved(ran_ns, waited_us) ? ": queued behind other work" : "");
 }
 
 static int perf_open(pid_t tid, struct perf_event_attr *attr)
@@ -648,7 +658,7 @@ static void perf_pass(struct vg_stack_capture *c, struct vg_thread_stack *out, e
 				if (pt[k].got || pfd[k].fd < 0)
 					continue;
 				ran = perf_ran_ns(pt[k].fd);
-				if (ran < PERF_PERIOD_NS && waited_us < PERF_STARVED_WAIT_MS * 1000L &&
+				if (perf_starved(ran, waited_us) && waited_us < PERF_STARVED_WAIT_MS * 1000L &&
 				    c->link_fd < 0)
 					continue;
 				/* one that came since the last poll */

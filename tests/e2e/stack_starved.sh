@@ -8,8 +8,9 @@
 # samples alone each run must either give the sample (same frames) or
 # say honestly that the thread was queued: "no perf sample came in N ms
 # (it had U us of CPU meanwhile: queued behind other work)", N >= 250
-# and U < 100 -- never a bare "none" or a reason that blames the
-# methods.  The target must run on meanwhile.
+# and U under one period (100) or a tenth of the wait -- never a bare
+# "none" or a reason that blames the methods.  The target must run on
+# meanwhile.
 source "$(dirname "$0")/lib.sh"
 
 truth=$T/truth
@@ -69,7 +70,8 @@ for a in (1, 2, 3):
     check(m is not None, f"{w}: why {t.get('why')!r} is not the queued-thread reason")
     if m:
         check(int(m[1]) >= 250, f"{w}: gave up after {m[1]} ms, before 250 ms")
-        check(int(m[2]) < 100, f"{w}: {m[2]} us of CPU is a full sample period")
+        check(int(m[2]) < 100 or int(m[2]) * 10 < int(m[1]) * 1000,
+              f"{w}: {m[2]} us of CPU in {m[1]} ms is neither under a sample period nor a tenth of the wait")
         check(doc["observation"]["elapsed_ns"] >= 250e6,
               f"{w}: the run took {doc['observation']['elapsed_ns']} ns, less than its stated wait")
 print(f"perf_sample alone: {3 - queued} of 3 runs sampled, {queued} queued for the whole wait")
