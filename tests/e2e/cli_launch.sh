@@ -39,10 +39,19 @@ grep -Eq '(^|;)main;launch_burn( |;)' "$T/f.folded" ||
 echo "ok: profile -- CMD sampled main -> launch_burn, exit 138 passed on"
 
 vg watch_n watch g_launch_count --len 4 --json -- "$TG" "$T/w.truth" 1000 0 5
-assert_rc 5 "watch -- tgt_launch ... 5: the program's exit status"
-assert_eq "watch -- tgt_launch: writes of g_launch_count" 1000 \
-	"$(jget "$T/watch_n.out" 'd["watches"][0]["writes"]')"
-echo "ok: watch -- CMD saw all 1000 writes, exit 5 passed on"
+if [[ $RC == 3 ]] && grep -q 'do not fire' "$T/watch_n.out"; then
+	# A VM that does not pass the debug registers through: vigil says
+	# so (exit 3, in the JSON's error) and leaves no launched program.
+	assert_eq "watch -- tgt_launch on a machine whose breakpoints do not fire: operation" \
+		live_watch "$(jget "$T/watch_n.out" 'd["operation"]')"
+	! pgrep -f "$TG $T/w.truth" >/dev/null || fail "watch -- tgt_launch left the program running"
+	echo "skip: watch -- CMD's 1000 writes: hardware breakpoints do not fire on this machine (vigil exits 3 and says so)"
+else
+	assert_rc 5 "watch -- tgt_launch ... 5: the program's exit status"
+	assert_eq "watch -- tgt_launch: writes of g_launch_count" 1000 \
+		"$(jget "$T/watch_n.out" 'd["watches"][0]["writes"]')"
+	echo "ok: watch -- CMD saw all 1000 writes, exit 5 passed on"
+fi
 
 vg prof_ok profile --duration 5s --json -- "$TG" "$T/o.truth" 0 50 0
 assert_rc 0 "profile -- tgt_launch ... 0"
