@@ -2,8 +2,9 @@
 # profile_vdso: tgt_images vdso loops on clock_gettime(), whose work is in
 # the vDSO (__vdso_clock_gettime).  Its samples must be named (not a raw
 # address) and unwound through the vDSO with the vDSO's own .eh_frame:
-# >= 95 % of the samples whose leaf is __vdso_clock_gettime reach vdso_spin
-# and main, with no unwind stop "no_image"; the leaf is the [vdso] image.
+# >= 95 % of the samples whose leaf is __vdso_clock_gettime (or an unnamed
+# vDSO function it calls: kvm-clock's pvclock read) reach vdso_spin and
+# main, with no unwind stop "no_image"; the leaf is the [vdso] image.
 # (perf record --call-graph dwarf: 100 %.)
 # The same run's pprof (the JSON and it as two -o): go tool pprof -raw lists the
 # program first (Mapping[0], "File: tgt_images", not libc.so.6) and a
@@ -28,10 +29,18 @@ by, stacks = check_profile_body(doc, "json")
 n = obs.get("samples") or 0
 check_sample_count(n, run_cpu_s("json"), 999, "json: observation.samples")
 
+# The leaf is __vdso_clock_gettime, or a function of the vDSO that its
+# symbols do not name, called from it: with the kvm-clock clocksource the
+# pvclock read is a function of its own ("[function at 0x..., no
+# symbol]"), where most of the time goes.
 leaf = good = 0
 for s in stacks:
     fr, c = s.get("frames") or [], s.get("count") or 0
-    if not fr or fr[-1].get("function") != "__vdso_clock_gettime":
+    if not fr:
+        continue
+    if fr[-1].get("function") != "__vdso_clock_gettime" and not (
+            len(fr) >= 2 and fr[-2].get("function") == "__vdso_clock_gettime" and
+            fr[-1].get("image") == "[vdso]" and "no symbol" in str(fr[-1].get("function"))):
         continue
     leaf += c
     eq("leaf image", "[vdso]", fr[-1].get("image"))
@@ -42,7 +51,7 @@ check(leaf >= n // 2, f"json: {leaf} of {n} samples in __vdso_clock_gettime (exp
 check(good >= 0.95 * leaf, f"json: only {good} of {leaf} __vdso_clock_gettime samples unwound to vdso_spin and main")
 stops = obs.get("unwind_stops") or {}
 check(not stops.get("no_image"), f"json: unwind_stops {stops}")
-print(f"vdso: {leaf}/{n} samples in __vdso_clock_gettime, {good} unwound to main")
+print(f"vdso: {leaf}/{n} samples in __vdso_clock_gettime or an unnamed vDSO function it calls, {good} unwound to main")
 
 # pprof: the program is Mapping[0], the vDSO is named.
 import re, subprocess
