@@ -65,8 +65,8 @@
  * for the period's timer, and was given up as "running".) */
 #define PERF_STARVED_WAIT_MS 250
 
-/* Had the thread less CPU than a queued one gets: ran_ns (perf_ran_ns)
- * in waited_us of waiting. */
+/* Had the thread less CPU than a queued one gets: ran_ns (perf_ran_ns;
+ * UINT64_MAX, unknown, is not starved) in waited_us of waiting. */
 static bool perf_starved(uint64_t ran_ns, long waited_us)
 {
 	return ran_ns < PERF_PERIOD_NS || ran_ns / 100 < (uint64_t)waited_us;
@@ -554,7 +554,7 @@ static void say_no_sample(struct vg_thread_stack *th, long waited_us, uint64_t r
 		snprintf(ran, sizeof(ran), "%" PRIu64 " us", ran_ns / 1000);
 	snprintf(th->why, sizeof(th->why), "running, and no perf sample came in %ld ms (it had "
 		 "%s of CPU meanwhile%s)", waited_us / 1000, ran,
-		 ran_ns != UINT64_MAX && perf_starved(ran_ns, waited_us) ? ": queued behind other work" : "");
+		 perf_starved(ran_ns, waited_us) ? ": queued behind other work" : "");
 }
 
 static int perf_open(pid_t tid, struct perf_event_attr *attr)
