@@ -14,6 +14,7 @@
 #include "util/bucket.h"
 #include "util/crc32c.h"
 #include "util/ranges.h"
+#include "util/sparse.h"
 #include "util/vec.h"
 
 #define SX_MAGIC "VIGILSX"     /* 8 bytes with its NUL */
@@ -617,7 +618,8 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	x->cu_state = calloc(x->n_cus ? x->n_cus : 1, 1);
 	x->chunk_state = calloc(x->n_chunks ? x->n_chunks : 1, 1);
 	x->chunk_nul_end = calloc(x->n_chunks ? x->n_chunks : 1, sizeof(*x->chunk_nul_end));
-	x->fast = calloc(x->n_cus ? x->n_cus : 1, sizeof(*x->fast));
+	/* Written only for the CUs a run looks up in (libc has 1,937). */
+	x->fast = vg_sparse_calloc(x->n_cus, sizeof(*x->fast));
 	if (!x->max_hi || !x->cu_state || !x->chunk_state || !x->chunk_nul_end || !x->fast) {
 		vg_symindex_free(x);
 		return vg_error_set(err, -ENOMEM, "out of memory");
@@ -772,7 +774,7 @@ struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
 			vg_bucket_free(&x->fast[i].rows);
 			vg_bucket_free(&x->fast[i].segs);
 		}
-		free(x->fast);
+		vg_sparse_free(x->fast, x->n_cus, sizeof(*x->fast));
 		for (int i = 0; i < CHECK_STRIPES; i++)
 			pthread_mutex_destroy(&x->check_lock[i]);
 		free(x->chunk_nul_end);
