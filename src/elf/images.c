@@ -527,6 +527,48 @@ static int open_vdso(struct vg_target *t, const struct vg_maps *maps,
 	return 0;
 }
 
+/* Which groups are certainly not ELF: the first bytes mapped at file
+ * offset 0 are not ELFMAG.  One scatter read for them all, instead of the
+ * ten system calls and the page fault of opening each file (a process
+ * maps a dozen locale, gconv and font files, none of them an image).  A
+ * group whose header cannot be read is not judged here: its routes say.
+ * not_elf[k] set for those; never fails. */
+static void mapped_not_elf(const struct vg_maps *maps, struct vg_mem *mem,
+			   const struct group *gs, size_t n, bool *not_elf)
+{
+	struct vg_mem_req *reqs;
+	char (*magic)[SELFMAG];
+	size_t *of, n_reqs = 0;
+
+	if (!mem || !n)
+		return;
+	reqs = calloc(n, sizeof(*reqs));
+	magic = calloc(n, sizeof(*magic));
+	of = calloc(n, sizeof(*of));
+	if (!reqs || !magic || !of)
+		goto out;
+	for (size_t k = 0; k < n; k++) {
+		for (size_t i = 0; i < gs[k].n; i++) {
+			const struct vg_region *r = &maps->regions[gs[k].idx[i]];
+
+			if (r->offset != 0 || !r->readable)
+				continue;
+			reqs[n_reqs] = (struct vg_mem_req){ .addr = r->start, .buf = magic[n_reqs],
+							    .len = SELFMAG };
+			of[n_reqs++] = k;
+			break;
+		}
+	}
+	if (vg_mem_readv(mem, reqs, n_reqs, NULL) == 0)
+		for (size_t q = 0; q < n_reqs; q++)
+			if (reqs[q].bytes_read == SELFMAG && memcmp(magic[q], ELFMAG, SELFMAG) != 0)
+				not_elf[of[q]] = true;
+out:
+	free(reqs);
+	free(magic);
+	free(of);
+}
+
 int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		   struct vg_mem *mem, struct vg_images **out,
 		   struct vg_error *err)
@@ -539,7 +581,7 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 	char path[64];
 	long page = sysconf(_SC_PAGESIZE);
 	struct vg_procmap pm;
-	bool have_pm;
+	bool have_pm, *skip;
 	int r;
 
 	*out = NULL;
@@ -551,9 +593,11 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 				    "out of memory grouping the mappings of pid %d",
 				    (int)t->pid);
 	s = calloc(1, sizeof(*s));
+	skip = calloc(n_groups + 1, sizeof(*skip));
 	/* One more slot for the vDSO. */
-	if (!s || !(s->images = calloc(n_groups + 1, sizeof(*s->images)))) {
+	if (!s || !skip || !(s->images = calloc(n_groups + 1, sizeof(*s->images)))) {
 		free(s);
+		free(skip);
 		free_groups(gs, n_groups);
 		return vg_error_set(err, -ENOMEM,
 				    "out of memory loading the images of pid %d",
@@ -563,6 +607,7 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 	/* Without PROCMAP_QUERY (before Linux 6.11) there is no kernel
 	 * build-id: no cross-check, no fill-in. */
 	have_pm = vg_procmap_open(t->pid, &pm, NULL) == 0;
+	mapped_not_elf(maps, mem, gs, n_groups, skip);
 
 	vg_target_proc_path(t, path, sizeof(path), "exe");
 	have_exe = stat(path, &exe) == 0;
@@ -578,6 +623,8 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		bool is_main = have_exe && same_file(&exe, g);
 		char rest[PATH_MAX];
 
+		if (skip[k])
+			continue;  /* not ELF: not news (fonts, locale files) */
 		if (have_pm)
 			kernel_build_id(&pm, first, g, kbid, &kbid_len);
 		/* The routes in order; via ends as the one that served. */
@@ -689,12 +736,14 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 	}
 	vg_procmap_close(&pm);
 	free_groups(gs, n_groups);
+	free(skip);
 	if (s->n)
 		qsort(s->images, s->n, sizeof(*s->images), cmp_image_lo);
 	*out = s;
 	return 0;
 oom:
 	vg_procmap_close(&pm);
+	free(skip);
 	vg_images_free(s);
 	free_groups(gs, n_groups);
 	return vg_error_set(err, -ENOMEM, "out of memory loading the images of pid %d",
