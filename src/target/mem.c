@@ -25,6 +25,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@ struct vg_mem {
 	int mem_err;                  /* sticky negative errno of a failed open */
 	int file_fd;                  /* file of the last file-fallback region */
 	uint64_t file_start, file_end, file_offset;
+	/* Scratch, never cleared (vg_mem_open): keep them last. */
 	struct iovec liov[IOV_MAX];
 	struct iovec riov[IOV_MAX];
 };
@@ -72,7 +74,12 @@ int vg_mem_open(const struct vg_target *t, const struct vg_maps *maps,
 	struct vg_mem *m;
 
 	*out = NULL;
-	m = calloc(1, sizeof(*m));
+	/* The iovec arrays (32 KiB) are scratch, filled before each use:
+	 * not cleared, so that a run that never reads in bulk never faults
+	 * their pages in. */
+	m = malloc(sizeof(*m));
+	if (m)
+		memset(m, 0, offsetof(struct vg_mem, liov));
 	if (!m)
 		return vg_error_set(err, -ENOMEM, "cannot read memory of pid %d: out of memory",
 				    t ? (int)t->pid : 0);
