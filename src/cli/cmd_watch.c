@@ -24,6 +24,7 @@
 #include "report/watch.h"
 #include "target/maps.h"
 #include "target/mem.h"
+#include "util/zydis.h"
 #include "watch/watch.h"
 
 const char cmd_watch_usage[] =
@@ -535,6 +536,14 @@ int cmd_watch(struct vg_cli *cli, int argc, char **argv)
 	if (vg_watch_arm(s, &err) < 0) {
 		r = cli_fail(cli, &err);
 		goto out;
+	}
+	{
+		const char *why;
+
+		/* Loaded now, before the first hit, and said once. */
+		if (!vg_zydis_load(&why))
+			cli_warn("%s: the writing instructions are not decoded (kind, value and operand unknown)",
+				 why);
 	}
 	r = cli_launch_release(cli);   /* "-- CMD": watched from its first instruction */
 	if (r)
