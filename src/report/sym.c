@@ -10,6 +10,7 @@
 #include "report/json.h"
 #include "report/text.h"
 #include "util/number.h"
+#include "util/sparse.h"
 #include "util/utf8.h"
 
 /* ------------------------------------------------------------------ */
@@ -108,9 +109,14 @@ static void put_text(struct vg_report_sym_table *tb, const char *s)
  * symbolizer, at one address): whether it needs escaping is found once. */
 static void put_image_text(struct vg_report_sym_table *tb, const char *s)
 {
-	size_t slot = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 13) % (sizeof(tb->plain) / sizeof(tb->plain[0]));
+	size_t slot = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 13) % VG_REPORT_SYM_PLAIN;
 	const unsigned char *p;
 
+	if (!tb->plain &&
+	    !(tb->plain = vg_sparse_calloc(VG_REPORT_SYM_PLAIN, sizeof(*tb->plain)))) {
+		put_text(tb, s);  /* out of memory: escaped, uncached */
+		return;
+	}
 	if (tb->plain[slot].s == s) {
 		put_mem(tb, s, tb->plain[slot].len);
 		return;
@@ -159,6 +165,8 @@ void vg_report_sym_table_free(struct vg_report_sym_table *tb)
 	free(tb->text);
 	tb->text = NULL;
 	tb->len = tb->cap = 0;
+	vg_sparse_free(tb->plain, VG_REPORT_SYM_PLAIN, sizeof(*tb->plain));
+	tb->plain = NULL;
 }
 
 static void put_or(struct vg_report_sym_table *tb, const struct vg_sym_result *res,

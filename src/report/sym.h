@@ -27,6 +27,8 @@ enum vg_report_sym_style {
 /* The table across answers: its style, and the images whose
  * missing-debug-info note was written (said once per image, under the
  * first address only).  Zero it, then set style. */
+#define VG_REPORT_SYM_PLAIN 1024
+
 struct vg_report_sym_table {
 	enum vg_report_sym_style style;
 	const struct vg_image *noted[64];
@@ -38,8 +40,11 @@ struct vg_report_sym_table {
 	size_t len, cap;
 	bool oom;
 	/* Strings of images (names, files: they live as long as the
-	 * symbolizer) already known to need no escaping, by address. */
-	struct { const char *s; size_t len; } plain[1024];
+	 * symbolizer) already known to need no escaping, by address:
+	 * VG_REPORT_SYM_PLAIN slots, allocated at the first such string
+	 * (cleared in the struct, 16 KiB of a one-answer run's stack were
+	 * four page faults). */
+	struct vg_report_sym_plain { const char *s; size_t len; } *plain;
 	/* Answers composed out of input order (vg_report_sym_compose): the
 	 * image notes go out as they are written, in input order. */
 	const struct vg_image *note_of;   /* the answer just composed */
