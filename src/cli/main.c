@@ -1,9 +1,12 @@
 /* main.c - `vigil <command> [options]`: the command table and the global
  * options.  Each command parses its own options (cmd_<verb>.c); this file
  * only dispatches, so adding a command is one table row. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -96,6 +99,28 @@ static int help_command(const char *name)
 	return cli_finish_output();
 }
 
+/* A first write to a page costs ~14 us on a VM whose hypervisor keeps
+ * shadow page tables (under 1 us on bare metal), and a one-answer run
+ * writes some 25 pages of its heap, one fault each.  One
+ * MADV_POPULATE_WRITE over the arena the allocator took at its first
+ * call (132 KiB) maps them in a single call: `vigil sym PID ADDR`
+ * 4.67 -> 4.44 ms from spawn to first byte (median of 200).  Linux 5.14
+ * and later; an older kernel refuses it and nothing changes.  Under ASan
+ * the heap is not the break: the range check leaves it alone. */
+static void populate_heap(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *probe = malloc(1);
+	uintptr_t lo, hi = (uintptr_t)sbrk(0);
+
+	if (probe && page > 0) {
+		lo = (uintptr_t)probe & ~((uintptr_t)page - 1);
+		if (hi > lo && hi - lo <= (1u << 20))
+			(void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+	}
+	free(probe);
+}
+
 int main(int argc, char **argv)
 {
 	const struct vg_cmd *cmd;
@@ -103,6 +128,7 @@ int main(int argc, char **argv)
 	char **cmd_argv = NULL;
 	int r, w, cmd_argc = 0;
 
+	populate_heap();
 	/* --json anywhere before "--" makes every answer JSON, the errors of
 	 * this dispatcher included; "vigil --json maps PID" works like
 	 * "vigil maps PID --json".  Help stays text. */
