@@ -12,6 +12,7 @@
 #include <string.h>
 #include <thread_db.h>
 
+#include "expr/thread_db.h"
 #include "util/vec.h"
 
 
@@ -164,6 +165,15 @@ static int all_cb(const td_thrhandle_t *th, void *data)
 	return 0;
 }
 
+/* td_init failed: why. */
+static int no_thread_db(struct vg_error *err)
+{
+	const char *why = "libthread_db does not initialize";
+
+	(void)vg_thread_db_load(&why);
+	return vg_error_set(err, -ENOTSUP, "%s: thread-local variables cannot be located", why);
+}
+
 int vg_tls_thread_pointers(const struct vg_images *imgs, struct vg_mem *mem, pid_t pid,
 			   struct vg_tls_thread **out, size_t *n, struct vg_error *err)
 {
@@ -175,7 +185,7 @@ int vg_tls_thread_pointers(const struct vg_images *imgs, struct vg_mem *mem, pid
 	*out = NULL;
 	*n = 0;
 	if (td_init() != TD_OK)
-		return vg_error_set(err, -ENOTSUP, "libthread_db does not initialize");
+		return no_thread_db(err);
 	e = td_ta_new(&ph, &ta);
 	if (e != TD_OK)
 		return vg_error_set(err, -ENOTSUP, "libthread_db cannot read the threads of pid %d (td_ta_new error %d)",
@@ -210,7 +220,7 @@ int vg_tls_address(const struct vg_images *imgs, struct vg_mem *mem, pid_t pid, 
 	int r = 0;
 
 	if (td_init() != TD_OK)
-		return vg_error_set(err, -ENOTSUP, "libthread_db does not initialize");
+		return no_thread_db(err);
 	e = td_ta_new(&ph, &ta);
 	if (e != TD_OK)
 		return vg_error_set(err, -ENOTSUP, "libthread_db cannot read the threads of pid %d (td_ta_new error %d: not a glibc process, or glibc's symbols are not found)",
