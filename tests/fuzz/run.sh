@@ -17,7 +17,11 @@ cd "$root"
 export VIGIL_NO_CACHE=1
 mkdir -p "$out"
 # shellcheck disable=SC2046
-libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libprotobuf-c libbpf) -liberty -lZydis -lthread_db -lpthread -lm"
+libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libprotobuf-c libbpf) -liberty -lpthread -lm"
+# Zydis and libthread_db are dlopen'ed (util/zydis.c, expr/thread_db.c), as
+# in meson.build: Zydis by the soname of the library found here.
+zydis_soname=$(readelf -d "$($cc -print-file-name=libZydis.so)" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ -n "$zydis_soname" ] || { echo "cannot read the soname of libZydis.so (libzydis-dev)" >&2; exit 1; }
 # kernel/syscalls.c includes the table meson generates, report/pprof.c the
 # protoc-c output of profile.proto, probe/progs.c and stack/capture.c the
 # libbpf skeletons of their eBPF programs (the stack's is a light one):
@@ -51,7 +55,7 @@ for h in tests/fuzz/fuzz_*.c; do
 	# shellcheck disable=SC2086
 	if ! $cc -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -D_GNU_SOURCE -std=gnu17 -Isrc -I"$out/gen" -I"$out/gen/report" \
-		-DVG_VERSION='"fuzz"' \
+		-DVG_VERSION='"fuzz"' -DVG_ZYDIS_SONAME="\"$zydis_soname\"" \
 		-o "$work/$base" "$h" $srcs $libs >"$work/build.log" 2>&1; then
 		echo "$base: build failed (see $work/build.log)"
 		tail -20 "$work/build.log" >&2
