@@ -647,22 +647,45 @@ static const struct vg_symtab_head *head_at(const struct vg_symtab *t, size_t i)
 	return (const struct vg_symtab_head *)((const unsigned char *)t->recs + i * t->stride);
 }
 
-/* How many symbols start at or before vaddr. */
-static size_t starting_by(const struct vg_symtab *t, uint64_t vaddr)
+static bool vouched(const struct vg_symtab *t, size_t first, size_t end)
 {
+	return !t->vouch || first >= end || t->vouch(t->vouch_ctx, first, end);
+}
+
+/* How many symbols start at or before vaddr (*bad: what the search had
+ * to read was refused). */
+static size_t starting_by(const struct vg_symtab *t, uint64_t vaddr, bool *bad)
+{
+	size_t lo, hi;
+
+	*bad = false;
 	if (!t->n)
 		return 0;
-	return vg_bucket_count_le(t->by_addr, t->recs, t->stride, t->n, vaddr);
+	vg_bucket_span(t->by_addr, t->n, vaddr, &lo, &hi);
+	if (!vouched(t, lo, hi)) {
+		*bad = true;
+		return 0;
+	}
+	return vg_sorted_count_le_in(t->recs, t->stride, lo, hi, vaddr);
 }
 
 size_t vg_symtab_at(const struct vg_symtab *t, uint64_t vaddr)
 {
-	size_t lo = starting_by(t, vaddr);
+	bool bad;
+	size_t lo = starting_by(t, vaddr, &bad);
 
-	/* Sized symbols first: the nearest start that still covers vaddr. */
-	for (size_t k = lo; k > 0 && t->max_end[k - 1] > vaddr; k--) {
-		const struct vg_symtab_head *s = head_at(t, k - 1);
+	if (bad)
+		return VG_SYMTAB_BAD;
+	/* Sized symbols first: the nearest start that still covers vaddr
+	 * (record k - 1 vouched before it is read). */
+	for (size_t k = lo; k > 0; k--) {
+		const struct vg_symtab_head *s;
 
+		if (!vouched(t, k - 1, k))
+			return VG_SYMTAB_BAD;
+		if (t->max_end[k - 1] <= vaddr)
+			break;
+		s = head_at(t, k - 1);
 		if (s->size && vaddr < s->vaddr + s->size)
 			return k - 1;
 	}
@@ -679,8 +702,11 @@ size_t vg_symtab_at(const struct vg_symtab *t, uint64_t vaddr)
 
 size_t vg_symtab_before(const struct vg_symtab *t, uint64_t vaddr)
 {
-	size_t lo = starting_by(t, vaddr);
+	bool bad;
+	size_t lo = starting_by(t, vaddr, &bad);
 
+	if (bad || (lo && !vouched(t, lo - 1, lo)))
+		return VG_SYMTAB_BAD;
 	return lo ? lo - 1 : SIZE_MAX;
 }
 

@@ -11,6 +11,7 @@
 #ifndef VG_ELF_SYMTAB_H
 #define VG_ELF_SYMTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,15 +29,25 @@ struct vg_symtab {
 	const uint64_t *max_end;
 	/* Where a search by address starts; may be empty (bisection). */
 	const struct vg_bucket *by_addr;
+	/* NULL, or asked before a search reads records [first, end) and
+	 * their max_end: false when they cannot be trusted (the persistent
+	 * index checks a chunk's checksum at its first read), and the
+	 * search then answers VG_SYMTAB_BAD. */
+	bool (*vouch)(void *ctx, size_t first, size_t end);
+	void *vouch_ctx;
 };
+
+/* What a search answers when vouch refused what it had to read. */
+#define VG_SYMTAB_BAD (SIZE_MAX - 1)
 
 /* The innermost symbol containing vaddr: the nearest sized one that
  * covers it, else an unsized label right before it in the same section
- * with no sized symbol in between.  Its index, or SIZE_MAX. */
+ * with no sized symbol in between.  Its index, SIZE_MAX for none, or
+ * VG_SYMTAB_BAD. */
 size_t vg_symtab_at(const struct vg_symtab *t, uint64_t vaddr);
 
 /* The nearest symbol starting at or below vaddr, sized or not: its
- * index, or SIZE_MAX. */
+ * index, SIZE_MAX for none, or VG_SYMTAB_BAD. */
 size_t vg_symtab_before(const struct vg_symtab *t, uint64_t vaddr);
 
 #endif

@@ -19,14 +19,19 @@
 
 #define SX_MAGIC "VIGILSX"     /* 8 bytes with its NUL */
 #define NONE32 UINT32_MAX
-/* Strings are checksummed in chunks of this many bytes. */
-#define STR_CHUNK 65536u
+/* Strings are checksummed in chunks of this many bytes, the symbol
+ * table in chunks of this many records (with their running maximum of
+ * ends): a first answer checks the page or two it reads, not the whole
+ * section (libc's symbol table is 325 KiB; on a VM a first read costs
+ * ~2.5 us per page). */
+#define STR_CHUNK 4096u
+#define SYM_CHUNK 128u
 /* Locks over the first checks of CUs and chunks (by index modulo). */
 #define CHECK_STRIPES 8
 
 enum { SEC_RANGES, SEC_CUS, SEC_SCOPES, SEC_SEGS, SEC_ROW_ADDR, SEC_ROWS,
        SEC_BLOCKS, SEC_STRINGS, SEC_STR_CRC, SEC_SYMS, SEC_SYM_MAX_END,
-       SEC_SYM_BUCKETS, N_SEC };
+       SEC_SYM_BUCKETS, SEC_SYM_CRC, N_SEC };
 
 struct sx_header {
 	char magic[8];
@@ -41,10 +46,13 @@ struct sx_header {
 	uint32_t key_len;
 	char key[VG_SYMINDEX_KEY_MAX + 1];
 	struct { uint64_t off, size; } sec[N_SEC];
-	/* The ELF symbol table (SEC_SYMS, SEC_SYM_MAX_END, SEC_SYM_BUCKETS):
-	 * which file's (sym_of, the caller's tag; 0: none kept), the CRC-32C
-	 * of the three sections (checked at the first symbol lookup), and
-	 * the bucket table's first key and width. */
+	/* The ELF symbol table (SEC_SYMS, SEC_SYM_MAX_END, SEC_SYM_BUCKETS,
+	 * SEC_SYM_CRC): which file's (sym_of, the caller's tag; 0: none
+	 * kept), the CRC-32C of the bucket table and of SEC_SYM_CRC (checked
+	 * at the first symbol lookup; SEC_SYM_CRC holds one CRC-32C per
+	 * SYM_CHUNK records and their max ends, each checked when a search
+	 * first reads the chunk), and the bucket table's first key and
+	 * width. */
 	uint32_t sym_of, sym_crc;
 	uint64_t sym_bucket_base;
 	uint32_t sym_bucket_shift, pad;
@@ -85,7 +93,7 @@ static const size_t rec_size[N_SEC] = {
 	sizeof(struct sx_range), sizeof(struct sx_cu), sizeof(struct sx_scope),
 	sizeof(struct sx_seg), sizeof(uint64_t), sizeof(struct sx_row),
 	sizeof(uint64_t), 1, sizeof(uint32_t), sizeof(struct sx_sym), sizeof(uint64_t),
-	sizeof(uint32_t),
+	sizeof(uint32_t), sizeof(uint32_t),
 };
 
 struct vg_symindex {
@@ -125,13 +133,18 @@ struct vg_symindex {
 	 * rows and segments a lookup starts (a bisection of 130,000 rows
 	 * missed the cache at nearly every step). */
 	struct sx_fast { struct vg_bucket rows, segs; } *fast;
-	/* The ELF symbol table, if kept (sym_of != 0): checked at the first
-	 * symbol lookup (sym_state as cu_state). */
+	/* The ELF symbol table, if kept (sym_of != 0): its bucket table and
+	 * chunk checksums checked at the first symbol lookup (sym_state as
+	 * cu_state), each chunk of records when a search first reads it
+	 * (sym_chunk_state, as chunk_state). */
 	uint32_t sym_of, sym_crc;
 	uint8_t sym_state;
 	const struct sx_sym *syms;
 	const uint64_t *sym_max_end;
 	size_t n_syms;
+	const uint32_t *sym_chunk_crc;
+	uint8_t *sym_chunk_state;
+	size_t n_sym_chunks;
 	/* The stored bucket table; first points into the file (never
 	 * freed). */
 	struct vg_bucket sym_bucket;
@@ -475,10 +488,21 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 		if (rc < 0)
 			goto fail;
 		if (sec[SEC_SYMS].len) {
+			size_t n = sec[SEC_SYMS].len / sizeof(struct sx_sym);
+
 			h.sym_of = sym_of;
-			h.sym_crc = vg_crc32c(0, sec[SEC_SYMS].p, sec[SEC_SYMS].len);
-			h.sym_crc = vg_crc32c(h.sym_crc, sec[SEC_SYM_MAX_END].p, sec[SEC_SYM_MAX_END].len);
-			h.sym_crc = vg_crc32c(h.sym_crc, sec[SEC_SYM_BUCKETS].p, sec[SEC_SYM_BUCKETS].len);
+			for (size_t k = 0; k < n; k += SYM_CHUNK) {
+				size_t m = n - k < SYM_CHUNK ? n - k : SYM_CHUNK;
+				uint32_t c = vg_crc32c(0, sec[SEC_SYMS].p + k * sizeof(struct sx_sym),
+						       m * sizeof(struct sx_sym));
+
+				c = vg_crc32c(c, sec[SEC_SYM_MAX_END].p + k * sizeof(uint64_t),
+					      m * sizeof(uint64_t));
+				if (buf_put(&sec[SEC_SYM_CRC], &c, sizeof(c)))
+					goto oom;
+			}
+			h.sym_crc = vg_crc32c(0, sec[SEC_SYM_BUCKETS].p, sec[SEC_SYM_BUCKETS].len);
+			h.sym_crc = vg_crc32c(h.sym_crc, sec[SEC_SYM_CRC].p, sec[SEC_SYM_CRC].len);
 		}
 	}
 	/* Every count is a uint32_t in the file. */
@@ -597,6 +621,8 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	x->syms = (const void *)(p + h.sec[SEC_SYMS].off);
 	x->n_syms = n[SEC_SYMS];
 	x->sym_max_end = (const void *)(p + h.sec[SEC_SYM_MAX_END].off);
+	x->sym_chunk_crc = (const void *)(p + h.sec[SEC_SYM_CRC].off);
+	x->n_sym_chunks = (x->n_syms + SYM_CHUNK - 1) / SYM_CHUNK;
 	/* The bucket table's bounds now; its order, with the symbols', at
 	 * the first symbol lookup. */
 	x->sym_bucket = (struct vg_bucket){
@@ -606,10 +632,12 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 		.first = (uint32_t *)(uintptr_t)(p + h.sec[SEC_SYM_BUCKETS].off),
 	};
 	if (h.sym_of && (!x->n_syms || n[SEC_SYM_MAX_END] != x->n_syms ||
+			 n[SEC_SYM_CRC] != x->n_sym_chunks ||
 			 n[SEC_SYM_BUCKETS] < 2 || n[SEC_SYM_BUCKETS] - 1 >= NONE32 ||
 			 x->n_syms >= NONE32 || h.sym_bucket_shift > 63))
 		goto bad;
-	if (!h.sym_of && (x->n_syms || n[SEC_SYM_MAX_END] || n[SEC_SYM_BUCKETS]))
+	if (!h.sym_of && (x->n_syms || n[SEC_SYM_MAX_END] || n[SEC_SYM_BUCKETS] ||
+			  n[SEC_SYM_CRC]))
 		goto bad;
 	if (n[SEC_ROW_ADDR] != n[SEC_ROWS] || n[SEC_STR_CRC] != x->n_chunks ||
 	    (x->n_strings && x->strings[x->n_strings - 1] != '\0'))
@@ -617,10 +645,12 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	x->max_hi = malloc((x->n_ranges ? x->n_ranges : 1) * sizeof(uint64_t));
 	x->cu_state = calloc(x->n_cus ? x->n_cus : 1, 1);
 	x->chunk_state = calloc(x->n_chunks ? x->n_chunks : 1, 1);
+	x->sym_chunk_state = calloc(x->n_sym_chunks ? x->n_sym_chunks : 1, 1);
 	x->chunk_nul_end = calloc(x->n_chunks ? x->n_chunks : 1, sizeof(*x->chunk_nul_end));
 	/* Written only for the CUs a run looks up in (libc has 1,937). */
 	x->fast = vg_sparse_calloc(x->n_cus, sizeof(*x->fast));
-	if (!x->max_hi || !x->cu_state || !x->chunk_state || !x->chunk_nul_end || !x->fast) {
+	if (!x->max_hi || !x->cu_state || !x->chunk_state || !x->chunk_nul_end || !x->fast ||
+	    !x->sym_chunk_state) {
 		vg_symindex_free(x);
 		return vg_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -710,20 +740,21 @@ static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
 	return checked_once(x, &x->cu_state[i], i, cu_check_nth, i);
 }
 
-/* The symbol table, checked once: its checksum and the bucket table's
- * bounds.  The order and the running maximum of ends are the checksum's
- * (as a CU's order, cu_good): out of order, the search answers wrong but
- * stays within the table; a name is checked when an answer reads it. */
+/* The symbol table, checked once: the checksum of its bucket table and
+ * chunk checksums, and the bucket table's bounds.  The records are
+ * checked by chunk as a search reads them (sym_vouch); their order and
+ * running maximum of ends are the chunk's checksum's (as a CU's order,
+ * cu_good): out of order, the search answers wrong but stays within the
+ * table; a name is checked when an answer reads it. */
 static bool syms_check(struct vg_symindex *x, size_t unused)
 {
 	const struct vg_bucket *b = &x->sym_bucket;
 
 	(void)unused;
 	if (!x->no_crc) {
-		uint32_t crc = vg_crc32c(0, x->syms, x->n_syms * sizeof(*x->syms));
+		uint32_t crc = vg_crc32c(0, b->first, ((size_t)b->n_buckets + 1) * sizeof(uint32_t));
 
-		crc = vg_crc32c(crc, x->sym_max_end, x->n_syms * sizeof(uint64_t));
-		crc = vg_crc32c(crc, b->first, ((size_t)b->n_buckets + 1) * sizeof(uint32_t));
+		crc = vg_crc32c(crc, x->sym_chunk_crc, x->n_sym_chunks * sizeof(uint32_t));
 		if (crc != x->sym_crc)
 			return false;
 	}
@@ -741,6 +772,32 @@ static bool syms_check(struct vg_symindex *x, size_t unused)
 static bool syms_good(struct vg_symindex *x)
 {
 	return checked_once(x, &x->sym_state, 0, syms_check, 0);
+}
+
+/* Symbol chunk k: its records' and max ends' checksum. */
+static bool sym_chunk_check(struct vg_symindex *x, size_t k)
+{
+	size_t first = k * SYM_CHUNK;
+	size_t m = x->n_syms - first < SYM_CHUNK ? x->n_syms - first : SYM_CHUNK;
+	uint32_t crc;
+
+	if (x->no_crc)
+		return true;
+	crc = vg_crc32c(0, x->syms + first, m * sizeof(*x->syms));
+	crc = vg_crc32c(crc, x->sym_max_end + first, m * sizeof(uint64_t));
+	return crc == x->sym_chunk_crc[k];
+}
+
+/* symtab.h's vouch: records [first, end) (and their max ends), each
+ * chunk checked once. */
+static bool sym_vouch(void *ctx, size_t first, size_t end)
+{
+	struct vg_symindex *x = ctx;
+
+	for (size_t k = first / SYM_CHUNK; k * SYM_CHUNK < end; k++)
+		if (!checked_once(x, &x->sym_chunk_state[k], k, sym_chunk_check, k))
+			return false;
+	return true;
 }
 
 /* The string chunk k: its checksum, and where its last NUL ends. */
@@ -782,6 +839,7 @@ struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
 		vg_bucket_free(&x->range_bucket);
 		free(x->cu_state);
 		free(x->chunk_state);
+		free(x->sym_chunk_state);
 		free(x);
 	}
 	return NULL;
@@ -952,6 +1010,8 @@ static int sym_answer(struct vg_symindex *x, size_t i, struct vg_symbol *sym)
 	const struct sx_sym *s;
 	bool bad = false;
 
+	if (i == VG_SYMTAB_BAD)
+		return -EBADMSG;
 	if (i == SIZE_MAX)
 		return -ENOENT;
 	s = &x->syms[i];
@@ -972,7 +1032,8 @@ static bool sym_table(struct vg_symindex *x, uint32_t of, struct vg_symtab *t, i
 		return false;
 	}
 	*t = (struct vg_symtab){ .recs = x->syms, .stride = sizeof(*x->syms), .n = x->n_syms,
-				 .max_end = x->sym_max_end, .by_addr = &x->sym_bucket };
+				 .max_end = x->sym_max_end, .by_addr = &x->sym_bucket,
+				 .vouch = sym_vouch, .vouch_ctx = x };
 	return true;
 }
 

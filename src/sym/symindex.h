@@ -51,7 +51,7 @@
 #include "sym/dwindex.h"
 #include "util/error.h"
 
-#define VG_SYMINDEX_VERSION 3
+#define VG_SYMINDEX_VERSION 4
 #define VG_SYMINDEX_KEY_MAX 255
 
 struct vg_symindex;

@@ -163,4 +163,51 @@ rm "$idx"
 VIGIL_CACHE_MAX=100 "$VIGIL" sym --index "$bin" >"$T/toobig.out" 2>&1 && fail "an index over the bound was written"
 grep -q "exceeds VIGIL_CACHE_MAX" "$T/toobig.out" || { cat "$T/toobig.out" >&2; fail "no reason for the refused index"; }
 [[ ! -e $idx ]] || fail "an index over the bound exists"
-echo "ok: ${#addrs[@]} addresses identical cold, warm, truncated, detached write at a terminal, flipped (cus, rows, strings, symbols), the symbols from the index, foreign, empty; LRU bound"
+# By chunk: libc's symbol table has thousands of records, checksummed
+# 128 to a chunk (and its strings 4 KiB to one).  A record flipped in one
+# chunk is caught by the lookup that reads it; a lookup that reads other
+# chunks answers from the index as it is, which stays unchanged.
+libc=/lib/x86_64-linux-gnu/libc.so.6
+libc_cache=$T/libc-cache
+VIGIL_CACHE_DIR=$libc_cache "$VIGIL" sym --index "$libc" >"$T/libc-build.out" 2>&1 ||
+	{ cat "$T/libc-build.out" >&2; fail "sym --index $libc failed"; }
+read -r libc_idx < <(sed -n 's/^.*: wrote \(.*\) ([0-9]* bytes)$/\1/p' "$T/libc-build.out")
+[[ -n ${libc_idx:-} && -f $libc_idx ]] || { cat "$T/libc-build.out" >&2; fail "--index $libc said nothing"; }
+cp "$libc_idx" "$T/libc-good.vsx"
+# Two sized symbols: one in the third chunk, one in the last but one;
+# an address in the middle of each; the file offset of the first one's
+# size field.
+read -r near far flip_at < <("$PYTHON" -c "
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off, size = struct.unpack_from('<QQ', d, 288 + 16 * 9)
+n = size // 32
+assert n > 6 * 128, n
+def pick(first):
+    for i in range(first, n):
+        vaddr, sz = struct.unpack_from('<QQ', d, off + 32 * i)
+        if sz >= 16:
+            return i, vaddr + sz // 2
+i, near = pick(2 * 128 + 10)
+_, far = pick((n // 128 - 1) * 128 + 10)
+print(hex(near), hex(far), off + 32 * i + 8)" "$libc_idx") ||
+	harness_error "cannot read the symbol table of $libc_idx"
+for a in near far; do
+	VIGIL_CACHE_DIR=$libc_cache "$VIGIL" --no-cache sym --bin "$libc" "${!a}" >"$T/libc-$a.cold" 2>&1 ||
+		fail "cold answer for $a (${!a}) failed"
+done
+printf '\x5a\x5a\x5a' | dd of="$libc_idx" bs=1 seek="$flip_at" conv=notrunc status=none
+cp "$libc_idx" "$T/libc-flipped.vsx"
+VIGIL_CACHE_DIR=$libc_cache VIGIL_VERBOSE=1 "$VIGIL" sym --bin "$libc" "$far" >"$T/libc-far.out" 2>"$T/libc-far.err" ||
+	fail "the far lookup failed"
+cmp -s "$T/libc-far.cold" "$T/libc-far.out" || fail "far ($far): the answer with the index differs from the cold one"
+grep -q "rebuilding" "$T/libc-far.err" && { cat "$T/libc-far.err" >&2; fail "far ($far): a chunk it does not read made the index rebuilt"; }
+cmp -s "$libc_idx" "$T/libc-flipped.vsx" || fail "far ($far): the index changed"
+VIGIL_CACHE_DIR=$libc_cache VIGIL_VERBOSE=1 "$VIGIL" sym --bin "$libc" "$near" >"$T/libc-near.out" 2>"$T/libc-near.err" ||
+	fail "the near lookup failed"
+cmp -s "$T/libc-near.cold" "$T/libc-near.out" || fail "near ($near): the answer differs from the cold one"
+grep -q "symbol index $libc_idx: .*checksum.*rebuilding it" "$T/libc-near.err" ||
+	{ cat "$T/libc-near.err" >&2; fail "near ($near): the flipped chunk it reads was not reported"; }
+cmp -s "$libc_idx" "$T/libc-good.vsx" || fail "near ($near): the index was not rebuilt identical"
+
+echo "ok: ${#addrs[@]} addresses identical cold, warm, truncated, detached write at a terminal, flipped (cus, rows, strings, symbols), the symbols from the index, foreign, empty; LRU bound; libc's symbol table checked by chunk"
