@@ -31,7 +31,6 @@
 #include "elf/debuginfo.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <gelf.h>
@@ -48,6 +47,8 @@
 #include <zlib.h>
 
 #include <elfutils/debuginfod.h>
+
+#include "util/dynlib.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
 /* MiniDebugInfo holds a symbol table only; even for the largest libraries
@@ -534,21 +535,17 @@ static struct {
 static void load_debuginfod(void)
 {
 	static char why[256];
-	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	static const char *const soname[] = { "libdebuginfod.so.1" };
+	const struct vg_dynlib_fn fns[] = {
+		{ "debuginfod_begin", (void **)&dfd.begin },
+		{ "debuginfod_end", (void **)&dfd.end },
+		{ "debuginfod_set_progressfn", (void **)&dfd.set_progressfn },
+		{ "debuginfod_set_verbose_fd", (void **)&dfd.set_verbose_fd },
+		{ "debuginfod_find_debuginfo", (void **)&dfd.find_debuginfo },
+	};
 
-	if (!h) {
-		snprintf(why, sizeof(why), "cannot load libdebuginfod.so.1 (%s)", dlerror());
+	if (!vg_dynlib_load(soname, 1, fns, sizeof(fns) / sizeof(fns[0]), why, sizeof(why)))
 		dfd.why = why;
-		return;
-	}
-	*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
-	*(void **)&dfd.end = dlsym(h, "debuginfod_end");
-	*(void **)&dfd.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
-	*(void **)&dfd.set_verbose_fd = dlsym(h, "debuginfod_set_verbose_fd");
-	*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
-	if (!dfd.begin || !dfd.end || !dfd.set_progressfn || !dfd.set_verbose_fd ||
-	    !dfd.find_debuginfo)
-		dfd.why = "libdebuginfod.so.1 lacks a function vigil calls";
 }
 
 static bool try_debuginfod(struct finder *f)

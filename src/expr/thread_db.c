@@ -10,11 +10,11 @@
  * (meson.build: --export-dynamic-symbol=ps_*). */
 #include "expr/thread_db.h"
 
-#include <dlfcn.h>
 #include <proc_service.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <thread_db.h>
+
+#include "util/dynlib.h"
 
 /* glibc's soname, the same since 2.0. */
 #define THREAD_DB_SONAME "libthread_db.so.1"
@@ -34,22 +34,17 @@ static pthread_once_t td_once = PTHREAD_ONCE_INIT;
 
 static void load(void)
 {
-	void *h = dlopen(THREAD_DB_SONAME, RTLD_NOW | RTLD_LOCAL);
+	static const char *const soname[] = { THREAD_DB_SONAME };
+	const struct vg_dynlib_fn fns[] = {
+		{ "td_init", (void **)&td.init },
+		{ "td_ta_new", (void **)&td.ta_new },
+		{ "td_ta_delete", (void **)&td.ta_delete },
+		{ "td_ta_thr_iter", (void **)&td.ta_thr_iter },
+		{ "td_thr_get_info", (void **)&td.thr_get_info },
+		{ "td_thr_tls_get_addr", (void **)&td.thr_tls_get_addr },
+	};
 
-	if (!h) {
-		snprintf(td.why, sizeof(td.why), "cannot load %s (%s)", THREAD_DB_SONAME, dlerror());
-		return;
-	}
-	*(void **)&td.init = dlsym(h, "td_init");
-	*(void **)&td.ta_new = dlsym(h, "td_ta_new");
-	*(void **)&td.ta_delete = dlsym(h, "td_ta_delete");
-	*(void **)&td.ta_thr_iter = dlsym(h, "td_ta_thr_iter");
-	*(void **)&td.thr_get_info = dlsym(h, "td_thr_get_info");
-	*(void **)&td.thr_tls_get_addr = dlsym(h, "td_thr_tls_get_addr");
-	td.ok = td.init && td.ta_new && td.ta_delete && td.ta_thr_iter && td.thr_get_info &&
-		td.thr_tls_get_addr;
-	if (!td.ok)
-		snprintf(td.why, sizeof(td.why), "%s lacks a function vigil calls", THREAD_DB_SONAME);
+	td.ok = vg_dynlib_load(soname, 1, fns, sizeof(fns) / sizeof(fns[0]), td.why, sizeof(td.why));
 }
 
 bool vg_thread_db_load(const char **why)

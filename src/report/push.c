@@ -2,7 +2,6 @@
 #include "report/push.h"
 
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -11,6 +10,8 @@
 #include <string.h>
 
 #include <curl/curl.h>
+
+#include "util/dynlib.h"
 
 /* A push waits at most this long: it runs between two drains of the
  * sampling rings, which hold several seconds at continuous mode's rate. */
@@ -42,31 +43,27 @@ static void load_curl(void)
 	/* The OpenSSL flavour first (libcurl4), then GnuTLS (libcurl3-gnutls):
 	 * the same API, either is enough. */
 	static const char *const names[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
-	void *h = NULL;
+	const struct vg_dynlib_fn fns[] = {
+		{ "curl_global_init", (void **)&curl.global_init },
+		{ "curl_easy_init", (void **)&curl.easy_init },
+		{ "curl_easy_setopt", (void **)&curl.easy_setopt },
+		{ "curl_easy_perform", (void **)&curl.easy_perform },
+		{ "curl_easy_getinfo", (void **)&curl.easy_getinfo },
+		{ "curl_easy_cleanup", (void **)&curl.easy_cleanup },
+		{ "curl_easy_strerror", (void **)&curl.easy_strerror },
+		{ "curl_easy_escape", (void **)&curl.easy_escape },
+		{ "curl_free", (void **)&curl.free },
+		{ "curl_slist_append", (void **)&curl.slist_append },
+		{ "curl_slist_free_all", (void **)&curl.slist_free_all },
+	};
 
 	curl.tried = true;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !h; i++)
-		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(why, sizeof(why), "cannot load libcurl.so.4 (%s): install libcurl4", dlerror());
+	if (!vg_dynlib_load(names, sizeof(names) / sizeof(names[0]), fns,
+			    sizeof(fns) / sizeof(fns[0]), why, sizeof(why))) {
+		/* "cannot load libcurl.so.4 (...)": the package to install. */
+		if (strncmp(why, "cannot load", 11) == 0)
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), ": install libcurl4");
 		curl.why = why;
-		return;
-	}
-	*(void **)&curl.global_init = dlsym(h, "curl_global_init");
-	*(void **)&curl.easy_init = dlsym(h, "curl_easy_init");
-	*(void **)&curl.easy_setopt = dlsym(h, "curl_easy_setopt");
-	*(void **)&curl.easy_perform = dlsym(h, "curl_easy_perform");
-	*(void **)&curl.easy_getinfo = dlsym(h, "curl_easy_getinfo");
-	*(void **)&curl.easy_cleanup = dlsym(h, "curl_easy_cleanup");
-	*(void **)&curl.easy_strerror = dlsym(h, "curl_easy_strerror");
-	*(void **)&curl.easy_escape = dlsym(h, "curl_easy_escape");
-	*(void **)&curl.free = dlsym(h, "curl_free");
-	*(void **)&curl.slist_append = dlsym(h, "curl_slist_append");
-	*(void **)&curl.slist_free_all = dlsym(h, "curl_slist_free_all");
-	if (!curl.global_init || !curl.easy_init || !curl.easy_setopt || !curl.easy_perform ||
-	    !curl.easy_getinfo || !curl.easy_cleanup || !curl.easy_strerror ||
-	    !curl.easy_escape || !curl.free || !curl.slist_append || !curl.slist_free_all) {
-		curl.why = "libcurl.so.4 lacks a function vigil calls";
 		return;
 	}
 	if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)

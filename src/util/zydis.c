@@ -12,11 +12,11 @@
  * describes. */
 #include "util/zydis.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
-#include <stdio.h>
 
 #include <Zydis/Zydis.h>
+
+#include "util/dynlib.h"
 
 #ifndef VG_ZYDIS_SONAME
 #error "VG_ZYDIS_SONAME: meson.build reads it from the libZydis.so it found"
@@ -45,28 +45,21 @@ static pthread_once_t zy_once = PTHREAD_ONCE_INIT;
 
 static void load(void)
 {
-	void *h = dlopen(VG_ZYDIS_SONAME, RTLD_NOW | RTLD_LOCAL);
+	static const char *const soname[] = { VG_ZYDIS_SONAME };
+	const struct vg_dynlib_fn fns[] = {
+		{ "ZydisDecoderInit", (void **)&zy.decoder_init },
+		{ "ZydisDecoderDecodeFull", (void **)&zy.decode_full },
+		{ "ZydisDecoderDecodeInstruction", (void **)&zy.decode_instruction },
+		{ "ZydisFormatterInit", (void **)&zy.formatter_init },
+		{ "ZydisFormatterSetProperty", (void **)&zy.formatter_set_property },
+		{ "ZydisFormatterFormatInstruction", (void **)&zy.format_instruction },
+		{ "ZydisMnemonicGetString", (void **)&zy.mnemonic_string },
+		{ "ZydisRegisterGetClass", (void **)&zy.register_class },
+		{ "ZydisRegisterGetLargestEnclosing", (void **)&zy.register_largest },
+		{ "ZydisRegisterGetString", (void **)&zy.register_string },
+	};
 
-	if (!h) {
-		snprintf(zy.why, sizeof(zy.why), "cannot load %s (%s)", VG_ZYDIS_SONAME, dlerror());
-		return;
-	}
-	*(void **)&zy.decoder_init = dlsym(h, "ZydisDecoderInit");
-	*(void **)&zy.decode_full = dlsym(h, "ZydisDecoderDecodeFull");
-	*(void **)&zy.decode_instruction = dlsym(h, "ZydisDecoderDecodeInstruction");
-	*(void **)&zy.formatter_init = dlsym(h, "ZydisFormatterInit");
-	*(void **)&zy.formatter_set_property = dlsym(h, "ZydisFormatterSetProperty");
-	*(void **)&zy.format_instruction = dlsym(h, "ZydisFormatterFormatInstruction");
-	*(void **)&zy.mnemonic_string = dlsym(h, "ZydisMnemonicGetString");
-	*(void **)&zy.register_class = dlsym(h, "ZydisRegisterGetClass");
-	*(void **)&zy.register_largest = dlsym(h, "ZydisRegisterGetLargestEnclosing");
-	*(void **)&zy.register_string = dlsym(h, "ZydisRegisterGetString");
-	zy.ok = zy.decoder_init && zy.decode_full && zy.decode_instruction &&
-		zy.formatter_init && zy.formatter_set_property && zy.format_instruction &&
-		zy.mnemonic_string && zy.register_class && zy.register_largest &&
-		zy.register_string;
-	if (!zy.ok)
-		snprintf(zy.why, sizeof(zy.why), "%s lacks a function vigil calls", VG_ZYDIS_SONAME);
+	zy.ok = vg_dynlib_load(soname, 1, fns, sizeof(fns) / sizeof(fns[0]), zy.why, sizeof(zy.why));
 }
 
 bool vg_zydis_load(const char **why)
