@@ -652,36 +652,48 @@ static bool vouched(const struct vg_symtab *t, size_t first, size_t end)
 	return !t->vouch || first >= end || t->vouch(t->vouch_ctx, first, end);
 }
 
-/* How many symbols start at or before vaddr (*bad: what the search had
- * to read was refused). */
-static size_t starting_by(const struct vg_symtab *t, uint64_t vaddr, bool *bad)
+/* How many symbols start at or before vaddr; *from: the first record
+ * vouched for (the bucket's), SIZE_MAX when what the search had to read
+ * was refused. */
+static size_t starting_by(const struct vg_symtab *t, uint64_t vaddr, size_t *from)
 {
 	size_t lo, hi;
 
-	*bad = false;
+	*from = 0;
 	if (!t->n)
 		return 0;
 	vg_bucket_span(t->by_addr, t->n, vaddr, &lo, &hi);
 	if (!vouched(t, lo, hi)) {
-		*bad = true;
+		*from = SIZE_MAX;
 		return 0;
 	}
+	*from = lo;
 	return vg_sorted_count_le_in(t->recs, t->stride, lo, hi, vaddr);
+}
+
+/* Record i may be read: vouched already (i >= *from), or now. */
+static bool reach(const struct vg_symtab *t, size_t i, size_t *from)
+{
+	if (i >= *from)
+		return true;
+	if (!vouched(t, i, *from))
+		return false;
+	*from = i;
+	return true;
 }
 
 size_t vg_symtab_at(const struct vg_symtab *t, uint64_t vaddr)
 {
-	bool bad;
-	size_t lo = starting_by(t, vaddr, &bad);
+	size_t from, lo = starting_by(t, vaddr, &from);
 
-	if (bad)
+	if (from == SIZE_MAX)
 		return VG_SYMTAB_BAD;
 	/* Sized symbols first: the nearest start that still covers vaddr
 	 * (record k - 1 vouched before it is read). */
 	for (size_t k = lo; k > 0; k--) {
 		const struct vg_symtab_head *s;
 
-		if (!vouched(t, k - 1, k))
+		if (!reach(t, k - 1, &from))
 			return VG_SYMTAB_BAD;
 		if (t->max_end[k - 1] <= vaddr)
 			break;
@@ -702,10 +714,9 @@ size_t vg_symtab_at(const struct vg_symtab *t, uint64_t vaddr)
 
 size_t vg_symtab_before(const struct vg_symtab *t, uint64_t vaddr)
 {
-	bool bad;
-	size_t lo = starting_by(t, vaddr, &bad);
+	size_t from, lo = starting_by(t, vaddr, &from);
 
-	if (bad || (lo && !vouched(t, lo - 1, lo)))
+	if (from == SIZE_MAX || (lo && !reach(t, lo - 1, &from)))
 		return VG_SYMTAB_BAD;
 	return lo ? lo - 1 : SIZE_MAX;
 }
