@@ -728,6 +728,25 @@ static bool checked_once(struct vg_symindex *x, uint8_t *state, size_t stripe,
 	return v == 1;
 }
 
+/* A check that only computes and records (a chunk's checksum): it
+ * takes no lock, so that two threads never wait for each other on it
+ * (behind a stripe lock, a 4 KiB chunk's check could wait for a 2 MB
+ * CU's on the same stripe; the generated program's index has 204 such
+ * chunks).  Two threads may both run it; they reach the same verdict
+ * and record the same values, atomically, before the verdict is
+ * published. */
+static bool checked_lockless(struct vg_symindex *x, uint8_t *state,
+			     bool (*check)(struct vg_symindex *, size_t), size_t arg)
+{
+	uint8_t v = __atomic_load_n(state, __ATOMIC_ACQUIRE);
+
+	if (v)
+		return v == 1;
+	v = check(x, arg) ? 1 : 2;
+	__atomic_store_n(state, v, __ATOMIC_RELEASE);
+	return v == 1;
+}
+
 static bool cu_check_nth(struct vg_symindex *x, size_t i)
 {
 	return cu_check(x, &x->cus[i], i);
@@ -795,7 +814,7 @@ static bool sym_vouch(void *ctx, size_t first, size_t end)
 	struct vg_symindex *x = ctx;
 
 	for (size_t k = first / SYM_CHUNK; k * SYM_CHUNK < end; k++)
-		if (!checked_once(x, &x->sym_chunk_state[k], k, sym_chunk_check, k))
+		if (!checked_lockless(x, &x->sym_chunk_state[k], sym_chunk_check, k))
 			return false;
 	return true;
 }
@@ -810,14 +829,15 @@ static bool chunk_check(struct vg_symindex *x, size_t k)
 	if (!x->no_crc && vg_crc32c(0, x->strings + off, n) != x->str_crc[k])
 		return false;
 	nul = memrchr(x->strings + off, '\0', n);
-	x->chunk_nul_end[k] = nul ? (uint32_t)(nul - x->strings) + 1 : 0;
+	__atomic_store_n(&x->chunk_nul_end[k], nul ? (uint32_t)(nul - x->strings) + 1 : 0,
+			 __ATOMIC_RELAXED);
 	return true;
 }
 
-/* The string chunk k, checked once. */
+/* The string chunk k, checked (once, unless two threads race to it). */
 static bool chunk_good(struct vg_symindex *x, size_t k)
 {
-	return checked_once(x, &x->chunk_state[k], k, chunk_check, k);
+	return checked_lockless(x, &x->chunk_state[k], chunk_check, k);
 }
 
 struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
@@ -881,7 +901,7 @@ static inline const char *str(struct vg_symindex *x, uint32_t off, bool *bad)
 		return NULL;
 	if (off < x->n_strings &&
 	    __atomic_load_n(&x->chunk_state[off / STR_CHUNK], __ATOMIC_ACQUIRE) == 1 &&
-	    off < x->chunk_nul_end[off / STR_CHUNK])
+	    off < __atomic_load_n(&x->chunk_nul_end[off / STR_CHUNK], __ATOMIC_RELAXED))
 		return x->strings + off;
 	return str_slow(x, off, bad);
 }
