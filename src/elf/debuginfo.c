@@ -32,12 +32,10 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
 #include <lzma.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -523,30 +521,21 @@ out:
  * start of every command, 8,600 symbol relocations, most of vigil's
  * startup, for a feature used only with DEBUGINFOD_URLS set. */
 static struct {
-	pthread_once_t once;
-	const char *why;        /* NULL: loaded */
 	debuginfod_client *(*begin)(void);
 	void (*end)(debuginfod_client *);
 	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
 	void (*set_verbose_fd)(debuginfod_client *, int);
 	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
-} dfd = { .once = PTHREAD_ONCE_INIT };
-
-static void load_debuginfod(void)
-{
-	static char why[256];
-	static const char *const soname[] = { "libdebuginfod.so.1" };
-	const struct vg_dynlib_fn fns[] = {
-		{ "debuginfod_begin", (void **)&dfd.begin },
-		{ "debuginfod_end", (void **)&dfd.end },
-		{ "debuginfod_set_progressfn", (void **)&dfd.set_progressfn },
-		{ "debuginfod_set_verbose_fd", (void **)&dfd.set_verbose_fd },
-		{ "debuginfod_find_debuginfo", (void **)&dfd.find_debuginfo },
-	};
-
-	if (!vg_dynlib_load(soname, 1, fns, sizeof(fns) / sizeof(fns[0]), why, sizeof(why)))
-		dfd.why = why;
-}
+} dfd;
+static const char *const dfd_soname[] = { "libdebuginfod.so.1" };
+static const struct vg_dynlib_fn dfd_fns[] = {
+	{ "debuginfod_begin", (void **)&dfd.begin },
+	{ "debuginfod_end", (void **)&dfd.end },
+	{ "debuginfod_set_progressfn", (void **)&dfd.set_progressfn },
+	{ "debuginfod_set_verbose_fd", (void **)&dfd.set_verbose_fd },
+	{ "debuginfod_find_debuginfo", (void **)&dfd.find_debuginfo },
+};
+static struct vg_dynlib dfd_lib = VG_DYNLIB(dfd_soname, dfd_fns);
 
 static bool try_debuginfod(struct finder *f)
 {
@@ -555,6 +544,7 @@ static bool try_debuginfod(struct finder *f)
 	debuginfod_client *c;
 	char *path = NULL;
 	char hex[2 * sizeof(img->build_id) + 1];
+	const char *why;
 	int fd;
 	bool found;
 
@@ -564,9 +554,8 @@ static bool try_debuginfod(struct finder *f)
 			   : VG_DEBUGINFOD_ASKED;
 	if (f->d->debuginfod != VG_DEBUGINFOD_ASKED)
 		return false;
-	pthread_once(&dfd.once, load_debuginfod);
-	if (dfd.why) {
-		note(f, "debuginfod: %s", dfd.why);
+	if (!vg_dynlib_get(&dfd_lib, &why)) {
+		note(f, "debuginfod: %s", why);
 		return false;
 	}
 	c = dfd.begin();

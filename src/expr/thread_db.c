@@ -11,7 +11,6 @@
 #include "expr/thread_db.h"
 
 #include <proc_service.h>
-#include <pthread.h>
 #include <thread_db.h>
 
 #include "util/dynlib.h"
@@ -27,32 +26,21 @@ static struct {
 				int, sigset_t *, unsigned int);
 	td_err_e (*thr_get_info)(const td_thrhandle_t *, td_thrinfo_t *);
 	td_err_e (*thr_tls_get_addr)(const td_thrhandle_t *, psaddr_t, size_t, psaddr_t *);
-	bool ok;
-	char why[256];
 } td;
-static pthread_once_t td_once = PTHREAD_ONCE_INIT;
-
-static void load(void)
-{
-	static const char *const soname[] = { THREAD_DB_SONAME };
-	const struct vg_dynlib_fn fns[] = {
-		{ "td_init", (void **)&td.init },
-		{ "td_ta_new", (void **)&td.ta_new },
-		{ "td_ta_delete", (void **)&td.ta_delete },
-		{ "td_ta_thr_iter", (void **)&td.ta_thr_iter },
-		{ "td_thr_get_info", (void **)&td.thr_get_info },
-		{ "td_thr_tls_get_addr", (void **)&td.thr_tls_get_addr },
-	};
-
-	td.ok = vg_dynlib_load(soname, 1, fns, sizeof(fns) / sizeof(fns[0]), td.why, sizeof(td.why));
-}
+static const char *const td_soname[] = { THREAD_DB_SONAME };
+static const struct vg_dynlib_fn td_fns[] = {
+	{ "td_init", (void **)&td.init },
+	{ "td_ta_new", (void **)&td.ta_new },
+	{ "td_ta_delete", (void **)&td.ta_delete },
+	{ "td_ta_thr_iter", (void **)&td.ta_thr_iter },
+	{ "td_thr_get_info", (void **)&td.thr_get_info },
+	{ "td_thr_tls_get_addr", (void **)&td.thr_tls_get_addr },
+};
+static struct vg_dynlib td_lib = VG_DYNLIB(td_soname, td_fns);
 
 bool vg_thread_db_load(const char **why)
 {
-	pthread_once(&td_once, load);
-	if (!td.ok && why)
-		*why = td.why;
-	return td.ok;
+	return vg_dynlib_get(&td_lib, why);
 }
 
 td_err_e td_init(void)

@@ -22,8 +22,7 @@
  * through these pointers, not by name: curl.h wraps curl_easy_setopt in a
  * type-checking macro. */
 static struct {
-	bool tried;
-	const char *why;       /* NULL: loaded */
+	bool initialized;      /* curl_global_init done */
 	CURLcode (*global_init)(long flags);
 	CURL *(*easy_init)(void);
 	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
@@ -37,38 +36,23 @@ static struct {
 	void (*slist_free_all)(struct curl_slist *l);
 } curl;
 
-static void load_curl(void)
-{
-	static char why[256];
-	/* The OpenSSL flavour first (libcurl4), then GnuTLS (libcurl3-gnutls):
-	 * the same API, either is enough. */
-	static const char *const names[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
-	const struct vg_dynlib_fn fns[] = {
-		{ "curl_global_init", (void **)&curl.global_init },
-		{ "curl_easy_init", (void **)&curl.easy_init },
-		{ "curl_easy_setopt", (void **)&curl.easy_setopt },
-		{ "curl_easy_perform", (void **)&curl.easy_perform },
-		{ "curl_easy_getinfo", (void **)&curl.easy_getinfo },
-		{ "curl_easy_cleanup", (void **)&curl.easy_cleanup },
-		{ "curl_easy_strerror", (void **)&curl.easy_strerror },
-		{ "curl_easy_escape", (void **)&curl.easy_escape },
-		{ "curl_free", (void **)&curl.free },
-		{ "curl_slist_append", (void **)&curl.slist_append },
-		{ "curl_slist_free_all", (void **)&curl.slist_free_all },
-	};
-
-	curl.tried = true;
-	if (!vg_dynlib_load(names, sizeof(names) / sizeof(names[0]), fns,
-			    sizeof(fns) / sizeof(fns[0]), why, sizeof(why))) {
-		/* "cannot load libcurl.so.4 (...)": the package to install. */
-		if (strncmp(why, "cannot load", 11) == 0)
-			snprintf(why + strlen(why), sizeof(why) - strlen(why), ": install libcurl4");
-		curl.why = why;
-		return;
-	}
-	if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		curl.why = "libcurl's initialization failed";
-}
+/* The OpenSSL flavour first (libcurl4), then GnuTLS (libcurl3-gnutls):
+ * the same API, either is enough. */
+static const char *const curl_sonames[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
+static const struct vg_dynlib_fn curl_fns[] = {
+	{ "curl_global_init", (void **)&curl.global_init },
+	{ "curl_easy_init", (void **)&curl.easy_init },
+	{ "curl_easy_setopt", (void **)&curl.easy_setopt },
+	{ "curl_easy_perform", (void **)&curl.easy_perform },
+	{ "curl_easy_getinfo", (void **)&curl.easy_getinfo },
+	{ "curl_easy_cleanup", (void **)&curl.easy_cleanup },
+	{ "curl_easy_strerror", (void **)&curl.easy_strerror },
+	{ "curl_easy_escape", (void **)&curl.easy_escape },
+	{ "curl_free", (void **)&curl.free },
+	{ "curl_slist_append", (void **)&curl.slist_append },
+	{ "curl_slist_free_all", (void **)&curl.slist_free_all },
+};
+static struct vg_dynlib curl_lib = VG_DYNLIB(curl_sonames, curl_fns);
 
 static bool label_key_ok(const char *k, size_t n)
 {
@@ -129,14 +113,18 @@ int vg_push_pprof(const struct vg_push_opts *o, const void *body, size_t len,
 	char *name = NULL, *esc = NULL, *url = NULL, cerr[CURL_ERROR_SIZE] = "";
 	size_t ulen = strlen(o->url);
 	bool has_ingest = ulen >= 7 && strcmp(o->url + ulen - 7, "/ingest") == 0;
+	const char *why;
 	CURLcode cr;
 	int r = 0;
 
 	*status = 0;
-	if (!curl.tried)
-		load_curl();
-	if (curl.why)
-		return vg_error_set(err, -ENOSYS, "cannot push: %s", curl.why);
+	if (!vg_dynlib_get(&curl_lib, &why))
+		return vg_error_set(err, -ENOSYS, "cannot push: %s (package libcurl4)", why);
+	if (!curl.initialized) {
+		if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+			return vg_error_set(err, -ENOSYS, "cannot push: libcurl's initialization failed");
+		curl.initialized = true;
+	}
 	c = curl.easy_init();
 	if (!c)
 		return vg_error_set(err, -ENOMEM, "cannot push: out of memory for the HTTP request");

@@ -12,8 +12,6 @@
  * describes. */
 #include "util/zydis.h"
 
-#include <pthread.h>
-
 #include <Zydis/Zydis.h>
 
 #include "util/dynlib.h"
@@ -38,36 +36,25 @@ static struct {
 	ZydisRegisterClass (*register_class)(ZydisRegister);
 	ZydisRegister (*register_largest)(ZydisMachineMode, ZydisRegister);
 	const char *(*register_string)(ZydisRegister);
-	bool ok;
-	char why[256];
 } zy;
-static pthread_once_t zy_once = PTHREAD_ONCE_INIT;
-
-static void load(void)
-{
-	static const char *const soname[] = { VG_ZYDIS_SONAME };
-	const struct vg_dynlib_fn fns[] = {
-		{ "ZydisDecoderInit", (void **)&zy.decoder_init },
-		{ "ZydisDecoderDecodeFull", (void **)&zy.decode_full },
-		{ "ZydisDecoderDecodeInstruction", (void **)&zy.decode_instruction },
-		{ "ZydisFormatterInit", (void **)&zy.formatter_init },
-		{ "ZydisFormatterSetProperty", (void **)&zy.formatter_set_property },
-		{ "ZydisFormatterFormatInstruction", (void **)&zy.format_instruction },
-		{ "ZydisMnemonicGetString", (void **)&zy.mnemonic_string },
-		{ "ZydisRegisterGetClass", (void **)&zy.register_class },
-		{ "ZydisRegisterGetLargestEnclosing", (void **)&zy.register_largest },
-		{ "ZydisRegisterGetString", (void **)&zy.register_string },
-	};
-
-	zy.ok = vg_dynlib_load(soname, 1, fns, sizeof(fns) / sizeof(fns[0]), zy.why, sizeof(zy.why));
-}
+static const char *const zy_soname[] = { VG_ZYDIS_SONAME };
+static const struct vg_dynlib_fn zy_fns[] = {
+	{ "ZydisDecoderInit", (void **)&zy.decoder_init },
+	{ "ZydisDecoderDecodeFull", (void **)&zy.decode_full },
+	{ "ZydisDecoderDecodeInstruction", (void **)&zy.decode_instruction },
+	{ "ZydisFormatterInit", (void **)&zy.formatter_init },
+	{ "ZydisFormatterSetProperty", (void **)&zy.formatter_set_property },
+	{ "ZydisFormatterFormatInstruction", (void **)&zy.format_instruction },
+	{ "ZydisMnemonicGetString", (void **)&zy.mnemonic_string },
+	{ "ZydisRegisterGetClass", (void **)&zy.register_class },
+	{ "ZydisRegisterGetLargestEnclosing", (void **)&zy.register_largest },
+	{ "ZydisRegisterGetString", (void **)&zy.register_string },
+};
+static struct vg_dynlib zy_lib = VG_DYNLIB(zy_soname, zy_fns);
 
 bool vg_zydis_load(const char **why)
 {
-	pthread_once(&zy_once, load);
-	if (!zy.ok && why)
-		*why = zy.why;
-	return zy.ok;
+	return vg_dynlib_get(&zy_lib, why);
 }
 
 /* What a call answers without the library: a failure, as for bytes that
