@@ -21,6 +21,9 @@
 
 #define DEFAULT_MAX (1ull << 30)
 #define SUFFIX ".vsx"
+/* An index this large is mapped with huge-page advice (vg_symcache_load):
+ * one PMD. */
+#define VG_SYMCACHE_HUGE_MIN (2u << 20)
 
 static uint64_t parse_size(const char *s, uint64_t dflt)
 {
@@ -141,6 +144,13 @@ int vg_symcache_load(const struct vg_symcache *c, const char *key,
 		close(fd);
 		return -EINVAL;
 	}
+	/* Read from disk in 2 MiB folios and mapped by 2 MiB: a file the
+	 * kernel read back in 4 KiB pages (after it left the page cache)
+	 * took 374 faults and 14 ms to first touch 24 MB on a VM, one
+	 * written or read whole took 14 faults and 2.4 ms.  Advice only:
+	 * a kernel or file system without large folios ignores it. */
+	if (e->size >= VG_SYMCACHE_HUGE_MIN)
+		(void)madvise(e->map, e->size, MADV_HUGEPAGE);
 	rc = vg_symindex_open_mem(e->map, e->size, key, 0, &e->index, &err);
 	if (rc < 0) {
 		if (c->verbose)

@@ -35,7 +35,9 @@ struct vg_symcache {
 /* From the environment. */
 void vg_symcache_config(struct vg_symcache *c);
 
-/* A cached index loaded (mapped; unmapped by vg_symcache_entry_free). */
+/* A cached index loaded (mapped; unmapped by vg_symcache_entry_free;
+ * 2 MiB and larger with MADV_HUGEPAGE, so that a file read back from disk
+ * comes in 2 MiB folios a fault maps whole). */
 struct vg_symcache_entry {
 	struct vg_symindex *index;
 	void *map;
