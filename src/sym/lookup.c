@@ -629,7 +629,7 @@ void vg_sym_release(struct vg_symbolizer *s)
 /* With the shared lock held: only an image whose persistent index
  * already answered (st->looked, st->cached) is touched, as a shared
  * lookup would; anything else is left to the lookup itself. */
-void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr)
+void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr, bool records)
 {
 	const struct vg_image *img;
 	const struct image_state *st;
@@ -640,7 +640,11 @@ void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr)
 	if (!img)
 		return;
 	st = sym_state_of(s, img);
-	if (st && st->looked && st->cached)
+	if (!st || !st->looked || !st->cached)
+		return;
+	if (records)
+		vg_symindex_prefetch_records(st->cached->index, addr - img->bias);
+	else
 		vg_symindex_prefetch(st->cached->index, addr - img->bias);
 }
 

@@ -164,9 +164,11 @@ void vg_sym_release(struct vg_symbolizer *s);
 /* Between vg_sym_hold and vg_sym_release: a hint that addr will be
  * looked up soon (a batch calls it a few addresses ahead), so that the
  * persistent index's lines that lookup will search are fetched into the
- * cache meanwhile.  No answer changes; nothing is done for an image not
+ * cache meanwhile; with records, the next step (symindex.h's
+ * vg_symindex_prefetch_records), a lookup or so later: the records those
+ * lines lead to.  No answer changes; nothing is done for an image not
  * looked up in yet or answered without its index. */
-void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr);
+void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr, bool records);
 
 /* Do lookups in s now take the lock shared?  True when some image was
  * looked up in, and every image looked up in so far that has DWARF

@@ -7,7 +7,9 @@
  * checks behind the checksums are reached too.  The key asked for is the
  * one the file claims (bytes 28..31 its length, the key from byte 32: the
  * header of symindex.c), else the key check would stop every input.  A file that is accepted is then looked up at every range's
- * ends and at addresses taken from the input: each answer must keep
+ * ends and at addresses taken from the input, each after the two
+ * prefetch hints a batch gives (the second forced on: these tables are
+ * small): each answer must keep
  * vg_dw_result's promises (frames within bounds, strings terminated),
  * and so are the kept ELF symbol table's lookups (vg_symindex_symbol_at
  * and _before, under the tags a caller uses: each has one name).
@@ -81,6 +83,9 @@ static void try_open(const uint8_t *buf, size_t size, const char *key, unsigned 
 
 		memcpy(&a, buf + i, 8);
 		for (int d = -1; d <= 1; d++) {
+			/* The batch's hints read the tables too. */
+			vg_symindex_prefetch(x, a + (uint64_t)d);
+			vg_symindex_prefetch_records(x, a + (uint64_t)d);
 			vg_symindex_lookup(x, a + (uint64_t)d, &r);
 			check_answer(&r);
 			check_symbols(x, a + (uint64_t)d);
@@ -108,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(buf, data, size);
 	try_open(buf, size, key, 0);
-	try_open(buf, size, key, VG_SYMINDEX_NO_CRC);
+	try_open(buf, size, key, VG_SYMINDEX_NO_CRC | VG_SYMINDEX_PREFETCH_RECORDS);
 	free(buf);
 	return 0;
 }
