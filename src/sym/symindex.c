@@ -993,11 +993,11 @@ void vg_symindex_prefetch(const struct vg_symindex *x, uint64_t addr)
 
 void vg_symindex_prefetch_records(const struct vg_symindex *x, uint64_t addr)
 {
-	const struct sx_cu *c = find_cu(x, addr);
+	const struct sx_cu *c;
 	size_t i, row;
 	uint32_t s;
 
-	if (!c || !x->prefetch_records)
+	if (!x->prefetch_records || !(c = find_cu(x, addr)))
 		return;
 	i = (size_t)(c - x->cus);
 	if (__atomic_load_n(&x->cu_state[i], __ATOMIC_ACQUIRE) != 1)
