@@ -46,6 +46,7 @@
 
 #include <elfutils/debuginfod.h>
 
+#include "elf/inflate.h"
 #include "util/dynlib.h"
 
 #define DEFAULT_DEBUG_DIR "/usr/lib/debug"
@@ -194,6 +195,14 @@ static bool has_debug_info(Elf *elf)
 	return false;
 }
 
+/* libdw's handle on elf, its compressed sections inflated on two threads
+ * first (elf/inflate.h). */
+static Dwarf *begin_dwarf(Elf *elf)
+{
+	vg_elf_inflate_debug(elf);
+	return dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+}
+
 static const char *label_of(const struct vg_image *img)
 {
 	if (img->path && img->path[0])
@@ -286,7 +295,7 @@ static bool take(struct finder *f, struct vg_image *dbg, const char *path,
 
 	if (has_debug_info(vg_image_elf(dbg))) {
 		if (!f->defer_dwarf) {
-			dw = dwarf_begin_elf(vg_image_elf(dbg), DWARF_C_READ, NULL);
+			dw = begin_dwarf(vg_image_elf(dbg));
 			if (!dw)
 				note(f, "%s: DWARF not readable: %s", path,
 				     dwarf_errmsg(-1));
@@ -382,7 +391,7 @@ static bool try_embedded(struct finder *f)
 		d->source = VG_DEBUG_EMBEDDED;
 		return true;
 	}
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	dw = begin_dwarf(elf);
 	if (!dw) {
 		note(f, "%s: embedded DWARF not readable: %s",
 		     label_of(f->img), dwarf_errmsg(-1));
@@ -782,7 +791,7 @@ int vg_debuginfo_open_dwarf(struct vg_debuginfo *d)
 	if (!d->dwarf_deferred || !d->dwarf_image)
 		return -ENOENT;
 	d->dwarf_deferred = false;
-	d->dwarf = dwarf_begin_elf(vg_image_elf(d->dwarf_image), DWARF_C_READ, NULL);
+	d->dwarf = begin_dwarf(vg_image_elf(d->dwarf_image));
 	return d->dwarf ? 0 : -EINVAL;
 }
 
