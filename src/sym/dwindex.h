@@ -80,6 +80,13 @@ void vg_dwindex_stop_prefetch(struct vg_dwindex *ix);
 int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,
 		      struct vg_dw_result *res);
 
+/* A hint: the lines of the index a lookup of addr will search first
+ * (its CU's rows and segments within their buckets) fetched into the
+ * cache, for a batch that calls this a few lookups ahead.  Nothing for
+ * a CU not indexed yet.  Reads only tables published as indexed: safe
+ * beside lookups and the prefetch thread. */
+void vg_dwindex_prefetch_lookup(struct vg_dwindex *ix, uint64_t addr);
+
 /* How many CUs have code; *built_by_lookups (if non-NULL): how many of
  * them lookups had to index themselves so far. */
 size_t vg_dwindex_cus(const struct vg_dwindex *ix, size_t *built_by_lookups);

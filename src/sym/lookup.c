@@ -640,6 +640,8 @@ void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr, bool records)
 	if (!img)
 		return;
 	st = sym_state_of(s, img);
+	if (st && st->looked && !st->cached && st->ix && !records)
+		vg_dwindex_prefetch_lookup(st->ix, addr - img->bias);
 	if (!st || !st->looked || !st->cached)
 		return;
 	if (records)
