@@ -771,16 +771,6 @@ static uint32_t find_scope(const struct cu *c, uint64_t addr)
 	return lo ? c->segs[lo - 1].scope : NO_SCOPE;
 }
 
-/* The cache lines [p, p + len) starts and ends in, and the middle one. */
-static inline void prefetch_span(const void *p, size_t len)
-{
-	const char *b = p;
-
-	__builtin_prefetch(b);
-	__builtin_prefetch(b + len / 2);
-	__builtin_prefetch(b + (len ? len - 1 : 0));
-}
-
 void vg_dwindex_prefetch_lookup(struct vg_dwindex *ix, uint64_t addr)
 {
 	struct cu *c = find_cu(ix, addr);
@@ -791,12 +781,12 @@ void vg_dwindex_prefetch_lookup(struct vg_dwindex *ix, uint64_t addr)
 		return;
 	vg_bucket_span(&c->rows_fast, c->n_rows, addr, &lo, &hi);
 	if (lo < hi && c->rows_fast.first) {
-		prefetch_span(c->row_addr + lo, (hi - lo) * sizeof(uint64_t));
-		prefetch_span(c->rows + lo, (hi - lo) * sizeof(struct row));
+		vg_prefetch_span(c->row_addr + lo, (hi - lo) * sizeof(uint64_t));
+		vg_prefetch_span(c->rows + lo, (hi - lo) * sizeof(struct row));
 	}
 	vg_bucket_span(&c->segs_fast, c->n_segs, addr, &lo, &hi);
 	if (lo < hi && c->segs_fast.first)
-		prefetch_span(c->segs + lo, (hi - lo) * sizeof(struct seg));
+		vg_prefetch_span(c->segs + lo, (hi - lo) * sizeof(struct seg));
 }
 
 int vg_dwindex_lookup(struct vg_dwindex *ix, uint64_t addr,

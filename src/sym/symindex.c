@@ -957,16 +957,6 @@ static uint32_t find_scope(const struct vg_symindex *x, const struct sx_cu *c,
 	return lo ? segs[lo - 1].scope : NONE32;
 }
 
-/* The cache lines [p, p + len) starts and ends in, and the middle one. */
-static inline void prefetch_span(const void *p, size_t len)
-{
-	const char *c = p;
-
-	__builtin_prefetch(c);
-	__builtin_prefetch(c + len / 2);
-	__builtin_prefetch(c + (len ? len - 1 : 0));
-}
-
 void vg_symindex_prefetch(const struct vg_symindex *x, uint64_t addr)
 {
 	const struct sx_cu *c = find_cu(x, addr);
@@ -983,12 +973,12 @@ void vg_symindex_prefetch(const struct vg_symindex *x, uint64_t addr)
 	f = &x->fast[i];
 	vg_bucket_span(&f->rows, c->n_rows, addr, &lo, &hi);
 	if (lo < hi) {
-		prefetch_span(x->row_addr + c->row0 + lo, (hi - lo) * sizeof(uint64_t));
-		prefetch_span(x->rows + c->row0 + lo, (hi - lo) * sizeof(struct sx_row));
+		vg_prefetch_span(x->row_addr + c->row0 + lo, (hi - lo) * sizeof(uint64_t));
+		vg_prefetch_span(x->rows + c->row0 + lo, (hi - lo) * sizeof(struct sx_row));
 	}
 	vg_bucket_span(&f->segs, c->n_segs, addr, &lo, &hi);
 	if (lo < hi)
-		prefetch_span(x->segs + c->seg0 + lo, (hi - lo) * sizeof(struct sx_seg));
+		vg_prefetch_span(x->segs + c->seg0 + lo, (hi - lo) * sizeof(struct sx_seg));
 }
 
 void vg_symindex_prefetch_records(const struct vg_symindex *x, uint64_t addr)
