@@ -559,7 +559,6 @@ done:
 /* ------------------------------------------------------------------ */
 /* checking                                                             */
 
-/* first + n within total, without overflow. */
 /* Do the scope and segment tables outgrow the second-level cache?  Only
  * then does a batch's lookup miss at the scope record that
  * vg_symindex_prefetch_records fetches ahead: libc's (0.6 MB) stay in a
@@ -576,6 +575,7 @@ static bool records_outgrow_l2(const struct vg_symindex *x)
 	       (size_t)l2;
 }
 
+/* first + n within total, without overflow. */
 static bool slice_ok(uint32_t first, uint32_t n, size_t total)
 {
 	return (uint64_t)first + n <= total;

@@ -58,8 +58,6 @@ static inline void vg_bucket_span(const struct vg_bucket *b, size_t n, uint64_t 
 	}
 }
 
-/* How many keys are <= x (the last such key is at that count - 1), as a
- * bisection of the whole array would say. */
 /* A hint for a search about to run over [p, p + len) (a bucket's span):
  * the cache lines it starts and ends in, and the middle one, fetched
  * (a bisection's first steps; the span is a few lines at most). */
@@ -72,6 +70,8 @@ static inline void vg_prefetch_span(const void *p, size_t len)
 	__builtin_prefetch(c + (len ? len - 1 : 0));
 }
 
+/* How many keys are <= x (the last such key is at that count - 1), as a
+ * bisection of the whole array would say. */
 static inline size_t vg_bucket_count_le(const struct vg_bucket *b, const void *keys,
 					size_t stride, size_t n, uint64_t x)
 {
