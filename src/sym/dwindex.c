@@ -595,8 +595,12 @@ static int index_cu(struct cu *c, Dwarf_Die *cudie, struct builder_ctx *ctx)
 	if (direct != DWLINE_OK &&
 	    dwarf_getsrcfiles(cudie, &c->dw_files, &nfiles) == 0 && nfiles) {
 		c->files = calloc(nfiles, sizeof(*c->files));
-		if (!c->files)
-			return -ENOMEM;
+		if (!c->files) {
+			/* Through fail: the CU is marked failed, not left
+			 * half-built and published as indexed. */
+			rc = -ENOMEM;
+			goto fail;
+		}
 		c->n_files = nfiles;
 	}
 	rc = dwindex_build_scopes(c, &ctx->names, cudie, &ctx->corrupt);
