@@ -5,8 +5,9 @@
  * as it opens the file (Debian's debug packages compress them: libc6-dbg's
  * 3.7 MB inflate to 9.9 MB, a quarter of a cold 100,000-address batch's
  * CPU time, on one core while the other waited).  Called first, this
- * splits the sections between the calling thread and a helper by size;
- * libdw then finds them decompressed.  Each thread works on its own
+ * inflates the sections libdw reads, split by size between the calling
+ * thread and a helper (on the calling thread alone when there is one
+ * CPU, or too little to share); libdw then finds them decompressed.  Each thread works on its own
  * sections only: libelf's per-section state (the headers are loaded
  * before the helper starts), zlib and malloc.  A section that fails stays
  * compressed, and dwarf_begin_elf reports it as it would have. */
