@@ -626,9 +626,10 @@ void vg_sym_release(struct vg_symbolizer *s)
 	pthread_rwlock_unlock(&s->lock);
 }
 
-/* With the shared lock held: only an image whose persistent index
- * already answered (st->looked, st->cached) is touched, as a shared
- * lookup would; anything else is left to the lookup itself. */
+/* With the shared lock held: only an image already looked up in
+ * (st->looked) is touched, and only its index (the persistent one, else
+ * the in-memory one, which hints only at CUs already indexed); anything
+ * else is left to the lookup itself. */
 void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr, bool records)
 {
 	const struct vg_image *img;
@@ -640,14 +641,14 @@ void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr, bool records)
 	if (!img)
 		return;
 	st = sym_state_of(s, img);
-	if (st && st->looked && !st->cached && st->ix && !records)
-		vg_dwindex_prefetch_lookup(st->ix, addr - img->bias);
-	if (!st || !st->looked || !st->cached)
+	if (!st || !st->looked)
 		return;
-	if (records)
+	if (st->cached && records)
 		vg_symindex_prefetch_records(st->cached->index, addr - img->bias);
-	else
+	else if (st->cached)
 		vg_symindex_prefetch(st->cached->index, addr - img->bias);
+	else if (st->ix && !records)
+		vg_dwindex_prefetch_lookup(st->ix, addr - img->bias);
 }
 
 /* vg_sym_lookup with the shared lock already held (vg_sym_hold). */

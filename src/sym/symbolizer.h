@@ -163,11 +163,12 @@ int vg_sym_lookup_held(struct vg_symbolizer *s, uint64_t addr,
 void vg_sym_release(struct vg_symbolizer *s);
 /* Between vg_sym_hold and vg_sym_release: a hint that addr will be
  * looked up soon (a batch calls it a few addresses ahead), so that the
- * persistent index's lines that lookup will search are fetched into the
- * cache meanwhile; with records, the next step (symindex.h's
+ * index lines that lookup will search are fetched into the cache
+ * meanwhile (the persistent index's, else the in-memory one's); with
+ * records, the persistent index's next step (symindex.h's
  * vg_symindex_prefetch_records), a lookup or so later: the records those
  * lines lead to.  No answer changes; nothing is done for an image not
- * looked up in yet or answered without its index. */
+ * looked up in yet or without DWARF. */
 void vg_sym_prefetch_held(struct vg_symbolizer *s, uint64_t addr, bool records);
 
 /* Do lookups in s now take the lock shared?  True when some image was
