@@ -742,25 +742,28 @@ static struct cu *find_cu(struct vg_dwindex *ix, uint64_t addr)
 	return i == SIZE_MAX ? NULL : &ix->cus[ix->ranges[i].cu];
 }
 
-static const struct row *find_row(const struct cu *c, uint64_t addr)
+/* How many rows start at or below addr, searched from the 1-in-16
+ * block index (a CU too small for bucket tables). */
+static size_t rows_le_by_block(const struct cu *c, uint64_t addr)
 {
-	size_t lo, hi;
-
-	if (c->rows_fast.first) {
-		/* The last row at or below addr, from its bucket. */
-		lo = vg_bucket_count_le(&c->rows_fast, c->row_addr, sizeof(uint64_t), c->n_rows, addr);
-		goto found;
-	}
 	/* The block whose first row is the last at or below addr... */
-	lo = vg_sorted_count_le(c->row_block, sizeof(uint64_t), c->n_blocks, addr);
+	size_t lo = vg_sorted_count_le(c->row_block, sizeof(uint64_t), c->n_blocks, addr), hi;
+
 	if (lo == 0)
-		return NULL;
+		return 0;
 	/* ...then the last row at or below addr inside it (rows at the
 	 * same address may straddle blocks: the search stays exact since
 	 * it looks for the last such row up to the next block start). */
 	hi = lo * ROW_BLOCK < c->n_rows ? lo * ROW_BLOCK : c->n_rows;
-	lo = vg_sorted_count_le_in(c->row_addr, sizeof(uint64_t), (lo - 1) * ROW_BLOCK, hi, addr);
-found:
+	return vg_sorted_count_le_in(c->row_addr, sizeof(uint64_t), (lo - 1) * ROW_BLOCK, hi, addr);
+}
+
+static const struct row *find_row(const struct cu *c, uint64_t addr)
+{
+	size_t lo = c->rows_fast.first
+		? vg_bucket_count_le(&c->rows_fast, c->row_addr, sizeof(uint64_t), c->n_rows, addr)
+		: rows_le_by_block(c, addr);
+
 	if (lo == 0 || c->rows[lo - 1].end_sequence)
 		return NULL;
 	return &c->rows[lo - 1];
