@@ -6,7 +6,6 @@
  * input order would write them. */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/sym_addr.h"
 #include "cli/sym_batch.h"
+#include "util/affinity.h"
 #include "util/radix.h"
 
 /* Where a line's answer is in r->table->text (or r->table2.text: the
@@ -257,10 +257,7 @@ static void worker_stop(struct sym_batch *r)
  * costs. */
 static bool batch_may_split(struct sym_batch *r, size_t n)
 {
-	cpu_set_t cpus;
-
-	if (n < BATCH_TWO_THREADS ||
-	    (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < 2))
+	if (n < BATCH_TWO_THREADS || !vg_affinity_two_cpus())
 		return false;
 	return r->res2 || (r->res2 = malloc(sizeof(*r->res2)));
 }

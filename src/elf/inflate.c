@@ -4,10 +4,11 @@
 
 #include <gelf.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/affinity.h"
 
 /* Below this many compressed bytes a second thread costs more than it
  * saves (starting it is ~0.1 ms; zlib inflates ~100 MB/s of output
@@ -62,13 +63,6 @@ static int by_size_desc(const void *a, const void *b)
 	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
 }
 
-static bool two_cpus(void)
-{
-	cpu_set_t cpus;
-
-	return sched_getaffinity(0, sizeof(cpus), &cpus) != 0 || CPU_COUNT(&cpus) >= 2;
-}
-
 void vg_elf_inflate_debug(Elf *elf)
 {
 	struct candidate *c = NULL;
@@ -104,7 +98,7 @@ void vg_elf_inflate_debug(Elf *elf)
 		total += sh.sh_size;
 	}
 	/* Too little to share, or one CPU: all here, as libdw would have. */
-	if (total < INFLATE_SPLIT_MIN || n < 2 || !two_cpus())
+	if (total < INFLATE_SPLIT_MIN || n < 2 || !vg_affinity_two_cpus())
 		goto alone;
 	/* Largest first, each to the lighter share (compressed size stands
 	 * for the work: libc6-dbg's .debug_info is 59% of it). */
