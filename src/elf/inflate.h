@@ -7,10 +7,11 @@
  * CPU time, on one core while the other waited).  Called first, this
  * inflates the sections libdw reads, split by size between the calling
  * thread and a helper (on the calling thread alone when there is one
- * CPU, or too little to share); libdw then finds them decompressed.  Each thread works on its own
- * sections only: libelf's per-section state (the headers are loaded
- * before the helper starts), zlib and malloc.  A section that fails stays
- * compressed, and dwarf_begin_elf reports it as it would have. */
+ * CPU, or too little to share); libdw then finds them decompressed.
+ * Each thread works on its own sections only: libelf's per-section
+ * state (the headers are loaded before the helper starts), zlib and
+ * malloc.  A section that fails stays compressed, and dwarf_begin_elf
+ * reports it as it would have. */
 #ifndef VG_ELF_INFLATE_H
 #define VG_ELF_INFLATE_H
 
