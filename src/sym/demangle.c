@@ -79,7 +79,11 @@ static void replace_all(char *s, const char *from, const char *to)
 }
 
 /* "f() [clone .part.0] [clone .cold]" -> "f() (.part.0.cold)": libiberty
- * prints one bracket per clone step, LLVM the whole suffix once. */
+ * prints one bracket per clone step, LLVM the whole suffix once.
+ * libiberty's groups are " [clone .X]" with no bracket in X, but an
+ * identifier may hold any byte ("_Z13x [clone a]b]" is "x [clone a]b]"):
+ * only groups of that exact shape are joined, so that the copy below,
+ * which skips from one ']' to the next group, stays inside the string. */
 static void join_clone_suffixes(char *s)
 {
 	static const char open[] = " [clone ";
@@ -87,7 +91,7 @@ static void join_clone_suffixes(char *s)
 	char *first = NULL, *w;
 	size_t len = strlen(s);
 
-	/* Peel " [clone X]" groups from the end to find where they start. */
+	/* Peel " [clone .X]" groups from the end to find where they start. */
 	while (len > open_len + 1 && s[len - 1] == ']') {
 		char *bracket = memrchr(s, '[', len);
 		char *g;
@@ -95,7 +99,8 @@ static void join_clone_suffixes(char *s)
 		if (!bracket || bracket == s)
 			break;
 		g = bracket - 1;
-		if (strncmp(g, open, open_len) != 0)
+		if (strncmp(g, open, open_len) != 0 || g[open_len] != '.' ||
+		    memchr(bracket, ']', (size_t)(s + len - 1 - bracket)))
 			break;
 		first = g;
 		len = (size_t)(g - s);
@@ -106,7 +111,7 @@ static void join_clone_suffixes(char *s)
 	*w++ = ' ';
 	*w++ = '(';
 	for (char *r = first; *r;) {
-		/* r is at " [clone X]" */
+		/* r is at " [clone .X]" */
 		r += open_len;
 		while (*r != ']')
 			*w++ = *r++;

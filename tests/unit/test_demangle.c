@@ -217,6 +217,24 @@ static void test_garbage(void **state)
 	}
 }
 
+/* An Itanium identifier may hold any byte, brackets and spaces too, so a
+ * name can read like libiberty's clone groups without being one.  Such an
+ * identifier is printed as it is (the first one overran the heap). */
+static void test_identifiers_like_clone_groups(void **state)
+{
+	static const struct demangle_case cases[] = {
+		{ "_Z13x [clone a]b]", "x [clone a]b]" },
+		{ "_Z14x [clone .a]b]", "x [clone .a]b]" },
+		{ "_Z10x [clone ]", "x [clone ]" },
+		{ "_Z11x [clone a]", "x [clone a]" },
+		{ "_Z9[clone .]", "[clone .]" },
+		{ "_Z14x [clone .a]]]v.cold", "x [clone .a]]]() (.cold)" },
+	};
+
+	(void)state;
+	CHECK(cases);
+}
+
 /* prefix + decimal n + n letters + suffix. */
 static char *long_identifier(const char *prefix, size_t n, const char *suffix)
 {
@@ -289,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_cxx_templates_and_std),
 		cmocka_unit_test(test_cxx_operators),
 		cmocka_unit_test(test_cxx_closures_and_clones),
+		cmocka_unit_test(test_identifiers_like_clone_groups),
 		cmocka_unit_test(test_rust_legacy),
 		cmocka_unit_test(test_rust_v0),
 		cmocka_unit_test(test_not_mangled),
