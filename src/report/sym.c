@@ -9,6 +9,7 @@
 #include "elf/debuginfo.h"
 #include "report/json.h"
 #include "report/text.h"
+#include "util/hugebuf.h"
 #include "util/number.h"
 #include "util/sparse.h"
 #include "util/utf8.h"
@@ -16,24 +17,59 @@
 /* ------------------------------------------------------------------ */
 /* the answer's text, built in tb->text and written in one piece         */
 
+static void text_free(struct vg_report_sym_table *tb)
+{
+	if (tb->cap >= VG_HUGEBUF_MIN)
+		vg_hugebuf_free(tb->text, tb->cap);
+	else
+		free(tb->text);
+}
+
+/* The text in cap bytes, keeping what it holds: false when out of
+ * memory.  From VG_HUGEBUF_MIN on, the text is in huge pages (a large
+ * batch's answers are megabytes, written once: util/hugebuf.h); tb->cap
+ * tells which kind it is. */
+static bool tb_resize(struct vg_report_sym_table *tb, size_t cap)
+{
+	char *p;
+
+	if (cap < VG_HUGEBUF_MIN) {
+		p = realloc(tb->text, cap);
+	} else {
+		cap = vg_hugebuf_size(cap);
+		p = cap ? vg_hugebuf_alloc(cap) : NULL;
+		if (p) {
+			if (tb->len)
+				memcpy(p, tb->text, tb->len);
+			text_free(tb);
+		}
+	}
+	if (!p)
+		return false;
+	tb->text = p;
+	tb->cap = cap;
+	return true;
+}
+
 /* Room for n more bytes: false when out of memory (tb->oom). */
 static bool tb_grow(struct vg_report_sym_table *tb, size_t n)
 {
 	size_t cap = tb->cap ? tb->cap : 4096;
-	char *p;
 
 	if (tb->oom)
 		return false;
 	while (cap < tb->len + n)
 		cap *= 2;
-	p = realloc(tb->text, cap);
-	if (!p) {
+	if (!tb_resize(tb, cap)) {
 		tb->oom = true;
 		return false;
 	}
-	tb->text = p;
-	tb->cap = cap;
 	return true;
+}
+
+bool vg_report_sym_reserve(struct vg_report_sym_table *tb, size_t n)
+{
+	return n <= tb->cap || tb_resize(tb, n);
 }
 
 static inline void put_mem(struct vg_report_sym_table *tb, const char *s, size_t n)
@@ -162,7 +198,7 @@ void vg_report_sym_table_free(struct vg_report_sym_table *tb)
 	for (size_t i = 0; i < tb->n_notes; i++)
 		free(tb->notes[i].text);
 	tb->n_notes = 0;
-	free(tb->text);
+	text_free(tb);
 	tb->text = NULL;
 	tb->len = tb->cap = 0;
 	vg_sparse_free(tb->plain, VG_REPORT_SYM_PLAIN, sizeof(*tb->plain));

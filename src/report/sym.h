@@ -53,6 +53,13 @@ struct vg_report_sym_table {
 	size_t n_notes;
 };
 
+/* Room for n bytes of answers before the table grows (a batch of many
+ * lines reserves it at once, in huge pages from VG_HUGEBUF_MIN on: the
+ * doubling of the text copied it and faulted in fresh pages at each
+ * step).  False when that memory cannot be had; the table is unchanged
+ * and still grows as needed. */
+bool vg_report_sym_reserve(struct vg_report_sym_table *tb, size_t n);
+
 /* Frees what the table allocated. */
 void vg_report_sym_table_free(struct vg_report_sym_table *tb);
 

@@ -3,8 +3,10 @@
  * 4294967295), 3,000 names over three rounds (more than the per-string
  * cache holds without sharing slots), escapes and unknown frames, and
  * text that grows past its first allocation, all against the text
- * snprintf writes. */
+ * snprintf writes; and text reserved ahead, which moves into huge pages
+ * and grows on from there with what it holds. */
 #include "report/sym.h"
+#include "util/hugebuf.h"
 
 #include <inttypes.h>
 #include <setjmp.h>
@@ -104,11 +106,49 @@ static void test_escapes_and_unknowns(void **state)
 	free(res);
 }
 
+/* 400,000 answers (4.4 MB) into a table that reserved room after its first
+ * ten, and into one that did not: the same text.  The reserved one is in
+ * huge pages (aligned, whole 2 MiB) from the reserve on, through its
+ * growth past them. */
+static void test_reserve(void **state)
+{
+	struct vg_report_sym_table plain = { .style = VG_REPORT_SYM_LLVM };
+	struct vg_report_sym_table big = { .style = VG_REPORT_SYM_LLVM };
+	char input[32];
+
+	(void)state;
+	for (int i = 0; i < 400000; i++) {
+		snprintf(input, sizeof(input), "0x%x", i);
+		vg_report_sym_compose_bad(&plain, input, "not an address of any image here");
+		vg_report_sym_compose_bad(&big, input, "not an address of any image here");
+		if (i == 9) {
+			size_t len = big.len;
+
+			assert_true(vg_report_sym_reserve(&big, 100));   /* has it */
+			assert_int_equal(big.len, len);
+			assert_true(vg_report_sym_reserve(&big, VG_HUGEBUF_MIN));
+			assert_int_equal(big.cap, VG_HUGEBUF_MIN);
+			assert_int_equal((uintptr_t)big.text % VG_HUGEBUF_MIN, 0);
+			assert_int_equal(big.len, len);
+			assert_memory_equal(big.text, plain.text, len);
+		}
+	}
+	assert_false(plain.oom || big.oom);
+	assert_true(big.len > 2 * VG_HUGEBUF_MIN);
+	assert_int_equal(big.cap % VG_HUGEBUF_MIN, 0);
+	assert_int_equal((uintptr_t)big.text % VG_HUGEBUF_MIN, 0);
+	assert_int_equal(big.len, plain.len);
+	assert_memory_equal(big.text, plain.text, plain.len);
+	vg_report_sym_table_free(&plain);
+	vg_report_sym_table_free(&big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_and_cache),
 		cmocka_unit_test(test_escapes_and_unknowns),
+		cmocka_unit_test(test_reserve),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
