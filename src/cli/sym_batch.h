@@ -42,11 +42,16 @@ struct sym_batch {
 	 * is its own. */
 	struct vg_report_sym_table table2;
 	struct vg_sym_result *res2;
-	char *out;                         /* NULL until the first batch */
-	/* The largest batch's keys (and the sort's scratch) and spans. */
+	/* The largest batch's keys (and the sort's scratch), spans and
+	 * output chunk: room lines' worth, in room_mem (room_bytes, in
+	 * huge pages when room_huge).  NULL until the first batch. */
 	struct vg_radix_item *keys;
 	struct batch_span *spans;
+	char *out;
 	size_t room;
+	void *room_mem;
+	size_t room_bytes;
+	bool room_huge;
 	/* That thread: started at the first large batch and kept for the
 	 * next (one started per batch began 1-4 ms late on a loaded
 	 * machine, a tenth of a batch).  go hands it a part (NULL: exit),
