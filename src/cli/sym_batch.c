@@ -206,38 +206,105 @@ static void sem_wait_intr(sem_t *sem)
 		;
 }
 
+/* The answers of lines [lo, hi), in input order, copied to at. */
+static void gather(const struct sym_batch *r, size_t lo, size_t hi, char *at)
+{
+	for (size_t i = lo; i < hi; i++) {
+		const struct batch_span *sp = &r->spans[i];
+		const char *text = sp->note & SPAN_SECOND ? r->table2.text : r->table->text;
+
+		memcpy(at, text + sp->off, sp->len);
+		at += sp->len;
+	}
+}
+
+/* r->whole[0, len) to stdout by write(2), on the second thread: what a
+ * failed write leaves is kept for write_wait to give stdio. */
+static void write_whole(struct sym_batch *r, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t w = write(STDOUT_FILENO, r->whole + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	r->write_off = off;
+	r->write_left = len - off;
+}
+
 static void *worker_main(void *arg)
 {
 	struct sym_batch *r = arg;
 
 	for (;;) {
+		struct batch_job job;
+
 		sem_wait_intr(&r->worker.go);
-		if (!r->worker.part)
+		job = r->worker.jobs[r->worker.tail++ % 2];
+		switch (job.kind) {
+		case BATCH_JOB_EXIT:
 			return NULL;
-		if (r->worker.part->help)
-			claim_blocks(r->worker.part, r->worker.part->other);
-		else
-			part_run(r->worker.part);
-		sem_post(&r->worker.done);
+		case BATCH_JOB_PART:
+			if (job.part->help)
+				claim_blocks(job.part, job.part->other);
+			else
+				part_run(job.part);
+			sem_post(&r->worker.done);
+			break;
+		case BATCH_JOB_GATHER:
+			gather(r, job.lo, job.hi, job.at);
+			sem_post(&r->worker.done);
+			break;
+		case BATCH_JOB_WRITE:
+			write_whole(r, job.len);
+			sem_post(&r->worker.written);
+			break;
+		}
 	}
+}
+
+/* The second thread, started if need be: false when it cannot be. */
+static bool worker_start(struct sym_batch *r)
+{
+	if (r->worker.started)
+		return true;
+	/* sem_init of a process-private semaphore cannot fail on Linux;
+	 * pthread_create can. */
+	if (sem_init(&r->worker.go, 0, 0) < 0 || sem_init(&r->worker.done, 0, 0) < 0 ||
+	    sem_init(&r->worker.written, 0, 0) < 0)
+		return false;
+	r->worker.head = r->worker.tail = 0;
+	if (pthread_create(&r->worker.thread, NULL, worker_main, r) != 0) {
+		sem_destroy(&r->worker.go);
+		sem_destroy(&r->worker.done);
+		sem_destroy(&r->worker.written);
+		return false;
+	}
+	r->worker.started = true;
+	return true;
+}
+
+/* job queued for the started second thread.  At most two are queued:
+ * a batch's write, then the next batch's part, whose done this thread
+ * waits for before it queues more. */
+static void worker_push(struct sym_batch *r, struct batch_job job)
+{
+	r->worker.jobs[r->worker.head++ % 2] = job;
+	sem_post(&r->worker.go);
 }
 
 /* The second thread answers b (started first if need be): false when it
  * cannot be started. */
 static bool worker_give(struct sym_batch *r, struct batch_part *b)
 {
-	if (!r->worker.started) {
-		if (sem_init(&r->worker.go, 0, 0) < 0)
-			return false;
-		if (sem_init(&r->worker.done, 0, 0) < 0 ||
-		    pthread_create(&r->worker.thread, NULL, worker_main, r) != 0) {
-			sem_destroy(&r->worker.go);
-			return false;
-		}
-		r->worker.started = true;
-	}
-	r->worker.part = b;
-	sem_post(&r->worker.go);
+	if (!worker_start(r))
+		return false;
+	worker_push(r, (struct batch_job){ .kind = BATCH_JOB_PART, .part = b });
 	return true;
 }
 
@@ -245,11 +312,11 @@ static void worker_stop(struct sym_batch *r)
 {
 	if (!r->worker.started)
 		return;
-	r->worker.part = NULL;
-	sem_post(&r->worker.go);
+	worker_push(r, (struct batch_job){ .kind = BATCH_JOB_EXIT });
 	pthread_join(r->worker.thread, NULL);
 	sem_destroy(&r->worker.go);
 	sem_destroy(&r->worker.done);
+	sem_destroy(&r->worker.written);
 	r->worker.started = false;
 }
 
@@ -357,6 +424,64 @@ static void out_direct(const char *p, size_t n)
 		p += w;
 		n -= (size_t)w;
 	}
+}
+
+/* The last batch's write on the second thread seen through, before
+ * anything else goes to stdout or r->whole is filled again.  What the
+ * write could not take goes to stdio, which meets the same error and
+ * keeps it for ferror, as out_direct does. */
+static void write_wait(struct sym_batch *r)
+{
+	if (!r->write_pending)
+		return;
+	sem_wait_intr(&r->worker.written);
+	r->write_pending = false;
+	if (r->write_left) {
+		fwrite_unlocked(r->whole + r->write_off, 1, r->write_left, stdout);
+		(void)fflush(stdout);
+		r->write_left = 0;
+	}
+}
+
+/* The n lines' answers gathered into r->whole by both threads, each a
+ * half, and queued for the second thread to write while this one goes
+ * on with the next batch (written by this thread, the answers were a
+ * tenth of a 100,000-address batch with the index, half of it in the
+ * kernel, the other thread idle).  False, nothing done, when a line is
+ * unanswered or carries an image note (written in order by this thread
+ * with stdio), or the buffer cannot be had. */
+static bool write_async(struct sym_batch *r, size_t n)
+{
+	size_t half = n / 2, first = 0, len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct batch_span *sp = &r->spans[i];
+
+		if (sp->len == UINT32_MAX || (sp->note & ~SPAN_SECOND))
+			return false;
+		len += sp->len;
+		if (i + 1 == half)
+			first = len;
+	}
+	if (len > r->whole_cap) {
+		char *whole = vg_hugebuf_alloc(len);
+
+		if (!whole)
+			return false;
+		vg_hugebuf_free(r->whole, r->whole_cap);
+		r->whole = whole;
+		r->whole_cap = vg_hugebuf_size(len);
+	}
+	worker_push(r, (struct batch_job){ .kind = BATCH_JOB_GATHER, .lo = half, .hi = n,
+					   .at = r->whole + first });
+	gather(r, 0, half, r->whole);
+	sem_wait_intr(&r->worker.done);
+	/* What stdio holds goes first; on its error, as out_direct. */
+	if (fflush(stdout) == 0) {
+		worker_push(r, (struct batch_job){ .kind = BATCH_JOB_WRITE, .len = len });
+		r->write_pending = true;
+	}
+	return true;
 }
 
 static void room_free(struct sym_batch *r)
@@ -531,12 +656,19 @@ int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 			notes2[j] = tb2->notes[j].img;
 		vg_report_sym_merge_notes(tb, tb2);
 	}
+	/* The last batch's answers are out (its write was queued before
+	 * this batch's part: done already) before this one's or an error. */
+	write_wait(r);
 	if (one.failed)
 		rc = cli_fail(r->cli, &one.err);
 	else if (second && two.failed)
 		rc = cli_fail(r->cli, &two.err);
 	if ((tb->oom || tb2->oom) && !rc)
 		rc = cli_out_of_memory(r->cli, "for the answers");
+	if (!rc && second && r->direct_out && write_async(r, n)) {
+		tb->len = tb2->len = 0;
+		return rc;
+	}
 	/* In input order, up to the first line a failure left unanswered. */
 	for (size_t i = 0, out_len = 0; i < n && spans[i].len != UINT32_MAX && !tb->oom && !tb2->oom; i++) {
 		const struct batch_span *sp = &spans[i];
@@ -573,7 +705,11 @@ int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 
 void sym_batch_free(struct sym_batch *r)
 {
+	write_wait(r);
 	worker_stop(r);
+	vg_hugebuf_free(r->whole, r->whole_cap);
+	r->whole = NULL;
+	r->whole_cap = 0;
 	vg_report_sym_table_free(&r->table2);
 	free(r->res2);
 	r->res2 = NULL;

@@ -23,6 +23,15 @@ struct batch_part;
 struct batch_span;
 struct vg_radix_item;
 
+/* A job for the batch's second thread (sym_batch.c). */
+struct batch_job {
+	enum { BATCH_JOB_EXIT, BATCH_JOB_PART, BATCH_JOB_GATHER, BATCH_JOB_WRITE } kind;
+	struct batch_part *part;           /* PART */
+	size_t lo, hi;                     /* GATHER: the lines [lo, hi) */
+	char *at;                          /* GATHER: where their text goes */
+	size_t len;                        /* WRITE: r->whole[0, len) */
+};
+
 /* The batch engine's state, kept from batch to batch.  The caller sets
  * cli, s, offline, table, res and direct_out; the rest is the engine's. */
 struct sym_batch {
@@ -54,14 +63,26 @@ struct sym_batch {
 	bool room_huge;
 	/* That thread: started at the first large batch and kept for the
 	 * next (one started per batch began 1-4 ms late on a loaded
-	 * machine, a tenth of a batch).  go hands it a part (NULL: exit),
-	 * done says the part is answered. */
+	 * machine, a tenth of a batch).  Each post of go hands it the next
+	 * job of the ring (a batch's write is queued before the next
+	 * batch's part); done says a part or gather is finished, written
+	 * that a write is. */
 	struct {
 		pthread_t thread;
 		bool started;
-		sem_t go, done;
-		struct batch_part *part;
+		sem_t go, done, written;
+		struct batch_job jobs[2];
+		unsigned head, tail;       /* pushed by this thread, taken by it */
 	} worker;
+	/* A batch's answers gathered whole in input order (whole_cap bytes,
+	 * huge pages), written by the second thread while this one reads
+	 * and looks up the next batch.  write_pending until this thread has
+	 * seen it written; what the write could not take is left at
+	 * whole[write_off, write_off + write_left) for stdio to fail on. */
+	char *whole;
+	size_t whole_cap;
+	bool write_pending;
+	size_t write_off, write_left;
 };
 
 /* p[0, n) answered to stdout in input order, after what stdio holds.  A

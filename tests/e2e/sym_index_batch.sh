@@ -10,7 +10,10 @@
 # order, with lines that are not addresses and symbolic ones among them
 # (main+0x4, @0xHEX: answered after the two threads, by the main one);
 # both styles.  The input is a file read 64 KiB at a time: batches of
-# some 4,000 lines, several of them split between the threads.
+# some 4,000 lines, several of them split between the threads, each
+# written by the second thread while the first goes on (sym_batch.c's
+# write_async): into a file, into a pipe, and into /dev/full, which
+# must fail the run as a failed write does.
 source "$(dirname "$0")/lib.sh"
 
 for bin in "$TARGETS/tgt_inline" "$TARGETS/tgt_cxx"; do
@@ -46,6 +49,16 @@ print('\n'.join(lines))" >"$T/$name.in"
 			fail "$name $style: stderr differs: $(cat "$T/$name.$style.warm.err")"
 	done
 done
+in=$T/tgt_inline.in
+rc=0
+"$VIGIL" sym --bin "$TARGETS/tgt_inline" --style llvm <"$in" 2>"$T/pipe.err" | cat >"$T/pipe.out" || rc=$?
+(( rc == 2 )) || fail "into a pipe: exit $rc, not 2: $(cat "$T/pipe.err")"
+cmp -s "$T/tgt_inline.llvm.cold" "$T/pipe.out" || fail "into a pipe: the answers differ from the cold ones"
+rc=0
+"$VIGIL" sym --bin "$TARGETS/tgt_inline" --style llvm <"$in" >/dev/full 2>"$T/full.err" || rc=$?
+(( rc == 1 )) || fail "into /dev/full: exit $rc, not 1: $(cat "$T/full.err")"
+grep -q "cannot write output: No space left on device; the output is incomplete" "$T/full.err" ||
+	fail "into /dev/full: $(cat "$T/full.err")"
 grep -q "::" "$T/tgt_cxx.vigil.warm" || fail "tgt_cxx: no demangled C++ name in the answers"
 grep -q "  (main+0x4)$" "$T/tgt_inline.vigil.warm" || fail "tgt_inline: main+0x4 was not answered"
 echo ok
