@@ -119,6 +119,9 @@ struct vg_symindex {
 	bool no_crc;            /* VG_SYMINDEX_NO_CRC */
 	/* vg_symindex_prefetch_records does something (records_outgrow_l2). */
 	bool prefetch_records;
+	/* This index among every one opened by the process (the memo's key:
+	 * unlike the address, never that of another index later). */
+	uint64_t serial;
 	/* Checked at first use: per CU 0 not yet, 1 good, 2 bad; per
 	 * string chunk likewise.  Two threads may look up at once (vigil
 	 * sym's batch): a state is read with acquire and published with
@@ -575,6 +578,9 @@ static bool records_outgrow_l2(const struct vg_symindex *x)
 	       (size_t)l2;
 }
 
+/* The last serial handed to an opened index (struct vg_symindex). */
+static uint64_t next_serial;
+
 /* first + n within total, without overflow. */
 static bool slice_ok(uint32_t first, uint32_t n, size_t total)
 {
@@ -632,6 +638,7 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	x->blocks = (const void *)(p + h.sec[SEC_BLOCKS].off);
 	x->n_blocks = n[SEC_BLOCKS];
 	x->prefetch_records = (flags & VG_SYMINDEX_PREFETCH_RECORDS) || records_outgrow_l2(x);
+	x->serial = __atomic_add_fetch(&next_serial, 1, __ATOMIC_RELAXED);
 	x->strings = (const char *)(p + h.sec[SEC_STRINGS].off);
 	x->n_strings = n[SEC_STRINGS];
 	x->str_crc = (const void *)(p + h.sec[SEC_STR_CRC].off);
@@ -935,16 +942,23 @@ static const struct sx_cu *find_cu(const struct vg_symindex *x, uint64_t addr)
 	return i == SIZE_MAX ? NULL : &x->cus[x->ranges[i].cu];
 }
 
+/* The row of an address with n_le rows at or below it in c, or NULL
+ * (none, or an end-of-sequence row: no line there). */
+static const struct sx_row *row_at(const struct vg_symindex *x, const struct sx_cu *c,
+				   size_t n_le)
+{
+	if (n_le == 0 || (x->rows[c->row0 + n_le - 1].colend >> 31))
+		return NULL;
+	return &x->rows[c->row0 + n_le - 1];
+}
+
 static const struct sx_row *find_row(const struct vg_symindex *x,
 				     const struct sx_cu *c, uint64_t addr)
 {
 	const struct sx_fast *f = &x->fast[c - x->cus];
-	size_t lo = vg_bucket_count_le(&f->rows, x->row_addr + c->row0, sizeof(uint64_t),
-				       c->n_rows, addr);
 
-	if (lo == 0 || (x->rows[c->row0 + lo - 1].colend >> 31))
-		return NULL;
-	return &x->rows[c->row0 + lo - 1];
+	return row_at(x, c, vg_bucket_count_le(&f->rows, x->row_addr + c->row0,
+						sizeof(uint64_t), c->n_rows, addr));
 }
 
 static uint32_t find_scope(const struct vg_symindex *x, const struct sx_cu *c,
@@ -981,8 +995,32 @@ void vg_symindex_prefetch(const struct vg_symindex *x, uint64_t addr)
 		vg_prefetch_span(x->segs + c->seg0 + lo, (hi - lo) * sizeof(struct sx_seg));
 }
 
+/* The searches of the last two vg_symindex_prefetch_records on this
+ * thread, for the lookup of the same address a key or two later: in a
+ * batch of the generated binary, the CU, row and scope searches of each
+ * address were made twice, the second time in cached lines (a fifth of
+ * the lookup's samples).  Only from a CU already checked. */
+struct sx_memo {
+	uint64_t serial;        /* the index's; 0: empty */
+	uint64_t addr;
+	size_t cu, n_le_row;    /* rows at or below addr */
+	uint32_t scope;
+};
+
+static _Thread_local struct sx_memo memo[2];
+static _Thread_local unsigned memo_next;
+
+static const struct sx_memo *memo_find(const struct vg_symindex *x, uint64_t addr)
+{
+	for (int i = 0; i < 2; i++)
+		if (memo[i].serial == x->serial && memo[i].addr == addr)
+			return &memo[i];
+	return NULL;
+}
+
 void vg_symindex_prefetch_records(const struct vg_symindex *x, uint64_t addr)
 {
+	struct sx_memo *m;
 	const struct sx_cu *c;
 	size_t i, row;
 	uint32_t s;
@@ -999,29 +1037,41 @@ void vg_symindex_prefetch_records(const struct vg_symindex *x, uint64_t addr)
 				 c->n_rows, addr);
 	if (row)
 		__builtin_prefetch(&x->rows[c->row0 + row - 1]);
+	m = &memo[memo_next++ & 1];
+	*m = (struct sx_memo){ .serial = x->serial, .addr = addr, .cu = i, .n_le_row = row,
+			       .scope = s };
 }
 
 int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 		       struct vg_dw_result *res)
 {
-	const struct sx_cu *c = find_cu(x, addr);
+	const struct sx_memo *m = memo_find(x, addr);
+	const struct sx_cu *c;
 	const struct sx_row *row;
 	bool bad = false;
 	uint32_t s;
 
 	dw_result_clear(res);
-	if (!c)
-		return -ENOENT;
-	if (!cu_good(x, c))
-		return -EBADMSG;
-	row = find_row(x, c, addr);
+	if (m) {
+		/* Its CU was checked when the memo was made. */
+		c = &x->cus[m->cu];
+		row = row_at(x, c, m->n_le_row);
+		s = m->scope;
+	} else {
+		c = find_cu(x, addr);
+		if (!c)
+			return -ENOENT;
+		if (!cu_good(x, c))
+			return -EBADMSG;
+		row = find_row(x, c, addr);
+		s = find_scope(x, c, addr);
+	}
 	if (row) {
 		res->file = str(x, row->file, &bad);
 		res->line = row->line;
 		res->column = row->colend & 0x7fffffffu;
 		res->has_line = true;
 	}
-	s = find_scope(x, c, addr);
 	for (uint32_t hops = 0; s != NONE32 && hops < c->n_scopes; hops++) {
 		const struct sx_scope *sc;
 		struct vg_dw_frame *up;

@@ -12,7 +12,10 @@
  * small): each answer must keep
  * vg_dw_result's promises (frames within bounds, strings terminated),
  * and so are the kept ELF symbol table's lookups (vg_symindex_symbol_at
- * and _before, under the tags a caller uses: each has one name).
+ * and _before, under the tags a caller uses: each has one name).  With
+ * the second hint, each answer must also equal the one of the same file
+ * opened without it (the lookup reuses the hint's searches: symindex.c's
+ * memo).
  * Seeds (tests/fuzz/corpus/symindex/) are indexes of small real binaries
  * written by `vigil sym --index`.  Built by tests/fuzz/run.sh. */
 #include <stdint.h>
@@ -65,17 +68,49 @@ static void check_symbols(struct vg_symindex *x, uint64_t a)
 	(void)sink;
 }
 
+static bool same_text(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The same answer, field by field. */
+static void check_same(int rc, const struct vg_dw_result *a, int rc_plain,
+		       const struct vg_dw_result *b)
+{
+	if (rc != rc_plain)
+		abort();
+	if (rc < 0)
+		return;
+	if (a->n_frames != b->n_frames || a->truncated != b->truncated ||
+	    a->has_line != b->has_line || a->line != b->line || a->column != b->column ||
+	    !same_text(a->file, b->file))
+		abort();
+	for (size_t i = 0; i < a->n_frames; i++) {
+		const struct vg_dw_frame *f = &a->frames[i], *g = &b->frames[i];
+
+		if (!same_text(f->name, g->name) || f->name_is_linkage != g->name_is_linkage ||
+		    !same_text(f->file, g->file) || f->line != g->line ||
+		    f->column != g->column || f->inlined != g->inlined || f->entry != g->entry)
+			abort();
+	}
+}
+
 static void try_open(const uint8_t *buf, size_t size, const char *key, unsigned flags)
 {
-	struct vg_symindex *x = NULL;
+	static struct vg_dw_result r, r_plain;
+	struct vg_symindex *x = NULL, *plain = NULL;
 	struct vg_error err = { 0 };
-	struct vg_dw_result r;
 
 	if (vg_symindex_open_mem(buf, size, key, flags, &x, &err) < 0) {
 		if (!err.msg[0])
 			abort();  /* a refusal always says why */
 		return;
 	}
+	/* The oracle for the second hint's memo: the file without it. */
+	if ((flags & VG_SYMINDEX_PREFETCH_RECORDS) &&
+	    vg_symindex_open_mem(buf, size, key, flags & ~VG_SYMINDEX_PREFETCH_RECORDS,
+				 &plain, &err) < 0)
+		abort();  /* the same file, the same checks */
 	/* Addresses from the input, then around every 8-byte word that may
 	 * be a range bound. */
 	for (size_t i = 0; i + 8 <= size && i < 4096; i += 8) {
@@ -84,13 +119,19 @@ static void try_open(const uint8_t *buf, size_t size, const char *key, unsigned 
 		memcpy(&a, buf + i, 8);
 		for (int d = -1; d <= 1; d++) {
 			/* The batch's hints read the tables too. */
+			int rc;
+
 			vg_symindex_prefetch(x, a + (uint64_t)d);
 			vg_symindex_prefetch_records(x, a + (uint64_t)d);
-			vg_symindex_lookup(x, a + (uint64_t)d, &r);
+			rc = vg_symindex_lookup(x, a + (uint64_t)d, &r);
 			check_answer(&r);
 			check_symbols(x, a + (uint64_t)d);
+			if (plain)
+				check_same(rc, &r, vg_symindex_lookup(plain, a + (uint64_t)d, &r_plain),
+					   &r_plain);
 		}
 	}
+	vg_symindex_free(plain);
 	vg_symindex_free(x);
 }
 
