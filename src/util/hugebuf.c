@@ -19,6 +19,7 @@ void *vg_hugebuf_alloc(size_t size)
 	size_t len = vg_hugebuf_size(size);
 	uintptr_t base, aligned;
 	char *map;
+	int saved;
 
 	if (!len || len > SIZE_MAX - VG_HUGEBUF_MIN) {
 		errno = ENOMEM;
@@ -27,23 +28,32 @@ void *vg_hugebuf_alloc(size_t size)
 	/* Over-map by one huge page, then trim to an aligned span: mmap
 	 * aligns to 4 KiB only, and a huge page needs a 2 MiB-aligned 2 MiB
 	 * of the mapping. */
+	/* Not MAP_NORESERVE: a size the kernel will not commit is refused
+	 * here (ENOMEM, said as out of memory), not killed at first touch. */
 	map = mmap(NULL, len + VG_HUGEBUF_MIN, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		return NULL;
+	saved = errno;
 	base = (uintptr_t)map;
 	aligned = (base + VG_HUGEBUF_MIN - 1) & ~(uintptr_t)(VG_HUGEBUF_MIN - 1);
 	if (aligned > base)
 		(void)munmap(map, aligned - base);
 	if (aligned + len < base + len + VG_HUGEBUF_MIN)
 		(void)munmap((void *)(aligned + len), base + len + VG_HUGEBUF_MIN - (aligned + len));
-	/* Advice: a kernel without THP, or with it off, ignores it. */
+	/* Advice: a kernel without THP refuses it (EINVAL), one with it
+	 * off ignores it; either way the memory is there, and errno is
+	 * left as it was (a later message may print it). */
 	(void)madvise((void *)aligned, len, MADV_HUGEPAGE);
+	errno = saved;
 	return (void *)aligned;
 }
 
 void vg_hugebuf_free(void *p, size_t size)
 {
+	int saved = errno;
+
 	if (p)
 		(void)munmap(p, vg_hugebuf_size(size));
+	errno = saved;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include <cmocka.h>
 
@@ -29,16 +30,20 @@ static void test_sizes(void **state)
 	assert_int_equal(vg_hugebuf_size(SIZE_MAX - VG_HUGEBUF_MIN + 1), SIZE_MAX - VG_HUGEBUF_MIN + 1);
 }
 
-/* Does the kernel give huge pages on request (THP "always" or
- * "madvise")?  Unknown (no sysfs file) counts as no. */
+/* Does the kernel give this process huge pages on request (THP "always"
+ * or "madvise", and not turned off for it by PR_SET_THP_DISABLE)?
+ * Unknown (no sysfs file) counts as no. */
 static bool thp_on_request(void)
 {
 	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
 	char line[128] = "";
 	bool on;
 
-	if (!f)
+	if (!f || prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0) != 0) {
+		if (f)
+			fclose(f);
 		return false;
+	}
 	on = fgets(line, sizeof(line), f) &&
 	     (strstr(line, "[always]") || strstr(line, "[madvise]"));
 	fclose(f);
@@ -98,12 +103,27 @@ static void test_refused(void **state)
 	assert_int_equal(errno, ENOMEM);
 }
 
+/* A success leaves errno as it was (madvise may refuse the advice). */
+static void test_errno_kept(void **state)
+{
+	void *p;
+
+	(void)state;
+	errno = EXDEV;
+	p = vg_hugebuf_alloc(1);
+	assert_non_null(p);
+	assert_int_equal(errno, EXDEV);
+	vg_hugebuf_free(p, 1);
+	assert_int_equal(errno, EXDEV);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_errno_kept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
