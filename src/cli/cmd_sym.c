@@ -267,7 +267,10 @@ static int answer_stdin(struct sym_run *r)
 		ssize_t n;
 		size_t start = 0;
 
-		/* Answers so far go out before a read that may wait. */
+		/* Answers so far go out before a read that may wait (the
+		 * second thread may still be writing the last batch: its
+		 * failure is seen here once it is over). */
+		sym_batch_reap(&r->batch);
 		if (fflush(stdout) != 0 || cli_output_failed()) {
 			rc = VG_EXIT_RUNTIME;
 			break;
@@ -276,6 +279,7 @@ static int answer_stdin(struct sym_run *r)
 			char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
 
 			if (!nb) {
+				sym_batch_flush(&r->batch);
 				rc = cli_usage_error(r->cli, "input line longer than %zu bytes", cap);
 				break;
 			}
@@ -289,6 +293,7 @@ static int answer_stdin(struct sym_run *r)
 			struct vg_error err = { 0 };
 
 			vg_error_set(&err, -errno, "cannot read standard input: %s", strerror(errno));
+			sym_batch_flush(&r->batch);
 			rc = cli_fail(r->cli, &err);
 			break;
 		}
@@ -325,6 +330,7 @@ static int answer_stdin(struct sym_run *r)
 				continue;
 			}
 			if (n_p == cap_p && VG_GROW(p, cap_p, n_p + 1)) {
+				sym_batch_flush(&r->batch);
 				rc = cli_out_of_memory(r->cli, "for the input");
 				break;
 			}
@@ -337,6 +343,12 @@ static int answer_stdin(struct sym_run *r)
 		if (nul_from != SIZE_MAX)
 			nul_from = memchr(buf, '\0', len) ? 0 : SIZE_MAX;
 	}
+	/* Every answer out before anything else is said (warnings, the
+	 * count of bad lines), and a failed last write fails the run as
+	 * one seen before a read does. */
+	sym_batch_flush(&r->batch);
+	if (!rc && (fflush(stdout) != 0 || cli_output_failed()))
+		rc = VG_EXIT_RUNTIME;
 	free(p);
 	free(buf);
 	return rc;
@@ -456,8 +468,10 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 		rc = cli_out_of_memory(cli, "for the JSON results");
 		goto out;
 	}
-	/* vigil writes stdout from this thread only: no lock per putchar
-	 * (a tenth of a 100,000-address batch). */
+	/* stdio's stdout is used from this thread only (the batch's second
+	 * thread writes its answers to the descriptor, never through
+	 * stdio): no lock per putchar (a tenth of a 100,000-address
+	 * batch). */
 	__fsetlocking(stdout, FSETLOCKING_BYCALLER);
 	/* Into a file or pipe, a batch's answers go out in large writes (the
 	 * answers are flushed before every read that may wait anyway); a

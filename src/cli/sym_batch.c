@@ -426,15 +426,27 @@ static void out_direct(const char *p, size_t n)
 	}
 }
 
-/* The last batch's write on the second thread seen through, before
- * anything else goes to stdout or r->whole is filled again.  What the
- * write could not take goes to stdio, which meets the same error and
- * keeps it for ferror, as out_direct does. */
-static void write_wait(struct sym_batch *r)
+/* The last batch's write on the second thread seen through (when
+ * block, waited for; else only when it is over), before anything else
+ * goes to stdout or stderr or r->whole is filled again.  What the write
+ * could not take goes to stdio, which meets the same error and keeps it
+ * for ferror, as out_direct does. */
+static void write_wait(struct sym_batch *r, bool block)
 {
 	if (!r->write_pending)
 		return;
-	sem_wait_intr(&r->worker.written);
+	if (block) {
+		sem_wait_intr(&r->worker.written);
+	} else {
+		/* errno may hold a failed write's reason, which the run's
+		 * last message prints (cli_output_failed): not EAGAIN. */
+		int saved = errno;
+
+		if (sem_trywait(&r->worker.written) < 0) {
+			errno = saved;
+			return;
+		}
+	}
 	r->write_pending = false;
 	if (r->write_left) {
 		fwrite_unlocked(r->whole + r->write_off, 1, r->write_left, stdout);
@@ -562,8 +574,10 @@ int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 	size_t n_keys = 0;
 	int rc = 0;
 
-	if (!batch_room(r, n))
+	if (!batch_room(r, n)) {
+		write_wait(r, true);
 		return cli_out_of_memory(r->cli, "for the input");
+	}
 	/* A batch's answers are a megabyte or more: in huge pages from the
 	 * start (advice: each table still grows as needed). */
 	if (r->room_huge) {
@@ -658,7 +672,7 @@ int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 	}
 	/* The last batch's answers are out (its write was queued before
 	 * this batch's part: done already) before this one's or an error. */
-	write_wait(r);
+	write_wait(r, true);
 	if (one.failed)
 		rc = cli_fail(r->cli, &one.err);
 	else if (second && two.failed)
@@ -703,9 +717,19 @@ int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 	return rc;
 }
 
+void sym_batch_flush(struct sym_batch *r)
+{
+	write_wait(r, true);
+}
+
+void sym_batch_reap(struct sym_batch *r)
+{
+	write_wait(r, false);
+}
+
 void sym_batch_free(struct sym_batch *r)
 {
-	write_wait(r);
+	write_wait(r, true);
 	worker_stop(r);
 	vg_hugebuf_free(r->whole, r->whole_cap);
 	r->whole = NULL;

@@ -89,11 +89,22 @@ struct sym_batch {
  * line that is not an address is answered with the error in its place
  * and counted in n_bad_input.  0, or the exit code of a failure that ends
  * the run (said already: target gone, out of memory); the answers before
- * the first line a failure left unanswered are out. */
+ * the first line a failure left unanswered are out, or being written by
+ * the second thread (sym_batch_flush). */
 int sym_batch_answer(struct sym_batch *b, struct sym_pending *p, size_t n);
 
-/* The second thread stopped, the engine's memory freed (b itself and
- * the caller's parts are not). */
+/* The answers still being written by the second thread are out (a
+ * failed write is then in stdio's error flag: cli_output_failed).  Call
+ * it before writing to stdout or stderr after a batch. */
+void sym_batch_flush(struct sym_batch *b);
+
+/* The same, only when that write is over already: never waits (before a
+ * read of standard input that may wait, so that a failed write is seen
+ * then). */
+void sym_batch_reap(struct sym_batch *b);
+
+/* The answers out (sym_batch_flush), the second thread stopped, the
+ * engine's memory freed (b itself and the caller's parts are not). */
 void sym_batch_free(struct sym_batch *b);
 
 #endif

@@ -59,6 +59,24 @@ rc=0
 (( rc == 1 )) || fail "into /dev/full: exit $rc, not 1: $(cat "$T/full.err")"
 grep -q "cannot write output: No space left on device; the output is incomplete" "$T/full.err" ||
 	fail "into /dev/full: $(cat "$T/full.err")"
+# One batch (3,000 lines in one read: two threads, the write left to the
+# second) with a line that is not an address.  Into /dev/full the run
+# fails as a failed write does, and says only that (the last write is
+# seen through before the count of bad lines); into a slow pipe with
+# stderr joined, the count comes after every answer.
+grep -m 3000 '^0x' "$in" >"$T/one.in"
+echo not-an-address >>"$T/one.in"
+rc=0
+"$VIGIL" sym --bin "$TARGETS/tgt_inline" --style llvm <"$T/one.in" >/dev/full 2>"$T/one.full.err" || rc=$?
+(( rc == 1 )) || fail "one batch into /dev/full: exit $rc, not 1: $(cat "$T/one.full.err")"
+grep -q "cannot write output" "$T/one.full.err" || fail "one batch into /dev/full: $(cat "$T/one.full.err")"
+grep -q "not an address" "$T/one.full.err" && fail "one batch into /dev/full: the bad lines were counted: $(cat "$T/one.full.err")"
+rc=0
+"$VIGIL" sym --bin "$TARGETS/tgt_inline" --style llvm <"$T/one.in" 2>&1 | { sleep 0.3; cat; } >"$T/one.joined" || rc=$?
+(( rc == 2 )) || fail "one batch, stderr joined: exit $rc, not 2"
+tail -n 1 "$T/one.joined" | grep -q "^vigil: error: 1 input line was not an address" ||
+	fail "one batch, stderr joined: the count is not the last line: $(grep -n "vigil: error" "$T/one.joined")"
+[[ $(grep -c "vigil: error" "$T/one.joined") == 1 ]] || fail "one batch, stderr joined: the count is inside the answers"
 grep -q "::" "$T/tgt_cxx.vigil.warm" || fail "tgt_cxx: no demangled C++ name in the answers"
 grep -q "  (main+0x4)$" "$T/tgt_inline.vigil.warm" || fail "tgt_inline: main+0x4 was not answered"
 echo ok
