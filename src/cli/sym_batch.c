@@ -206,26 +206,29 @@ static void sem_wait_intr(sem_t *sem)
 		;
 }
 
+/* The answer of a span: in the table of the thread that composed it. */
+static const char *span_text(const struct sym_batch *r, const struct batch_span *sp)
+{
+	return (sp->note & SPAN_SECOND ? r->table2.text : r->table->text) + sp->off;
+}
+
 /* The answers of lines [lo, hi), in input order, copied to at. */
 static void gather(const struct sym_batch *r, size_t lo, size_t hi, char *at)
 {
 	for (size_t i = lo; i < hi; i++) {
-		const struct batch_span *sp = &r->spans[i];
-		const char *text = sp->note & SPAN_SECOND ? r->table2.text : r->table->text;
-
-		memcpy(at, text + sp->off, sp->len);
-		at += sp->len;
+		memcpy(at, span_text(r, &r->spans[i]), r->spans[i].len);
+		at += r->spans[i].len;
 	}
 }
 
-/* r->whole[0, len) to stdout by write(2), on the second thread: what a
- * failed write leaves is kept for write_wait to give stdio. */
-static void write_whole(struct sym_batch *r, size_t len)
+/* p[0, n) to stdout by write(2), past stdio: how many bytes went out
+ * before a write failed (n: all). */
+static size_t write_fd(const char *p, size_t n)
 {
 	size_t off = 0;
 
-	while (off < len) {
-		ssize_t w = write(STDOUT_FILENO, r->whole + off, len - off);
+	while (off < n) {
+		ssize_t w = write(STDOUT_FILENO, p + off, n - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -233,8 +236,15 @@ static void write_whole(struct sym_batch *r, size_t len)
 			break;
 		off += (size_t)w;
 	}
-	r->write_off = off;
-	r->write_left = len - off;
+	return off;
+}
+
+/* r->whole[0, len) to stdout, on the second thread: what a failed write
+ * leaves is kept for write_wait to give stdio. */
+static void write_whole(struct sym_batch *r, size_t len)
+{
+	r->write_off = write_fd(r->whole, len);
+	r->write_left = len - r->write_off;
 }
 
 static void *worker_main(void *arg)
@@ -409,20 +419,14 @@ static bool lookup_sorted(struct sym_batch *r, struct batch_part *one,
  * it for ferror (cli_output_failed). */
 static void out_direct(const char *p, size_t n)
 {
+	size_t done;
+
 	if (fflush(stdout) != 0)
 		return;
-	while (n) {
-		ssize_t w = write(STDOUT_FILENO, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			fwrite_unlocked(p, 1, n, stdout);
-			(void)fflush(stdout);
-			return;
-		}
-		p += w;
-		n -= (size_t)w;
+	done = write_fd(p, n);
+	if (done < n) {
+		fwrite_unlocked(p + done, 1, n - done, stdout);
+		(void)fflush(stdout);
 	}
 }
 
@@ -494,6 +498,45 @@ static bool write_async(struct sym_batch *r, size_t n)
 		r->write_pending = true;
 	}
 	return true;
+}
+
+/* The n lines' answers to stdout by this thread, in input order, up to
+ * the first line a failure left unanswered, with each image note under
+ * the first answer of its image (notes2: the second table's notes, by
+ * image, before vg_report_sym_merge_notes); into a file or pipe gathered
+ * OUT_CHUNK bytes at a time. */
+static void write_in_order(struct sym_batch *r, size_t n, const struct vg_image *const *notes2)
+{
+	struct vg_report_sym_table *tb = r->table;
+	const struct batch_span *spans = r->spans;
+
+	for (size_t i = 0, out_len = 0; i < n && spans[i].len != UINT32_MAX && !tb->oom && !r->table2.oom; i++) {
+		const struct batch_span *sp = &spans[i];
+		uint32_t note = sp->note & ~SPAN_SECOND;
+
+		if (r->direct_out && sp->len <= OUT_CHUNK) {
+			if (out_len + sp->len > OUT_CHUNK) {
+				out_direct(r->out, out_len);
+				out_len = 0;
+			}
+			memcpy(r->out + out_len, span_text(r, sp), sp->len);
+			out_len += sp->len;
+		} else {
+			if (out_len)
+				out_direct(r->out, out_len);
+			out_len = 0;
+			fwrite_unlocked(span_text(r, sp), 1, sp->len, stdout);
+		}
+		if (note) {
+			if (out_len)
+				out_direct(r->out, out_len);
+			out_len = 0;
+			(void)vg_report_sym_note(stdout, tb, sp->note & SPAN_SECOND ? notes2[note - 1]
+										: tb->notes[note - 1].img);
+		}
+		if (out_len && (i + 1 == n || spans[i + 1].len == UINT32_MAX))
+			out_direct(r->out, out_len);
+	}
 }
 
 static void room_free(struct sym_batch *r)
@@ -679,39 +722,9 @@ int sym_batch_answer(struct sym_batch *r, struct sym_pending *p, size_t n)
 		rc = cli_fail(r->cli, &two.err);
 	if ((tb->oom || tb2->oom) && !rc)
 		rc = cli_out_of_memory(r->cli, "for the answers");
-	if (!rc && second && r->direct_out && write_async(r, n)) {
-		tb->len = tb2->len = 0;
-		return rc;
-	}
-	/* In input order, up to the first line a failure left unanswered. */
-	for (size_t i = 0, out_len = 0; i < n && spans[i].len != UINT32_MAX && !tb->oom && !tb2->oom; i++) {
-		const struct batch_span *sp = &spans[i];
-		const char *text = sp->note & SPAN_SECOND ? tb2->text : tb->text;
-		uint32_t note = sp->note & ~SPAN_SECOND;
-
-		if (r->direct_out && sp->len <= OUT_CHUNK) {
-			if (out_len + sp->len > OUT_CHUNK) {
-				out_direct(r->out, out_len);
-				out_len = 0;
-			}
-			memcpy(r->out + out_len, text + sp->off, sp->len);
-			out_len += sp->len;
-		} else {
-			if (out_len)
-				out_direct(r->out, out_len);
-			out_len = 0;
-			fwrite_unlocked(text + sp->off, 1, sp->len, stdout);
-		}
-		if (note) {
-			if (out_len)
-				out_direct(r->out, out_len);
-			out_len = 0;
-			(void)vg_report_sym_note(stdout, tb, sp->note & SPAN_SECOND ? notes2[note - 1]
-										: tb->notes[note - 1].img);
-		}
-		if (out_len && (i + 1 == n || spans[i + 1].len == UINT32_MAX))
-			out_direct(r->out, out_len);
-	}
+	/* Into a file or pipe, by the second thread; else here, in order. */
+	if (rc || !second || !r->direct_out || !write_async(r, n))
+		write_in_order(r, n, notes2);
 	tb->len = tb2->len = 0;
 	tb->oom = tb2->oom = false;
 	return rc;
