@@ -1045,7 +1045,8 @@ void vg_symindex_prefetch_records(const struct vg_symindex *x, uint64_t addr)
 int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 		       struct vg_dw_result *res)
 {
-	const struct sx_memo *m = memo_find(x, addr);
+	/* Only an index whose hint takes that step leaves memos. */
+	const struct sx_memo *m = x->prefetch_records ? memo_find(x, addr) : NULL;
 	const struct sx_cu *c;
 	const struct sx_row *row;
 	bool bad = false;
