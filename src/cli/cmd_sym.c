@@ -406,6 +406,31 @@ static int build_indexes(struct vg_cli *cli, const struct sym_opts *o,
 	return first;
 }
 
+/* The live target's symbolizer.  When every ADDR is a plain 0xHEX, only
+ * the images holding them are opened: the rest of the process's
+ * libraries are neither read nor warned about.  A symbol name, an
+ * IMAGE:OFFSET or standard input needs them all. */
+static int open_target(struct sym_run *r, char **addrs, int n, struct vg_error *err)
+{
+	struct vg_target *t = r->cli->target;
+	uint64_t *only;
+	int rc, k = 0;
+
+	if (n <= 0)
+		return vg_symbolizer_open_target(t, r->o.flags, &r->s, err);
+	only = malloc((size_t)n * sizeof(*only));
+	if (!only)
+		return vg_error_set(err, -ENOMEM, "out of memory");
+	while (k < n && sym_addr_hex(false, addrs[k], false, &only[k]))
+		k++;
+	if (k == n)
+		rc = vg_symbolizer_open_target_only(t, r->o.flags, only, (size_t)n, &r->s, err);
+	else
+		rc = vg_symbolizer_open_target(t, r->o.flags, &r->s, err);
+	free(only);
+	return rc;
+}
+
 int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 {
 	struct sym_run r = { .cli = cli };
@@ -447,7 +472,7 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 		rc = cli_attach(cli, pos[0]);
 		if (rc)
 			goto out;
-		if (vg_symbolizer_open_target(cli->target, r.o.flags, &r.s, &err) < 0) {
+		if (open_target(&r, addrs, n, &err) < 0) {
 			rc = cli_fail(cli, &err);
 			goto out;
 		}

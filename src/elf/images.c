@@ -548,6 +548,8 @@ static void mapped_not_elf(const struct vg_maps *maps, struct vg_mem *mem,
 	if (!reqs || !magic || !of)
 		goto out;
 	for (size_t k = 0; k < n; k++) {
+		if (not_elf[k])
+			continue;  /* not wanted (load_images' only) */
 		for (size_t i = 0; i < gs[k].n; i++) {
 			const struct vg_region *r = &maps->regions[gs[k].idx[i]];
 
@@ -569,9 +571,48 @@ out:
 	free(of);
 }
 
-int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
-		   struct vg_mem *mem, struct vg_images **out,
-		   struct vg_error *err)
+/* Marks in skip[] every group none of only[0..n_only) falls in.  An
+ * address belongs to the group of the last file mapping at or below it
+ * (the .bss tail lies between an image's last mapping and the next
+ * file's first, as vg_images_find has it): a superset of what the images
+ * will cover, never less. */
+static void skip_unwanted(const struct vg_maps *maps, const struct group *gs,
+			  size_t n_groups, const uint64_t *only, size_t n_only, bool *skip)
+{
+	for (size_t k = 0; k < n_groups; k++)
+		skip[k] = true;
+	for (size_t a = 0; a < n_only; a++) {
+		size_t best_k = SIZE_MAX;
+		uint64_t best_start = 0;
+
+		for (size_t k = 0; k < n_groups; k++) {
+			for (size_t i = 0; i < gs[k].n; i++) {
+				const struct vg_region *r = &maps->regions[gs[k].idx[i]];
+
+				if (r->start <= only[a] && (best_k == SIZE_MAX || r->start >= best_start)) {
+					best_k = k;
+					best_start = r->start;
+				}
+			}
+		}
+		if (best_k != SIZE_MAX)
+			skip[best_k] = false;
+	}
+}
+
+static bool vdso_wanted(const struct vg_region *r, const uint64_t *only, size_t n_only)
+{
+	if (!only)
+		return true;
+	for (size_t a = 0; r && a < n_only; a++)
+		if (only[a] >= r->start && only[a] < r->end)
+			return true;
+	return false;
+}
+
+static int load_images(struct vg_target *t, const struct vg_maps *maps,
+		       struct vg_mem *mem, const uint64_t *only, size_t n_only,
+		       struct vg_images **out, struct vg_error *err)
 {
 	struct vg_images *s;
 	struct group *gs = NULL;
@@ -607,6 +648,8 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 	/* Without PROCMAP_QUERY (before Linux 6.11) there is no kernel
 	 * build-id: no cross-check, no fill-in. */
 	have_pm = vg_procmap_open(t->pid, &pm, NULL) == 0;
+	if (only)
+		skip_unwanted(maps, gs, n_groups, only, n_only, skip);
 	mapped_not_elf(maps, mem, gs, n_groups, skip);
 
 	vg_target_proc_path(t, path, sizeof(path), "exe");
@@ -715,9 +758,10 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		}
 	}
 	{
-		struct vg_image *vdso;
+		struct vg_image *vdso = NULL;
 
-		r = open_vdso(t, maps, mem, (uint64_t)page, &vdso);
+		r = vdso_wanted(vdso_region(t, maps), only, n_only)
+			    ? open_vdso(t, maps, mem, (uint64_t)page, &vdso) : 0;
 		if (r == -ENOMEM)
 			goto oom;
 		if (vdso)
@@ -748,6 +792,20 @@ oom:
 	free_groups(gs, n_groups);
 	return vg_error_set(err, -ENOMEM, "out of memory loading the images of pid %d",
 			    (int)t->pid);
+}
+
+int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
+		   struct vg_mem *mem, struct vg_images **out,
+		   struct vg_error *err)
+{
+	return load_images(t, maps, mem, NULL, 0, out, err);
+}
+
+int vg_images_load_only(struct vg_target *t, const struct vg_maps *maps,
+			struct vg_mem *mem, const uint64_t *addrs, size_t n_addrs,
+			struct vg_images **out, struct vg_error *err)
+{
+	return load_images(t, maps, mem, addrs, n_addrs, out, err);
 }
 
 struct vg_images *vg_images_free(struct vg_images *s)

@@ -510,16 +510,34 @@ static void warn_replaced(struct vg_symbolizer *s)
 /* Open a live target's symbolizer over maps (the caller's, or s's own
  * in maps_owned) and imgs: NULL loads them.  imgs is s's from the call
  * on, also on failure. */
+/* Every image of maps, or only those of s->only. */
+static int load_images(struct vg_symbolizer *s, const struct vg_maps *maps,
+		       struct vg_images **out, struct vg_error *err)
+{
+	if (s->only)
+		return vg_images_load_only(s->target, maps, s->mem, s->only, s->n_only, out, err);
+	return vg_images_load(s->target, maps, s->mem, out, err);
+}
+
 static int open_live(struct vg_target *t, unsigned flags, const struct vg_maps *maps,
-		     struct vg_images *imgs, struct vg_symbolizer **out, struct vg_error *err)
+		     struct vg_images *imgs, const uint64_t *only, size_t n_only,
+		     struct vg_symbolizer **out, struct vg_error *err)
 {
 	struct vg_symbolizer *s = symbolizer_new(flags);
 	int rc = 0;
 
 	*out = NULL;
+	if (s && only && !(s->only = malloc((n_only ? n_only : 1) * sizeof(*only)))) {
+		vg_symbolizer_free(s);
+		s = NULL;
+	}
 	if (!s) {
 		vg_images_free(imgs);
 		return vg_error_set(err, -ENOMEM, "out of memory");
+	}
+	if (only) {
+		memcpy(s->only, only, n_only * sizeof(*only));
+		s->n_only = n_only;
 	}
 	s->target = t;
 	if (vg_procmap_open(t->pid, &s->pm, NULL) < 0)
@@ -534,7 +552,7 @@ static int open_live(struct vg_target *t, unsigned flags, const struct vg_maps *
 	if (rc == 0)
 		rc = vg_mem_open(t, s->maps, &s->mem, err);
 	if (rc == 0 && !imgs)
-		rc = vg_images_load(t, s->maps, s->mem, &imgs, err);
+		rc = load_images(s, s->maps, &imgs, err);
 	if (rc == 0 && adopt_images(s, imgs) < 0)
 		rc = vg_error_set(err, -ENOMEM, "out of memory");
 	if (rc < 0) {
@@ -552,14 +570,20 @@ static int open_live(struct vg_target *t, unsigned flags, const struct vg_maps *
 int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
 			      struct vg_symbolizer **out, struct vg_error *err)
 {
-	return open_live(t, flags, NULL, NULL, out, err);
+	return open_live(t, flags, NULL, NULL, NULL, 0, out, err);
+}
+
+int vg_symbolizer_open_target_only(struct vg_target *t, unsigned flags, const uint64_t *addrs,
+				   size_t n_addrs, struct vg_symbolizer **out, struct vg_error *err)
+{
+	return open_live(t, flags, NULL, NULL, addrs, n_addrs, out, err);
 }
 
 int vg_symbolizer_open_loaded(struct vg_target *t, unsigned flags, const struct vg_maps *maps,
 			      struct vg_images *imgs, struct vg_symbolizer **out,
 			      struct vg_error *err)
 {
-	return open_live(t, flags, maps, imgs, out, err);
+	return open_live(t, flags, maps, imgs, NULL, 0, out, err);
 }
 
 int vg_symbolizer_open_file(const char *path, unsigned flags,
@@ -686,6 +710,7 @@ struct vg_symbolizer *vg_symbolizer_free(struct vg_symbolizer *s)
 		state_free(&s->states[i]);
 	}
 	free(s->states);
+	free(s->only);
 	vg_images_free(s->images);
 	retire_all(s);
 	vg_mem_free(s->mem);
@@ -802,7 +827,7 @@ int sym_refresh_locked(struct vg_symbolizer *s, struct vg_error *err)
 		return 0;
 	}
 	vg_mem_set_maps(s->mem, maps);
-	rc = vg_images_load(s->target, maps, s->mem, &imgs, err);
+	rc = load_images(s, maps, &imgs, err);
 	if (rc < 0) {
 		vg_mem_set_maps(s->mem, s->maps);
 		vg_maps_free(maps);

@@ -123,6 +123,12 @@ struct vg_images;
  * lazily per image on first use.  t is borrowed and must outlive it. */
 int vg_symbolizer_open_target(struct vg_target *t, unsigned flags,
 			      struct vg_symbolizer **out, struct vg_error *err);
+/* Live target, for addrs[0..n) only: just the images holding them
+ * (vg_images_load_only), at open and at every refresh.  For a question
+ * about a few addresses (`vigil sym PID ADDR`): no other library is
+ * opened or warned about.  addrs is copied. */
+int vg_symbolizer_open_target_only(struct vg_target *t, unsigned flags, const uint64_t *addrs,
+				   size_t n_addrs, struct vg_symbolizer **out, struct vg_error *err);
 /* Live target, from what the caller already loaded (vigil watch resolves
  * its ADDRs with the same tables, and loading every ELF twice cost as
  * much again): maps from vg_maps_load and imgs from vg_images_load over

@@ -106,6 +106,10 @@ struct vg_symbolizer {
 	struct vg_procmap pm;      /* fd -1: no PROCMAP_QUERY, re-read maps */
 	struct vg_mem *mem;
 	struct vg_images *images;  /* current */
+	/* vg_symbolizer_open_target_only: the addresses whose images are
+	 * loaded, at open and at every refresh (NULL: every image). */
+	uint64_t *only;
+	size_t n_only;
 	struct image_state *states;/* by pointer, for current images */
 	size_t n_states, cap_states;
 	/* Images (and their states) dropped by refreshes: kept for the

@@ -38,6 +38,17 @@ vg text sym "$pid" "$(rt sym_leaf)"
 assert_rc 0
 vg keep sym "$pid_keep" "$(truth_sym "$T/truth_keep" sym_leaf runtime)" --json
 assert_rc 0
+# A question about libc only opens libc: the replaced executable is not
+# read, so not warned about.  By name (every image opened) it is.
+vg libc_named sym "$pid" libc.so.6:malloc --json
+assert_rc 0
+libc_addr=$(vg_py "$T/libc_named.out" <<'PY'
+import json, sys
+print(json.load(open(sys.argv[1]))["results"][0]["address"])
+PY
+)
+vg libc_addr sym "$pid" "$libc_addr" --json
+assert_rc 0
 
 vg_py "$T" "$exe" <<'PY'
 import os, sys
@@ -65,6 +76,19 @@ if eq("number of results", len(want), len(res)):
 warns = doc.get("warnings") or []
 check(any(isinstance(x, str) and os.path.basename(exe) in x for x in warns),
       f"JSON warnings must say that {exe} on disk is not the mapped file; warnings: {warns!r}")
+
+named = load_json(f"{T}/libc_named.out")
+byaddr = load_json(f"{T}/libc_addr.out")
+nr, ar = named["results"][0], byaddr["results"][0]
+eq("libc by address: the function named", "malloc", ar.get("symbol"))
+for k in ("address", "image", "static_address", "symbol", "frames", "file", "line"):
+    eq(f"libc by address: {k}, as by name", nr.get(k), ar.get(k))
+nw = (named.get("warnings") or []) + ((named.get("process") or {}).get("warnings") or [])
+aw = (byaddr.get("warnings") or []) + ((byaddr.get("process") or {}).get("warnings") or [])
+check(any(os.path.basename(exe) in str(x) for x in nw),
+      f"by name every image is opened: the replaced {exe} must be warned about; warnings: {nw!r}")
+check(not any(os.path.basename(exe) in str(x) for x in aw),
+      f"a libc address opens libc only: no warning about {exe}; warnings: {aw!r}")
 
 kdoc = load_json(f"{T}/keep.out")
 kw = (kdoc.get("warnings") or []) + ((kdoc.get("process") or {}).get("warnings") or [])
