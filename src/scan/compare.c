@@ -12,6 +12,7 @@
  *     load at every byte shift of a 16-byte block.
  * Pure computation: no I/O, no threads. */
 #include "scan/compare.h"
+#include "util/cpu.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -103,7 +104,7 @@ void scan_matcher_init(struct matcher *m, const struct vg_scan_value *v,
 	size_t w = vg_scan_type_width(v->type);
 
 	memset(m, 0, sizeof(*m));
-	m->avx2 = __builtin_cpu_supports("avx2");
+	m->avx2 = vg_cpu_avx2();
 	memcpy(m->raw, v->raw, sizeof(m->raw));
 	if (w == 0) {
 		m->k = K_PATTERNS;

@@ -8,6 +8,7 @@
  * them (a linear operator on the 32-bit state, tabulated for the block
  * lengths) and xoring (the method of Mark Adler's crc32c.c). */
 #include "util/crc32c.h"
+#include "util/cpu.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -114,10 +115,7 @@ static void crc32c_init(void)
 		memcpy(op, sq, sizeof(op));
 	}
 	crc32c_zeros(crc32c_long, op);
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_cpu_init();
-	crc32c_hw_ok = __builtin_cpu_supports("sse4.2");
-#endif
+	crc32c_hw_ok = vg_cpu_sse42();
 }
 
 uint32_t vg_crc32c_sw(uint32_t crc, const void *p, size_t n)
