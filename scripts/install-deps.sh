@@ -23,7 +23,7 @@ set -eu
 
 build="build-essential pkg-config meson ninja-build clang bpftool libbpf-dev
 libelf-dev libdw-dev libdebuginfod-dev libcurl4-openssl-dev libzydis-dev libcjson-dev libcmocka-dev
-libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libbz2-dev libiberty-dev
+libprotobuf-c-dev protobuf-c-compiler zlib1g-dev liblzma-dev libdeflate-dev libbz2-dev libiberty-dev
 binutils xz-utils libc6-dbg systemtap-sdt-dev"
 test="python3 python3-jsonschema libclang-rt-14-dev llvm-14 elfutils
 debuginfod curl dwz linux-perf libxml2-utils util-linux mount coreutils zsh nodejs strace"

@@ -195,12 +195,17 @@ static bool has_debug_info(Elf *elf)
 	return false;
 }
 
-/* libdw's handle on elf, its compressed sections inflated on two threads
- * first (elf/inflate.h). */
-static Dwarf *begin_dwarf(Elf *elf)
+/* libdw's handle on elf, its compressed sections decompressed fast
+ * first (elf/inflate.h).  d keeps the in-memory copy the handle reads:
+ * every caller makes the handle d's Dwarf when it is not NULL. */
+static Dwarf *begin_dwarf(struct vg_debuginfo *d, Elf *elf)
 {
-	vg_elf_inflate_debug(elf);
-	return dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	struct vg_inflated *keep;
+	Dwarf *dw = vg_dwarf_begin(elf, &keep);
+
+	vg_inflated_free(d->inflated);
+	d->inflated = keep;
+	return dw;
 }
 
 static const char *label_of(const struct vg_image *img)
@@ -295,7 +300,7 @@ static bool take(struct finder *f, struct vg_image *dbg, const char *path,
 
 	if (has_debug_info(vg_image_elf(dbg))) {
 		if (!f->defer_dwarf) {
-			dw = begin_dwarf(vg_image_elf(dbg));
+			dw = begin_dwarf(d, vg_image_elf(dbg));
 			if (!dw)
 				note(f, "%s: DWARF not readable: %s", path,
 				     dwarf_errmsg(-1));
@@ -391,7 +396,7 @@ static bool try_embedded(struct finder *f)
 		d->source = VG_DEBUG_EMBEDDED;
 		return true;
 	}
-	dw = begin_dwarf(elf);
+	dw = begin_dwarf(d, elf);
 	if (!dw) {
 		note(f, "%s: embedded DWARF not readable: %s",
 		     label_of(f->img), dwarf_errmsg(-1));
@@ -791,7 +796,7 @@ int vg_debuginfo_open_dwarf(struct vg_debuginfo *d)
 	if (!d->dwarf_deferred || !d->dwarf_image)
 		return -ENOENT;
 	d->dwarf_deferred = false;
-	d->dwarf = begin_dwarf(vg_image_elf(d->dwarf_image));
+	d->dwarf = begin_dwarf(d, vg_image_elf(d->dwarf_image));
 	return d->dwarf ? 0 : -EINVAL;
 }
 
@@ -835,6 +840,7 @@ struct vg_debuginfo *vg_debuginfo_free(struct vg_debuginfo *d)
 	/* The Dwarf reads the Elf of its image: end it first. */
 	if (d->dwarf)
 		dwarf_end(d->dwarf);
+	vg_inflated_free(d->inflated);
 	if (d->owns_symbol_image && d->symbol_image != d->dwarf_image)
 		vg_image_free(d->symbol_image);
 	if (d->owns_dwarf_image)

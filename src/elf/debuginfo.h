@@ -69,6 +69,10 @@ struct vg_debuginfo {
 	 * VG_DEBUG_EMBEDDED, else an owned image.  NULL: no DWARF. */
 	struct vg_image *dwarf_image;
 	Dwarf *dwarf;                  /* NULL: no DWARF (or deferred) */
+	/* The in-memory copy of dwarf_image, compressed sections
+	 * decompressed, that dwarf reads (elf/inflate.h); NULL when dwarf
+	 * reads dwarf_image's own Elf.  dwarf_getelf(dwarf) is the one. */
+	struct vg_inflated *inflated;
 	/* defer_dwarf: dwarf_image has .debug_info, not opened yet. */
 	bool dwarf_deferred;
 	/* Best symbol table: the debug file's .symtab when the image has

@@ -1,14 +1,19 @@
-/* inflate.c - compressed debug sections decompressed on two threads
- * (inflate.h). */
+/* inflate.c - compressed debug sections decompressed fast before libdw
+ * reads them (inflate.h): into an in-memory copy of the file, or in place
+ * on two threads. */
 #include "elf/inflate.h"
 
+#include <errno.h>
 #include <gelf.h>
+#include <libdeflate.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/affinity.h"
+#include "util/hugebuf.h"
 
 /* Below this many compressed bytes a second thread costs more than it
  * saves (starting it is ~0.1 ms; zlib inflates ~100 MB/s of output
@@ -129,4 +134,322 @@ alone:
 out:
 	free(order);
 	free(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* the in-memory copy                                                  */
+
+/* A deflate stream expands at most 1032 to 1: a section header claiming
+ * more is a lie, and is not allocated for. */
+#define DEFLATE_MAX_RATIO 1032u
+/* The largest section alignment the copy honours (a page is the most a
+ * linker asks of a section; more is a damaged header). */
+#define COPY_MAX_ALIGN ((uint64_t)1 << 21)
+
+struct vg_inflated {
+	Elf *elf;
+	uint8_t *buf;
+	size_t size;
+};
+
+/* One section of the copy. */
+struct copied {
+	Elf64_Shdr sh;          /* as in the copy */
+	const uint8_t *src;     /* the file's bytes (zlib stream if compressed) */
+	size_t src_len;
+	bool compressed;
+};
+
+/* Compressed sections decompressed by one thread into the copy. */
+struct unpack {
+	const struct copied **secs;
+	size_t n;
+	uint8_t *buf;
+	bool ok;
+};
+
+static void unpack_all(struct unpack *u)
+{
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+
+	u->ok = d != NULL;
+	for (size_t i = 0; i < u->n && u->ok; i++) {
+		const struct copied *c = u->secs[i];
+
+		/* No actual size asked for: anything but exactly sh_size
+		 * bytes is an error, and the zlib trailer's Adler-32 is
+		 * checked. */
+		u->ok = libdeflate_zlib_decompress(d, c->src, c->src_len, u->buf + c->sh.sh_offset,
+						   c->sh.sh_size, NULL) == LIBDEFLATE_SUCCESS;
+	}
+	libdeflate_free_decompressor(d);
+}
+
+static void *unpack_thread(void *arg)
+{
+	unpack_all(arg);
+	return NULL;
+}
+
+static int by_src_len_desc(const void *a, const void *b)
+{
+	const struct copied *x = *(const struct copied *const *)a, *y = *(const struct copied *const *)b;
+
+	return x->src_len < y->src_len ? 1 : x->src_len > y->src_len ? -1 : 0;
+}
+
+/* Decompresses the n compressed sections of secs into buf: the largest
+ * first, each to the lighter of two threads when there is enough work
+ * and a second CPU.  false when one failed. */
+static bool unpack_sections(const struct copied *secs, size_t n_secs, size_t n,
+			    uint64_t total, uint8_t *buf)
+{
+	/* by size, then the two shares: mine from the front, the
+	 * helper's from the back */
+	const struct copied **by_size = malloc(2 * (n ? n : 1) * sizeof(*by_size));
+	const struct copied **order = by_size + n;
+	struct unpack mine = { .buf = buf }, helper = { .buf = buf };
+	uint64_t load[2] = { 0, 0 };
+	pthread_t thread;
+	bool two;
+	size_t k = 0;
+
+	if (!by_size)
+		return false;
+	for (size_t i = 0; i < n_secs; i++)
+		if (secs[i].compressed)
+			by_size[k++] = &secs[i];
+	qsort(by_size, n, sizeof(*by_size), by_src_len_desc);
+	two = total >= INFLATE_SPLIT_MIN && n >= 2 && vg_affinity_two_cpus();
+	mine.secs = order;
+	helper.secs = order + n;
+	for (size_t i = 0; i < n; i++) {
+		int t = two && load[1] < load[0];
+
+		load[t] += by_size[i]->src_len;
+		if (t)
+			*--helper.secs = by_size[i];
+		else
+			mine.secs[mine.n++] = by_size[i];
+	}
+	helper.n = n - mine.n;
+	if (helper.n && pthread_create(&thread, NULL, unpack_thread, &helper) != 0) {
+		/* All here after all: the two shares fill order between them. */
+		mine.n = n;
+		helper.n = 0;
+	}
+	unpack_all(&mine);
+	if (helper.n)
+		pthread_join(thread, NULL);
+	else
+		helper.ok = true;
+	free(by_size);
+	return mine.ok && helper.ok;
+}
+
+/* A section that makes the copy the wrong choice (inflate.h): a split
+ * DWARF skeleton's, or a dwz link libdw would resolve next to the file. */
+static bool needs_the_file(const char *name, const Elf64_Shdr *sh, const Elf_Data *raw)
+{
+	if (strcmp(name, ".debug_addr") == 0)
+		return true;
+	if (strcmp(name, ".gnu_debugaltlink") == 0)
+		return (sh->sh_flags & SHF_COMPRESSED) || !raw || raw->d_size == 0 ||
+		       ((const char *)raw->d_buf)[0] != '/';
+	return false;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+int vg_inflate_copy(Elf *elf, size_t min_compressed, struct vg_inflated **out)
+{
+	Elf64_Ehdr *eh, ehdr;
+	Elf64_Phdr *ph = NULL;
+	struct copied *secs = NULL;
+	struct vg_inflated *x = NULL;
+	size_t shnum, phnum, shstrndx, n_compressed = 0;
+	uint64_t compressed = 0, off, shoff, phoff = 0, total;
+	uint8_t *buf = NULL;
+	int rc = -ENOTSUP;
+
+	*out = NULL;
+	if (!elf || !(eh = elf64_getehdr(elf)) || elf_getshdrnum(elf, &shnum) != 0 ||
+	    elf_getphdrnum(elf, &phnum) != 0 || elf_getshdrstrndx(elf, &shstrndx) != 0 ||
+	    shnum == 0 || (phnum && !(ph = elf64_getphdr(elf))))
+		return -ENOTSUP;
+	memcpy(&ehdr, eh, sizeof(ehdr));
+	/* libelf hands out headers in this machine's byte order: a copy of
+	 * them is a file of this order only.  Big-endian files (never an
+	 * x86-64 program's) keep the slower way. */
+	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_ident[EI_DATA] != ELFDATA2LSB)
+		return -ENOTSUP;
+	secs = calloc(shnum, sizeof(*secs));
+	if (!secs)
+		return -ENOMEM;
+	/* Every section's header and bytes, read here before any thread
+	 * starts (libelf is not used from two threads). */
+	for (size_t i = 0; i < shnum; i++) {
+		Elf_Scn *scn = elf_getscn(elf, i);
+		struct copied *c = &secs[i];
+		/* libelf's pointer may be misaligned (a memory image whose
+		 * e_shoff is not a multiple of 8): copied, not dereferenced. */
+		const Elf64_Shdr *shp = scn ? elf64_getshdr(scn) : NULL;
+		const Elf64_Shdr *sh = &c->sh;
+		const char *name;
+		Elf_Data *raw;
+
+		if (!shp)
+			goto out;
+		memcpy(&c->sh, shp, sizeof(c->sh));
+		/* Section 0 has no bytes (its size may be the count of
+		 * sections). */
+		if (i == 0)
+			continue;
+		/* A compressed section that is not plain bytes, not debug
+		 * info (or one libelf refuses to decompress: NULL, NOBITS,
+		 * ALLOC): not for the copy, libdw judges the file. */
+		if ((sh->sh_flags & SHF_COMPRESSED) &&
+		    (sh->sh_type != SHT_PROGBITS || (sh->sh_flags & SHF_ALLOC)))
+			goto out;
+		if (sh->sh_type == SHT_NOBITS)
+			continue;  /* no bytes in the file */
+		if (sh->sh_flags & SHF_ALLOC) {
+			/* The program's own bytes (.text, .rodata...), never
+			 * DWARF: a header without them, not a copy of a large
+			 * binary's code. */
+			c->sh.sh_type = SHT_NOBITS;
+			continue;
+		}
+		raw = elf_rawdata(scn, NULL);
+		if (!raw || (raw->d_size && !raw->d_buf))
+			goto out;
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && needs_the_file(name, sh, raw))
+			goto out;
+		c->src = raw->d_buf;
+		c->src_len = raw->d_size;
+		if (sh->sh_flags & SHF_COMPRESSED) {
+			Elf64_Chdr ch;
+
+			if (raw->d_size < sizeof(ch))
+				goto out;
+			memcpy(&ch, raw->d_buf, sizeof(ch));
+			c->src += sizeof(ch);
+			c->src_len -= sizeof(ch);
+			if (ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size == 0 ||
+			    ch.ch_size / DEFLATE_MAX_RATIO > c->src_len)
+				goto out;
+			c->compressed = true;
+			c->sh.sh_flags &= ~(uint64_t)SHF_COMPRESSED;
+			c->sh.sh_size = ch.ch_size;
+			c->sh.sh_addralign = ch.ch_addralign;
+			compressed += c->src_len;
+			n_compressed++;
+		}
+		if (c->sh.sh_addralign > COPY_MAX_ALIGN ||
+		    (c->sh.sh_addralign & (c->sh.sh_addralign - 1)))
+			goto out;
+	}
+	if (!n_compressed || compressed < min_compressed)
+		goto out;
+	/* The layout: header, program headers, each section where its
+	 * alignment allows, the section headers last.  Sizes are bounded by
+	 * the file's (times the deflate ratio), so none of this overflows
+	 * 64 bits; size_t is 64 bits wide here. */
+	off = sizeof(ehdr);
+	if (phnum) {
+		phoff = align_up(off, 8);
+		off = phoff + (uint64_t)phnum * sizeof(*ph);
+	}
+	for (size_t i = 1; i < shnum; i++) {
+		struct copied *c = &secs[i];
+		uint64_t a = c->sh.sh_addralign ? c->sh.sh_addralign : 1;
+
+		/* NOBITS: no bytes, so no alignment to keep (nor checked) */
+		if (c->sh.sh_type == SHT_NOBITS) {
+			c->sh.sh_offset = off;
+			continue;
+		}
+		off = align_up(off, a);
+		c->sh.sh_offset = off;
+		off += c->compressed ? c->sh.sh_size : c->src_len;
+	}
+	shoff = align_up(off, 8);
+	total = shoff + (uint64_t)shnum * sizeof(Elf64_Shdr);
+	x = calloc(1, sizeof(*x));
+	buf = x ? vg_hugebuf_alloc((size_t)total) : NULL;
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	ehdr.e_phoff = phoff;
+	ehdr.e_shoff = shoff;
+	memcpy(buf, &ehdr, sizeof(ehdr));
+	if (phnum)
+		memcpy(buf + phoff, ph, phnum * sizeof(*ph));
+	for (size_t i = 0; i < shnum; i++) {
+		const struct copied *c = &secs[i];
+
+		memcpy(buf + shoff + i * sizeof(Elf64_Shdr), &c->sh, sizeof(c->sh));
+		if (i && c->sh.sh_type != SHT_NOBITS && !c->compressed && c->src_len)
+			memcpy(buf + c->sh.sh_offset, c->src, c->src_len);
+	}
+	if (!unpack_sections(secs, shnum, n_compressed, compressed, buf)) {
+		rc = -EINVAL;
+		goto out;
+	}
+	x->elf = elf_memory((char *)buf, (size_t)total);
+	if (!x->elf) {
+		rc = -EINVAL;
+		goto out;
+	}
+	x->buf = buf;
+	x->size = (size_t)total;
+	*out = x;
+	x = NULL;
+	buf = NULL;
+	rc = 0;
+out:
+	if (buf)
+		vg_hugebuf_free(buf, (size_t)total);
+	free(x);
+	free(secs);
+	return rc;
+}
+
+Elf *vg_inflated_elf(const struct vg_inflated *x)
+{
+	return x ? x->elf : NULL;
+}
+
+struct vg_inflated *vg_inflated_free(struct vg_inflated *x)
+{
+	if (!x)
+		return NULL;
+	elf_end(x->elf);
+	vg_hugebuf_free(x->buf, x->size);
+	free(x);
+	return NULL;
+}
+
+Dwarf *vg_dwarf_begin(Elf *elf, struct vg_inflated **keep)
+{
+	struct vg_inflated *x;
+
+	*keep = NULL;
+	if (vg_inflate_copy(elf, INFLATE_SPLIT_MIN, &x) == 0) {
+		Dwarf *dw = dwarf_begin_elf(x->elf, DWARF_C_READ, NULL);
+
+		if (dw) {
+			*keep = x;
+			return dw;
+		}
+		/* libdw refuses the copy: the file itself, for its verdict. */
+		vg_inflated_free(x);
+	}
+	vg_elf_inflate_debug(elf);
+	return dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 }

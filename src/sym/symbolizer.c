@@ -163,12 +163,13 @@ static char *explain_no_dwarf(const struct vg_image *img,
 }
 
 /* The prefetch thread's own libdw handle, begun here on the ELF handle
- * the DWARF was read from: libdw decompressed its sections in place at
- * the first dwarf_begin_elf, so this one inflates nothing (libc6-dbg's
- * compressed debug file: a second open inflated everything again, a sixth
- * of a cold libc batch), and it is begun in this thread, so libelf is
- * never used from two threads (the prefetch thread only reads memory
- * through libdw). */
+ * the first one reads (dwarf_getelf): the in-memory copy whose sections
+ * were decompressed, or the file's, decompressed in place
+ * (elf/inflate.h), so this one inflates nothing (libc6-dbg's compressed
+ * debug file: a second open inflated everything again, a sixth of a cold
+ * libc batch), and it is begun in this thread, so libelf is never used
+ * from two threads (the prefetch thread only reads memory through
+ * libdw). */
 static void start_prefetch(struct image_state *st)
 {
 	const struct vg_image *di = st->dbg->dwarf_image;
@@ -179,7 +180,7 @@ static void start_prefetch(struct image_state *st)
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return;
-	h->dwarf = dwarf_begin_elf(vg_image_elf(di), DWARF_C_READ, NULL);
+	h->dwarf = dwarf_begin_elf(dwarf_getelf(st->dbg->dwarf), DWARF_C_READ, NULL);
 	if (!h->dwarf || vg_dwindex_prefetch(st->ix, h->dwarf) < 0) {
 		second_handle_free(h);
 		return;

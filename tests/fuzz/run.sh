@@ -17,7 +17,7 @@ cd "$root"
 export VIGIL_NO_CACHE=1
 mkdir -p "$out"
 # shellcheck disable=SC2046
-libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libprotobuf-c libbpf) -liberty -lpthread -lm"
+libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdeflate libprotobuf-c libbpf) -liberty -lpthread -lm"
 # Zydis and libthread_db are dlopen'ed (util/zydis.c, expr/thread_db.c), as
 # in meson.build: Zydis by the soname of the library found here.
 zydis_soname=$(readelf -d "$($cc -print-file-name=libZydis.so)" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
