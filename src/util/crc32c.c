@@ -15,12 +15,16 @@
 #include <stdint.h>
 #include <string.h>
 
+/* crc32c_table, crc32c_short and crc32c_long, generated at build time
+ * (gen-crc32c.py says why). */
+#include "util/crc32c_tables.h"
+
 #define CRC32C_POLY 0x82f63b78u
 #define CRC32C_LONG 8192u
 #define CRC32C_SHORT 256u
+_Static_assert(CRC32C_LONG == CRC32C_TABLES_LONG && CRC32C_SHORT == CRC32C_TABLES_SHORT,
+	       "the generated tables are for these block sizes");
 
-static uint32_t crc32c_table[256];
-static uint32_t crc32c_long[4][256], crc32c_short[4][256];
 static uint32_t crc32c_pow2[64][32];      /* append 2^k zero bytes */
 static bool crc32c_hw_ok;
 static pthread_once_t crc32c_once = PTHREAD_ONCE_INIT;
@@ -68,20 +72,7 @@ static void crc32c_zeros_op(uint32_t *even, size_t len)
 	memcpy(even, odd, sizeof(odd));
 }
 
-static void crc32c_zeros(uint32_t zeros[4][256], const uint32_t *op)
-{
-	/* zeros[k][n] = gf2_times(op, n << 8k), the xor of the rows of op
-	 * at n's set bits: each entry is an entry with its lowest bit
-	 * cleared, xor that bit's row (one xor, not 32 steps: this table
-	 * was a twentieth of a one-address `vigil sym`). */
-	for (int k = 0; k < 4; k++) {
-		zeros[k][0] = 0;
-		for (uint32_t n = 1; n < 256; n++)
-			zeros[k][n] = zeros[k][n & (n - 1)] ^ op[8 * k + __builtin_ctz(n)];
-	}
-}
-
-static inline uint32_t crc32c_shift(uint32_t zeros[4][256], uint32_t crc)
+static inline uint32_t crc32c_shift(const uint32_t zeros[4][256], uint32_t crc)
 {
 	return zeros[0][crc & 0xff] ^ zeros[1][(crc >> 8) & 0xff] ^
 	       zeros[2][(crc >> 16) & 0xff] ^ zeros[3][crc >> 24];
@@ -96,25 +87,6 @@ static void crc32c_pow2_init(void)
 
 static void crc32c_init(void)
 {
-	uint32_t op[32], sq[32];
-
-	for (uint32_t n = 0; n < 256; n++) {
-		uint32_t c = n;
-
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? (c >> 1) ^ CRC32C_POLY : c >> 1;
-		crc32c_table[n] = c;
-	}
-	/* The long operator is the short one squared (long / short =
-	 * 2^5 times): 5 squarings instead of the 15 from one zero bit. */
-	_Static_assert(CRC32C_LONG == CRC32C_SHORT << 5, "long = short squared 5 times");
-	crc32c_zeros_op(op, CRC32C_SHORT);
-	crc32c_zeros(crc32c_short, op);
-	for (int k = 0; k < 5; k++) {
-		gf2_square(sq, op);
-		memcpy(op, sq, sizeof(op));
-	}
-	crc32c_zeros(crc32c_long, op);
 	crc32c_hw_ok = vg_cpu_sse42();
 }
 

@@ -22,13 +22,15 @@ libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdeflate libproto
 # in meson.build: Zydis by the soname of the library found here.
 zydis_soname=$(readelf -d "$($cc -print-file-name=libZydis.so)" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ -n "$zydis_soname" ] || { echo "cannot read the soname of libZydis.so (libzydis-dev)" >&2; exit 1; }
-# kernel/syscalls.c includes the table meson generates, report/pprof.c the
+# kernel/syscalls.c includes the table meson generates, util/crc32c.c its
+# tables, report/pprof.c the
 # protoc-c output of profile.proto, probe/progs.c and stack/capture.c the
 # libbpf skeletons of their eBPF programs (the stack's is a light one):
 # make them the same way.
-mkdir -p "$out/gen/kernel" "$out/gen/report" "$out/gen/probe" "$out/gen/stack"
+mkdir -p "$out/gen/kernel" "$out/gen/report" "$out/gen/probe" "$out/gen/stack" "$out/gen/util"
 # shellcheck disable=SC2086
 sh src/kernel/gen-syscalls.sh "$out/gen/kernel/syscall_table.h" $cc
+python3 src/util/gen-crc32c.py "$out/gen/util/crc32c_tables.h"
 protoc-c --proto_path=src/report --c_out="$out/gen/report" src/report/profile.proto
 bpftool=$(command -v bpftool || echo /usr/sbin/bpftool)
 for p in probe exec_gate; do
