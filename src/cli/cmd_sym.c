@@ -365,6 +365,9 @@ static int print_document(struct sym_run *r)
 
 static void print_warnings(struct sym_run *r)
 {
+	/* The answers leave first: before the target's recheck (a read of
+	 * /proc/PID/stat), and before the warnings on a shared stream. */
+	fflush(stdout);
 	for (const char *const *p = vg_symbolizer_warnings(r->s); *p; p++)
 		cli_warn("%s", *p);
 	if (r->cli->target)

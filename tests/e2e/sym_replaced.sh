@@ -102,4 +102,12 @@ if ! grep -q '^vigil: warning: .*tgt_vg_sym' "$T/text.err"; then
 	fail "$LAST_CMD: no 'vigil: warning:' line on stderr naming the replaced $exe"
 fi
 grep -q 'sym_leaf' "$T/text.out" || { show_last; fail "$LAST_CMD: no sym_leaf in the answer"; }
+# Into one pipe (2>&1) as on a terminal: the answer, then the warning.
+"$VIGIL" sym "$pid" "$(rt sym_leaf)" 2>&1 </dev/null | cat >"$T/joined.out"
+answer_at=$(grep -n 'sym_leaf' "$T/joined.out" | head -1 | cut -d: -f1)
+warning_at=$(grep -n '^vigil: warning: .*tgt_vg_sym' "$T/joined.out" | head -1 | cut -d: -f1)
+if [[ -z $answer_at || -z $warning_at || $answer_at -gt $warning_at ]]; then
+	cat "$T/joined.out" >&2
+	fail "vigil sym PID ADDR 2>&1 | cat: the answer (line ${answer_at:-none}) must come before the warning (line ${warning_at:-none})"
+fi
 echo "ok"
