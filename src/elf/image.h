@@ -106,8 +106,8 @@ int vg_images_load(struct vg_target *t, const struct vg_maps *maps,
 		   struct vg_mem *mem, struct vg_images **out,
 		   struct vg_error *err);
 /* As vg_images_load, but only the images that hold one of addrs[0..n):
- * an address belongs to the file mapped last at or below it (its .bss
- * tail included), the vDSO when inside it.  A question about one address
+ * an address belongs to the ELF file mapped last at or below it (its
+ * .bss tail included), the vDSO when inside it.  A question about one address
  * opens one file, not every library the process maps (on a VM, 0.4 ms
  * of a 4 ms `vigil sym PID ADDR`), and warns about no other. */
 int vg_images_load_only(struct vg_target *t, const struct vg_maps *maps,

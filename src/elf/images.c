@@ -548,8 +548,6 @@ static void mapped_not_elf(const struct vg_maps *maps, struct vg_mem *mem,
 	if (!reqs || !magic || !of)
 		goto out;
 	for (size_t k = 0; k < n; k++) {
-		if (not_elf[k])
-			continue;  /* not wanted (load_images' only) */
 		for (size_t i = 0; i < gs[k].n; i++) {
 			const struct vg_region *r = &maps->regions[gs[k].idx[i]];
 
@@ -571,21 +569,26 @@ out:
 	free(of);
 }
 
-/* Marks in skip[] every group none of only[0..n_only) falls in.  An
- * address belongs to the group of the last file mapping at or below it
- * (the .bss tail lies between an image's last mapping and the next
- * file's first, as vg_images_find has it): a superset of what the images
- * will cover, never less. */
-static void skip_unwanted(const struct vg_maps *maps, const struct group *gs,
-			  size_t n_groups, const uint64_t *only, size_t n_only, bool *skip)
+/* Marks in skip[] every group none of only[0..n_only) falls in, besides
+ * those already there (not ELF).  An address belongs to the group of the
+ * last mapping at or below it among the rest: the .bss tail lies between
+ * an image's last mapping and the next file's first, as vg_images_find
+ * has it, and so may a file that is not ELF, mapped in an image's gap.
+ * A superset of what the images will cover, never less. */
+static int skip_unwanted(const struct vg_maps *maps, const struct group *gs,
+			 size_t n_groups, const uint64_t *only, size_t n_only, bool *skip)
 {
-	for (size_t k = 0; k < n_groups; k++)
-		skip[k] = true;
+	bool *wanted = calloc(n_groups + 1, sizeof(*wanted));
+
+	if (!wanted)
+		return -ENOMEM;
 	for (size_t a = 0; a < n_only; a++) {
 		size_t best_k = SIZE_MAX;
 		uint64_t best_start = 0;
 
 		for (size_t k = 0; k < n_groups; k++) {
+			if (skip[k])
+				continue;
 			for (size_t i = 0; i < gs[k].n; i++) {
 				const struct vg_region *r = &maps->regions[gs[k].idx[i]];
 
@@ -596,8 +599,12 @@ static void skip_unwanted(const struct vg_maps *maps, const struct group *gs,
 			}
 		}
 		if (best_k != SIZE_MAX)
-			skip[best_k] = false;
+			wanted[best_k] = true;
 	}
+	for (size_t k = 0; k < n_groups; k++)
+		skip[k] = skip[k] || !wanted[k];
+	free(wanted);
+	return 0;
 }
 
 static bool vdso_wanted(const struct vg_region *r, const uint64_t *only, size_t n_only)
@@ -648,9 +655,9 @@ static int load_images(struct vg_target *t, const struct vg_maps *maps,
 	/* Without PROCMAP_QUERY (before Linux 6.11) there is no kernel
 	 * build-id: no cross-check, no fill-in. */
 	have_pm = vg_procmap_open(t->pid, &pm, NULL) == 0;
-	if (only)
-		skip_unwanted(maps, gs, n_groups, only, n_only, skip);
 	mapped_not_elf(maps, mem, gs, n_groups, skip);
+	if (only && skip_unwanted(maps, gs, n_groups, only, n_only, skip) < 0)
+		goto oom;
 
 	vg_target_proc_path(t, path, sizeof(path), "exe");
 	have_exe = stat(path, &exe) == 0;
