@@ -14,7 +14,10 @@
 
 #if defined(__x86_64__) && __has_include(<sys/platform/x86.h>)
 #include <sys/platform/x86.h>
+#endif
 
+/* glibc 2.32 has the header with CPU_FEATURE_USABLE only. */
+#if defined(__x86_64__) && defined(CPU_FEATURE_ACTIVE)
 static inline bool vg_cpu_sse42(void) { return CPU_FEATURE_ACTIVE(SSE4_2); }
 static inline bool vg_cpu_avx2(void) { return CPU_FEATURE_ACTIVE(AVX2); }
 #elif defined(__x86_64__)
