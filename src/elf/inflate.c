@@ -3,6 +3,7 @@
  * on two threads. */
 #include "elf/inflate.h"
 
+#include <dwarf.h>
 #include <errno.h>
 #include <gelf.h>
 #include <libdeflate.h>
@@ -145,6 +146,9 @@ out:
 /* The largest section alignment the copy honours (a page is the most a
  * linker asks of a section; more is a damaged header). */
 #define COPY_MAX_ALIGN ((uint64_t)1 << 21)
+/* The largest copy made: a debug file decompressing to more keeps the
+ * slower way (the largest known, Firefox's libxul, is some 3 GiB). */
+#define COPY_MAX ((uint64_t)8 << 30)
 
 struct vg_inflated {
 	Elf *elf;
@@ -247,21 +251,52 @@ static bool unpack_sections(const struct copied *secs, size_t n_secs, size_t n,
 	return mine.ok && helper.ok;
 }
 
-/* A section that makes the copy the wrong choice (inflate.h): a split
- * DWARF skeleton's, or a dwz link libdw would resolve next to the file. */
-static bool needs_the_file(const char *name, const Elf64_Shdr *sh, const Elf_Data *raw)
+/* A dwz link libdw would resolve next to the file: the copy is the wrong
+ * choice (inflate.h). */
+static bool relative_altlink(const char *name, const Elf64_Shdr *sh, const Elf_Data *raw)
 {
-	if (strcmp(name, ".debug_addr") == 0)
-		return true;
-	if (strcmp(name, ".gnu_debugaltlink") == 0)
-		return (sh->sh_flags & SHF_COMPRESSED) || !raw || raw->d_size == 0 ||
-		       ((const char *)raw->d_buf)[0] != '/';
-	return false;
+	return strcmp(name, ".gnu_debugaltlink") == 0 &&
+	       ((sh->sh_flags & SHF_COMPRESSED) || !raw || raw->d_size == 0 ||
+		((const char *)raw->d_buf)[0] != '/');
 }
 
-static uint64_t align_up(uint64_t v, uint64_t a)
+/* What libdw reads of a file (dwarf_begin_elf looks sections up by these
+ * names; a .gnu_debugaltlink names the dwz file): the copy holds these,
+ * every other section is a header without bytes. */
+static bool libdw_reads_name(const char *name)
 {
-	return (v + a - 1) & ~(a - 1);
+	return strncmp(name, ".debug_", 7) == 0 || strncmp(name, ".zdebug_", 8) == 0 ||
+	       strcmp(name, ".gnu_debugaltlink") == 0;
+}
+
+/* *v aligned up to a (a power of two) plus add, false on overflow or past
+ * COPY_MAX. */
+static bool place(uint64_t *v, uint64_t a, uint64_t add)
+{
+	uint64_t x;
+
+	if (__builtin_add_overflow(*v, a - 1, &x))
+		return false;
+	x &= ~(a - 1);
+	if (__builtin_add_overflow(x, add, &x) || x > COPY_MAX)
+		return false;
+	*v = x;
+	return true;
+}
+
+/* Does libdw find a skeleton unit (DWARF 5's, or GNU DebugFission's in
+ * DWARF 4) in elf?  Unreadable DWARF: no. */
+static bool has_skeleton_units(Elf *elf)
+{
+	Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	Dwarf_CU *cu = NULL;
+	uint8_t type;
+	bool found = false;
+
+	while (dw && !found && dwarf_get_units(dw, cu, &cu, NULL, &type, NULL, NULL) == 0)
+		found = type == DW_UT_skeleton;
+	dwarf_end(dw);
+	return found;
 }
 
 int vg_inflate_copy(Elf *elf, size_t min_compressed, struct vg_inflated **out)
@@ -270,15 +305,16 @@ int vg_inflate_copy(Elf *elf, size_t min_compressed, struct vg_inflated **out)
 	Elf64_Phdr *ph = NULL;
 	struct copied *secs = NULL;
 	struct vg_inflated *x = NULL;
-	size_t shnum, phnum, shstrndx, n_compressed = 0;
-	uint64_t compressed = 0, off, shoff, phoff = 0, total;
+	size_t shnum, phnum, shstrndx, n_compressed = 0, file_size = 0;
+	bool has_debug_addr = false;
+	uint64_t compressed = 0, sources = 0, off, shoff, phoff = 0, total = 0;
 	uint8_t *buf = NULL;
 	int rc = -ENOTSUP;
 
 	*out = NULL;
 	if (!elf || !(eh = elf64_getehdr(elf)) || elf_getshdrnum(elf, &shnum) != 0 ||
 	    elf_getphdrnum(elf, &phnum) != 0 || elf_getshdrstrndx(elf, &shstrndx) != 0 ||
-	    shnum == 0 || (phnum && !(ph = elf64_getphdr(elf))))
+	    shnum == 0 || (phnum && !(ph = elf64_getphdr(elf))) || !elf_rawfile(elf, &file_size))
 		return -ENOTSUP;
 	memcpy(&ehdr, eh, sizeof(ehdr));
 	/* libelf hands out headers in this machine's byte order: a copy of
@@ -316,21 +352,30 @@ int vg_inflate_copy(Elf *elf, size_t min_compressed, struct vg_inflated **out)
 			goto out;
 		if (sh->sh_type == SHT_NOBITS)
 			continue;  /* no bytes in the file */
-		if (sh->sh_flags & SHF_ALLOC) {
-			/* The program's own bytes (.text, .rodata...), never
-			 * DWARF: a header without them, not a copy of a large
-			 * binary's code. */
+		name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if ((sh->sh_flags & SHF_ALLOC) ||
+		    (i != shstrndx && (!name || !libdw_reads_name(name)))) {
+			/* Not read by libdw (the program's own bytes, its
+			 * symbol table...): a header without bytes, not a
+			 * second copy of them. */
+			if (sh->sh_flags & SHF_COMPRESSED)
+				goto out;
 			c->sh.sh_type = SHT_NOBITS;
 			continue;
 		}
 		raw = elf_rawdata(scn, NULL);
 		if (!raw || (raw->d_size && !raw->d_buf))
 			goto out;
-		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name && needs_the_file(name, sh, raw))
+		if (name && relative_altlink(name, sh, raw))
 			goto out;
+		has_debug_addr |= name && strcmp(name, ".debug_addr") == 0;
 		c->src = raw->d_buf;
 		c->src_len = raw->d_size;
+		/* Each byte of the file copied or decompressed once at
+		 * most: sections sharing their bytes would multiply the copy
+		 * (200 headers over one 4 MiB blob made 839 MB). */
+		if (__builtin_add_overflow(sources, c->src_len, &sources) || sources > file_size)
+			goto out;
 		if (sh->sh_flags & SHF_COMPRESSED) {
 			Elf64_Chdr ch;
 
@@ -356,13 +401,14 @@ int vg_inflate_copy(Elf *elf, size_t min_compressed, struct vg_inflated **out)
 	if (!n_compressed || compressed < min_compressed)
 		goto out;
 	/* The layout: header, program headers, each section where its
-	 * alignment allows, the section headers last.  Sizes are bounded by
-	 * the file's (times the deflate ratio), so none of this overflows
-	 * 64 bits; size_t is 64 bits wide here. */
+	 * alignment allows, the section headers last; every step checked
+	 * (a crafted file's sizes add up to anything) and the whole at most
+	 * COPY_MAX. */
 	off = sizeof(ehdr);
 	if (phnum) {
-		phoff = align_up(off, 8);
-		off = phoff + (uint64_t)phnum * sizeof(*ph);
+		phoff = off;
+		if (!place(&phoff, 8, 0) || (off = phoff, !place(&off, 1, (uint64_t)phnum * sizeof(*ph))))
+			goto out;
 	}
 	for (size_t i = 1; i < shnum; i++) {
 		struct copied *c = &secs[i];
@@ -373,12 +419,16 @@ int vg_inflate_copy(Elf *elf, size_t min_compressed, struct vg_inflated **out)
 			c->sh.sh_offset = off;
 			continue;
 		}
-		off = align_up(off, a);
+		if (!place(&off, a, 0))
+			goto out;
 		c->sh.sh_offset = off;
-		off += c->compressed ? c->sh.sh_size : c->src_len;
+		if (!place(&off, 1, c->compressed ? c->sh.sh_size : c->src_len))
+			goto out;
 	}
-	shoff = align_up(off, 8);
-	total = shoff + (uint64_t)shnum * sizeof(Elf64_Shdr);
+	shoff = off;
+	total = off;
+	if (!place(&shoff, 8, 0) || (total = shoff, !place(&total, 1, (uint64_t)shnum * sizeof(Elf64_Shdr))))
+		goto out;
 	x = calloc(1, sizeof(*x));
 	buf = x ? vg_hugebuf_alloc((size_t)total) : NULL;
 	if (!buf) {
@@ -408,14 +458,24 @@ int vg_inflate_copy(Elf *elf, size_t min_compressed, struct vg_inflated **out)
 	}
 	x->buf = buf;
 	x->size = (size_t)total;
+	buf = NULL;
+	/* Split DWARF has a .debug_addr, and so does clang's DWARF 5 without
+	 * it: only a skeleton unit sends libdw looking for a .dwo, perhaps
+	 * next to the file. */
+	if (has_debug_addr && has_skeleton_units(x->elf)) {
+		rc = -ENOTSUP;
+		goto out;
+	}
 	*out = x;
 	x = NULL;
-	buf = NULL;
 	rc = 0;
 out:
 	if (buf)
 		vg_hugebuf_free(buf, (size_t)total);
-	free(x);
+	if (x && x->elf)
+		vg_inflated_free(x);
+	else
+		free(x);
 	free(secs);
 	return rc;
 }

@@ -8,20 +8,24 @@
  * write to each page costs ~12 us: 2,400 of them for libc.  Together that
  * was 70 ms on one core, a third of a cold 100,000-address batch.
  *
- * vg_dwarf_begin builds a copy of the file in memory instead: every
- * section that is not loaded at run time (SHF_ALLOC ones keep their
- * header, as NOBITS: the program's bytes are never DWARF), the
- * compressed ones decompressed (libdeflate, the largest on a second
- * thread), into one buffer in 2 MiB pages
+ * vg_dwarf_begin builds a copy of the file in memory instead, the
+ * compressed sections decompressed (libdeflate, the largest on a second
+ * thread), in one buffer in 2 MiB pages
  * (util/hugebuf.h), and opens that with elf_memory and dwarf_begin_elf:
  * 70 -> 20-40 ms for libc6-dbg's sections, the largest (.debug_info, on
  * the critical path) 42 -> ~15 ms.
+ *
+ * The copy holds only what libdw reads (the .debug_* sections, the dwz
+ * link, the section names): every other section keeps its header, as
+ * NOBITS.  Each byte of the file is copied or decompressed once at most,
+ * every step of the layout is checked for overflow, and a copy over
+ * 8 GiB is not made: the file is untrusted input.
  *
  * The copy has no file behind it, so libdw cannot look next to the file
  * for what a relative path names.  A file that may need that keeps the
  * slower way (libelf inflating in place, the sections split between two
  * threads): a .gnu_debugaltlink (dwz) that is not an absolute path, and
- * a .debug_addr (split DWARF: a skeleton's .dwo may lie next to it).  So
+ * skeleton units (split DWARF: the .dwo may lie next to the file).  So
  * does a file whose sections are not zlib-compressed, are not worth it
  * (under 256 KiB compressed), or do not decompress to the size their
  * header says: dwarf_begin_elf then reports on it as it always did. */
@@ -43,8 +47,7 @@ struct vg_inflated;
  * dwarf_errmsg(-1) says why. */
 Dwarf *vg_dwarf_begin(Elf *elf, struct vg_inflated **keep);
 
-/* The copy of elf with every compressed section decompressed (and every
- * SHF_ALLOC one without its bytes, as NOBITS), whatever
+/* The copy of elf as above, its compressed sections decompressed, whatever
  * their total (vg_dwarf_begin asks for at least 256 KiB of them); 0, or
  * -ENOTSUP when elf is one of the files above that keep the slower way,
  * -EINVAL when a section does not decompress, -ENOMEM.  For the fuzz
