@@ -17,7 +17,6 @@
 #include "cli/cli.h"
 #include "cli/sym_addr.h"
 #include "cli/sym_batch.h"
-#include "util/hugebuf.h"
 #include "report/sym.h"
 #include "sym/symbolizer.h"
 #include "util/vec.h"
@@ -435,9 +434,6 @@ static int open_target(struct sym_run *r, char **addrs, int n, struct vg_error *
 	return rc;
 }
 
-/* The heap a batch reserves in huge pages (address space until used). */
-#define HEAP_RESERVE ((size_t)256 << 20)
-
 int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 {
 	struct sym_run r = { .cli = cli };
@@ -451,11 +447,6 @@ int cmd_sym(struct vg_cli *cli, int argc, char **argv)
 		free(pos);
 		return rc < 0 ? 0 : rc;
 	}
-	/* An index to build, or a batch on standard input, reads whole
-	 * DWARF files: tens of megabytes of heap, in 2 MiB pages
-	 * (util/hugebuf.h says what it costs and saves). */
-	if (r.o.index || npos == (r.o.bin_path ? 0 : 1))
-		vg_heap_huge(HEAP_RESERVE);
 	if (r.o.index) {
 		rc = build_indexes(cli, &r.o, pos, npos);
 		free(pos);

@@ -2,11 +2,8 @@
 #include "util/hugebuf.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 size_t vg_hugebuf_size(size_t size)
 {
@@ -58,44 +55,5 @@ void vg_hugebuf_free(void *p, size_t size)
 
 	if (p)
 		(void)munmap(p, vg_hugebuf_size(size));
-	errno = saved;
-}
-
-void vg_heap_huge(size_t reserve)
-{
-	void *(*volatile grow)(size_t) = malloc;
-	int saved = errno, pad = reserve > (1u << 30) ? 1 << 30 : (int)reserve;
-	long page = sysconf(_SC_PAGESIZE);
-	void *top, *p;
-	uintptr_t lo, hi;
-
-	/* One arena: a thread's own is a heap glibc maps apart (64 MiB
-	 * each), which would grow in 4 KiB pages.  On a cold libc batch,
-	 * with glibc's tunables, huge pages alone gave -12 %, with one arena
-	 * -26 %: the two threads share the pages. */
-	(void)mallopt(M_ARENA_MAX, 1);
-	/* Blocks up to 32 MiB come from the heap too, not each its own
-	 * mapping in 4 KiB pages: those between 1 and 4 MiB (arrays grown
-	 * by realloc) were most of the gain, and most of its price in peak
-	 * memory (a cold libc batch 49 -> 63 MB, the generated binary's
-	 * 60 -> 103 MB; with the threshold at 1 MiB neither moves). */
-	(void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
-	/* Freed memory at the top stays: given back and taken again, it
-	 * would return in 4 KiB pages. */
-	(void)mallopt(M_TRIM_THRESHOLD, pad);
-	/* The heap's next growth reserves this much at once, advised
-	 * below; growth past it is in ordinary pages. */
-	(void)mallopt(M_TOP_PAD, pad);
-	top = sbrk(0);
-	/* Past the top: the heap grows now.  Called through a volatile
-	 * pointer, or the compiler drops a malloc whose block is unused. */
-	p = grow(1u << 20);
-	free(p);
-	hi = (uintptr_t)sbrk(0);
-	if (top != (void *)-1 && page > 0) {
-		lo = ((uintptr_t)top + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-		if (hi > lo)
-			(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-	}
 	errno = saved;
 }

@@ -28,14 +28,4 @@ void *vg_hugebuf_alloc(size_t size);
 /* Frees p (from vg_hugebuf_alloc(size), or NULL). */
 void vg_hugebuf_free(void *p, size_t size);
 
-/* From now on malloc's heap grows in 2 MiB pages, up to reserve bytes:
- * for a process about to allocate tens of megabytes on two threads (a
- * cold batch: libdw's DIEs and abbreviations, the index's tables).  One
- * malloc arena for all threads, blocks up to 32 MiB from the heap,
- * nothing given back until exit.  Call before starting threads.  Advice
- * only: without THP (or under ASan, whose allocator has no heap) nothing
- * changes but the arena.  On this VM a cold 100,000-address batch took
- * 25-30 % less time, for 13-43 MB more peak memory (hugebuf.c). */
-void vg_heap_huge(size_t reserve);
-
 #endif

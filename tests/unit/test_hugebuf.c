@@ -2,12 +2,10 @@
  * (0 when that overflows), a buffer is aligned to 2 MiB, reads as zeros
  * and takes writes over all of it, its mapping is marked for huge pages
  * where the kernel has them on request, and a size that cannot be mapped
- * is refused with ENOMEM; after vg_heap_huge, malloc's blocks of another
- * thread are in huge pages too. */
+ * is refused with ENOMEM. */
 #include "util/hugebuf.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -119,62 +117,6 @@ static void test_errno_kept(void **state)
 	assert_int_equal(errno, EXDEV);
 }
 
-/* The "THPeligible:" field of the mapping that holds p, or -1. */
-static __attribute__((unused)) int thp_eligible_at(const void *p)
-{
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[512];
-	bool in = false;
-	int eligible = -1;
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
-			in = lo <= (uintptr_t)p && (uintptr_t)p < hi;
-		else if (in && sscanf(line, "THPeligible: %d", &eligible) == 1)
-			break;
-	}
-	fclose(f);
-	return eligible;
-}
-
-static void *alloc_on_thread(void *arg)
-{
-	(void)arg;
-	return malloc((size_t)6 << 20);
-}
-
-/* After vg_heap_huge, a block of 6 MiB malloc'ed on another thread comes
- * from the one heap (one arena, no mmap of its own below 32 MiB), whose
- * new part is marked for huge pages; errno is kept.  Last: it changes malloc for
- * the rest of the process. */
-static void test_heap_huge(void **state)
-{
-	pthread_t t;
-	void *p = NULL;
-
-	(void)state;
-	errno = EXDEV;
-	vg_heap_huge((size_t)64 << 20);
-	assert_int_equal(errno, EXDEV);
-	assert_int_equal(pthread_create(&t, NULL, alloc_on_thread, NULL), 0);
-	assert_int_equal(pthread_join(t, &p), 0);
-	assert_non_null(p);
-#if defined(__SANITIZE_ADDRESS__)
-	printf("note: under AddressSanitizer malloc has no heap; the advice is not checked\n");
-#else
-	if (thp_on_request())
-		/* its middle: the block may begin in the heap's first pages,
-		 * from before the call */
-		assert_int_equal(thp_eligible_at((char *)p + ((size_t)3 << 20)), 1);
-	else
-		printf("note: transparent huge pages are off here; the advice is not checked\n");
-#endif
-	free(p);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,7 +124,6 @@ int main(void)
 		cmocka_unit_test(test_alloc),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_errno_kept),
-		cmocka_unit_test(test_heap_huge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
