@@ -102,6 +102,16 @@ static Elf_Scn *section(Elf *e, const char *want, GElf_Shdr *sh)
 	return NULL;
 }
 
+/* x and y hold the same bytes. */
+static void assert_same_data(const Elf_Data *x, const Elf_Data *y)
+{
+	assert_non_null(x);
+	assert_non_null(y);
+	assert_int_equal(x->d_size, y->d_size);
+	if (y->d_size)
+		assert_memory_equal(x->d_buf, y->d_buf, y->d_size);
+}
+
 static const char *const debug_sections[] = { ".debug_info", ".debug_abbrev", ".debug_line",
 					      ".debug_str" };
 
@@ -142,10 +152,7 @@ static void test_every_section_inflated(void **state)
 		assert_int_equal(shc.sh_size, shu.sh_size);
 		dc = elf_getdata(sc, NULL);
 		du = elf_getdata(su, NULL);
-		assert_non_null(dc);
-		assert_non_null(du);
-		assert_int_equal(dc->d_size, du->d_size);
-		assert_memory_equal(dc->d_buf, du->d_buf, du->d_size);
+		assert_same_data(dc, du);
 	}
 	dw = dwarf_begin_elf(c, DWARF_C_READ, NULL);
 	assert_non_null(dw);
@@ -292,26 +299,14 @@ static void test_copy_every_section(void **state)
 			/* decompressed: the uncompressed file's bytes */
 			GElf_Shdr shu;
 			Elf_Scn *su = section(u, name, &shu);
-			Elf_Data *du, *dm;
 
 			assert_non_null(su);
-			du = elf_rawdata(su, NULL);
-			dm = elf_rawdata(sm, NULL);
-			assert_non_null(du);
-			assert_non_null(dm);
-			assert_int_equal(dm->d_size, du->d_size);
-			assert_memory_equal(dm->d_buf, du->d_buf, du->d_size);
+			assert_same_data(elf_rawdata(sm, NULL), elf_rawdata(su, NULL));
 			n_debug++;
 		} else {
 			/* the section names (objcopy leaves some .debug_*
 			 * uncompressed too): the compressed file's bytes */
-			Elf_Data *dc = elf_rawdata(sc, NULL), *dm = elf_rawdata(sm, NULL);
-
-			assert_non_null(dc);
-			assert_non_null(dm);
-			assert_int_equal(dm->d_size, dc->d_size);
-			if (dc->d_size)
-				assert_memory_equal(dm->d_buf, dc->d_buf, dc->d_size);
+			assert_same_data(elf_rawdata(sm, NULL), elf_rawdata(sc, NULL));
 			n_kept++;
 		}
 	}
