@@ -607,10 +607,8 @@ static int skip_unwanted(const struct vg_maps *maps, const struct group *gs,
 	return 0;
 }
 
-static bool vdso_wanted(const struct vg_region *r, const uint64_t *only, size_t n_only)
+static bool vdso_holds(const struct vg_region *r, const uint64_t *only, size_t n_only)
 {
-	if (!only)
-		return true;
 	for (size_t a = 0; r && a < n_only; a++)
 		if (only[a] >= r->start && only[a] < r->end)
 			return true;
@@ -767,7 +765,8 @@ static int load_images(struct vg_target *t, const struct vg_maps *maps,
 	{
 		struct vg_image *vdso = NULL;
 
-		r = vdso_wanted(vdso_region(t, maps), only, n_only)
+		/* Every image: no search for the vDSO's mapping first. */
+		r = !only || vdso_holds(vdso_region(t, maps), only, n_only)
 			    ? open_vdso(t, maps, mem, (uint64_t)page, &vdso) : 0;
 		if (r == -ENOMEM)
 			goto oom;
