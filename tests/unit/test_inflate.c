@@ -503,7 +503,7 @@ static int copy_of_built(const char *cc_args)
 	if (system(cmd) != 0) {
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 		(void)system(cmd);
-		return 1;  /* no such compiler: the caller skips */
+		return 1;  /* not made: the caller's assertion fails */
 	}
 	snprintf(cmd, sizeof(cmd), "%s/pz", dir);
 	e = open_elf(cmd, &fd);
