@@ -25,11 +25,11 @@
 # over ADDRS addresses (startup and index build included); steady =
 # 2*ADDRS / median over runs of (wall(3*ADDRS) - wall(ADDRS)), the two run
 # back to back: the marginal cost per address of a long-running symbolizer.
-# Ratios vigil/fastest other for both.  Also peak RSS (/usr/bin/time -f %M,
-# max of the cold runs), first-answer latency (one address on stdin, time to
-# the first output line, median of 5), and vigil's answers against
-# llvm-symbolizer's: byte-identical blocks, and blocks identical modulo
-# function-name aliases by tests/e2e/sym_oracle.py's rules (file:line:column
+# Ratios vigil/fastest other for both.  Also peak RSS (/usr/bin/time -f %M
+# over one more cold run, not timed), first-answer latency (one address on
+# stdin, time to the first output line, median of 11, fastest-slowest
+# shown), and vigil's answers against llvm-symbolizer's: byte-identical
+# blocks, and blocks identical modulo function-name aliases by tests/e2e/sym_oracle.py's rules (file:line:column
 # of every frame exact), up to 5 other differences shown.  The measuring is
 # bench/sym_bench.py; this script checks the tools and builds the generated
 # program.  Goals (issue 3): >= 5x the fastest other tool and >= 500,000
