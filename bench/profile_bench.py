@@ -14,7 +14,10 @@ CPU_NS" to its truth file):
      --stdio`, and `perf script` folded by a stackcollapse in Python.
 Samples and lost samples come from the tools themselves (vigil's summary
 line on stderr, `perf report --stats`), data size is what the tool left
-on disk (vigil's folded file, perf.data), peak RSS from wait4.  hot_a's
+on disk (vigil's folded file, perf.data), peak RSS from wait4 (the
+kernel keeps the larger of the tool's and that of the script's copy it was
+forked from: where that may be the script's, the range from the tool's
+last VmHWM, read every 2 ms until it exits, is printed).  hot_a's
 share of the samples is printed as a check that each tool saw the same
 70/30 split."""
 import argparse
@@ -91,14 +94,42 @@ def sigint_default():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def peak_rss(r):
+    """The tool's peak RSS in MiB for the table.  wait4's figure is the
+    larger of the tool's peak and this script's size when it forked the
+    tool (at most the script's own peak, rss_floor_mib): exact when above
+    that, or when the tool's last VmHWM read reaches it; else the range
+    the tool's peak is known to lie in."""
+    m, hwm = r["maxrss_mib"], r["hwm_mib"]
+    if m > r["rss_floor_mib"] or hwm >= m - 0.05:
+        return f"{m:.1f}"
+    return f"{hwm:.1f}-{m:.1f}"
+
+
+def vm_hwm_mib(pid):
+    """VmHWM of a running pid in MiB; None once it has exited."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
 def wait_rusage(p, timeout):
-    """wait4 the tool: (exit code, rusage) or die after timeout s."""
+    """wait4 the tool: (exit code, rusage, the last VmHWM read in MiB) or
+    die after timeout s."""
     end = time.monotonic() + timeout
+    hwm = 0.0
     while time.monotonic() < end:
+        h = vm_hwm_mib(p.pid)
+        hwm = max(hwm, h or 0.0)
         pid, status, ru = os.wait4(p.pid, os.WNOHANG)
         if pid == p.pid:
             p.returncode = os.waitstatus_to_exitcode(status)
-            return p.returncode, ru
+            return p.returncode, ru, hwm
         time.sleep(0.002)
     p.kill()
     die(f"{p.args[0]} did not stop within {timeout} s of SIGINT")
@@ -174,6 +205,8 @@ def run_tool(tool, a):
         err = f"{a.tmp}/{tool['key']}.err"
         cmd = [c.replace("PID", str(pid)).replace("OUT", out) for c in tool["cmd"]]
         with open(err, "w") as ef:
+            # What wait4's ru_maxrss cannot go below: this script's peak.
+            rss_floor_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=ef, preexec_fn=sigint_default)
         t_start = time.monotonic()
@@ -198,7 +231,7 @@ def run_tool(tool, a):
         tc_stop = proc_cpu(pid)
         t_int = time.monotonic()
         p.send_signal(signal.SIGINT)
-        rc, ru = wait_rusage(p, 120)
+        rc, ru, hwm = wait_rusage(p, 120)
         t_exit = time.monotonic() - t_int
         # perf record re-raises the SIGINT once perf.data is written.
         if rc != 0 and not (tool["kind"] == "perf" and rc == -signal.SIGINT):
@@ -208,6 +241,7 @@ def run_tool(tool, a):
              "slowdown_cpu": during["per_cpu_s"] / base["per_cpu_s"] if base["per_cpu_s"] else 0,
              "cpu_pct": 100.0 * (c1 - c0) / during["wall_s"],
              "cpu_total_s": ru.ru_utime + ru.ru_stime, "maxrss_mib": ru.ru_maxrss / 1024,
+             "rss_floor_mib": rss_floor_mib, "hwm_mib": hwm,
              "setup_s": setup_s, "stop_exit_s": t_exit,
              # The target's CPU from the tool's start to the SIGINT: what a
              # cpu-clock profiler at FREQ can sample at most (its setup
@@ -289,7 +323,7 @@ def print_tables(res, secs, f):
     for r in res:
         print(f"| {r['tool']} | {r['samples']:,} | {r.get('captured_pct', 0):.1f} | {r['lost']:,} | {r['hot_a']:.1f} | "
               f"{r['slowdown_wall']:.3f} | {r['slowdown_cpu']:.3f} | {r['cpu_pct']:.1f} | "
-              f"{r['cpu_total_s'] + r['report_cpu_s']:.2f} | {r['maxrss_mib']:.1f} | "
+              f"{r['cpu_total_s'] + r['report_cpu_s']:.2f} | {peak_rss(r)} | "
               f"{r['data_bytes'] / 1024:,.0f} KiB | {r['setup_s']:.2f} | {r['stop_exit_s']:.3f} | "
               f"{r['report_s']:.3f} | {r['collapse_s']:.3f} |")
     print()
