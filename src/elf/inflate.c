@@ -269,18 +269,20 @@ static bool libdw_reads_name(const char *name)
 	       strcmp(name, ".gnu_debugaltlink") == 0;
 }
 
-/* *v aligned up to a (a power of two) plus add, false on overflow or past
- * COPY_MAX. */
-static bool place(uint64_t *v, uint64_t a, uint64_t add)
+/* The next piece of the layout: *end aligned up to a (a power of two)
+ * is where it starts (*start), and size bytes on is the new *end; false
+ * on overflow or past COPY_MAX. */
+static bool place(uint64_t *end, uint64_t a, uint64_t size, uint64_t *start)
 {
 	uint64_t x;
 
-	if (__builtin_add_overflow(*v, a - 1, &x))
+	if (__builtin_add_overflow(*end, a - 1, &x))
 		return false;
 	x &= ~(a - 1);
-	if (__builtin_add_overflow(x, add, &x) || x > COPY_MAX)
+	*start = x;
+	if (__builtin_add_overflow(x, size, &x) || x > COPY_MAX)
 		return false;
-	*v = x;
+	*end = x;
 	return true;
 }
 
@@ -405,11 +407,8 @@ int vg_inflate_copy(Elf *elf, size_t min_compressed, struct vg_inflated **out)
 	 * (a crafted file's sizes add up to anything) and the whole at most
 	 * COPY_MAX. */
 	off = sizeof(ehdr);
-	if (phnum) {
-		phoff = off;
-		if (!place(&phoff, 8, 0) || (off = phoff, !place(&off, 1, (uint64_t)phnum * sizeof(*ph))))
-			goto out;
-	}
+	if (phnum && !place(&off, 8, (uint64_t)phnum * sizeof(*ph), &phoff))
+		goto out;
 	for (size_t i = 1; i < shnum; i++) {
 		struct copied *c = &secs[i];
 		uint64_t a = c->sh.sh_addralign ? c->sh.sh_addralign : 1;
@@ -419,16 +418,12 @@ int vg_inflate_copy(Elf *elf, size_t min_compressed, struct vg_inflated **out)
 			c->sh.sh_offset = off;
 			continue;
 		}
-		if (!place(&off, a, 0))
-			goto out;
-		c->sh.sh_offset = off;
-		if (!place(&off, 1, c->compressed ? c->sh.sh_size : c->src_len))
+		if (!place(&off, a, c->compressed ? c->sh.sh_size : c->src_len, &c->sh.sh_offset))
 			goto out;
 	}
-	shoff = off;
-	total = off;
-	if (!place(&shoff, 8, 0) || (total = shoff, !place(&total, 1, (uint64_t)shnum * sizeof(Elf64_Shdr))))
+	if (!place(&off, 8, (uint64_t)shnum * sizeof(Elf64_Shdr), &shoff))
 		goto out;
+	total = off;
 	x = calloc(1, sizeof(*x));
 	buf = x ? vg_hugebuf_alloc((size_t)total) : NULL;
 	if (!buf) {
