@@ -97,11 +97,11 @@ def sigint_default():
 def peak_rss(r):
     """The tool's peak RSS in MiB for the table.  wait4's figure is the
     larger of the tool's peak and this script's size when it forked the
-    tool (at most the script's own peak, rss_floor_mib): exact when above
+    tool (at most the script's own peak, script_peak_mib): exact when above
     that, or when the tool's last VmHWM read reaches it; else the range
     the tool's peak is known to lie in."""
     m, hwm = r["maxrss_mib"], r["hwm_mib"]
-    if m > r["rss_floor_mib"] or hwm >= m - 0.05:
+    if m > r["script_peak_mib"] or hwm >= m - 0.05:
         return f"{m:.1f}"
     return f"{hwm:.1f}-{m:.1f}"
 
@@ -205,8 +205,9 @@ def run_tool(tool, a):
         err = f"{a.tmp}/{tool['key']}.err"
         cmd = [c.replace("PID", str(pid)).replace("OUT", out) for c in tool["cmd"]]
         with open(err, "w") as ef:
-            # What wait4's ru_maxrss cannot go below: this script's peak.
-            rss_floor_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            # The most wait4's ru_maxrss can carry over from this
+            # script's copy: the script's peak so far.
+            script_peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=ef, preexec_fn=sigint_default)
         t_start = time.monotonic()
@@ -241,7 +242,7 @@ def run_tool(tool, a):
              "slowdown_cpu": during["per_cpu_s"] / base["per_cpu_s"] if base["per_cpu_s"] else 0,
              "cpu_pct": 100.0 * (c1 - c0) / during["wall_s"],
              "cpu_total_s": ru.ru_utime + ru.ru_stime, "maxrss_mib": ru.ru_maxrss / 1024,
-             "rss_floor_mib": rss_floor_mib, "hwm_mib": hwm,
+             "script_peak_mib": script_peak_mib, "hwm_mib": hwm,
              "setup_s": setup_s, "stop_exit_s": t_exit,
              # The target's CPU from the tool's start to the SIGINT: what a
              # cpu-clock profiler at FREQ can sample at most (its setup

@@ -29,8 +29,9 @@
 # over one more cold run, not timed), first-answer latency (one address on
 # stdin, time to the first output line, median of 11, fastest-slowest
 # shown), and vigil's answers against llvm-symbolizer's: byte-identical
-# blocks, and blocks identical modulo function-name aliases by tests/e2e/sym_oracle.py's rules (file:line:column
-# of every frame exact), up to 5 other differences shown.  The measuring is
+# blocks, and blocks identical modulo function-name aliases by
+# tests/e2e/sym_oracle.py's rules (file:line:column of every frame exact),
+# up to 5 other differences shown.  The measuring is
 # bench/sym_bench.py; this script checks the tools and builds the generated
 # program.  Goals (issue 3): >= 5x the fastest other tool and >= 500,000
 # addresses/s, identical answers, no more peak memory.  With the index

@@ -122,8 +122,8 @@ def timed(tmp, argv, infile, outfile, env=None):
 def peak_rss(tmp, argv, infile, env=None):
     """Peak RSS KiB of argv < infile, by /usr/bin/time -f %M.  Not wait4's
     rusage of a child of this script: its ru_maxrss includes the pre-exec
-    copy of this Python process (the kernel keeps the larger of the two),
-    every tool reading ~110 MiB."""
+    copy of this Python process (the kernel keeps the larger of the two):
+    libc's tools all read 108.8 MiB."""
     rss = os.path.join(tmp, "rss")
     with open(infile) as i:
         p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss] + argv, stdin=i,
@@ -225,7 +225,8 @@ def one_line(block):
 class Tool:
     def __init__(self, label, argv, full, env=None):
         self.label, self.argv, self.full, self.env = label, argv, full, env
-        self.cold, self.long, self.rss = [], [], []
+        self.cold, self.long = [], []
+        self.rss = 0              # peak RSS KiB, of one cold run
         self.out = None
 
     def cold_wall(self):
@@ -288,7 +289,7 @@ def bench_binary(args, tag, path):
     eu = tools[1]
     eu.cold.append(timed(tmp, eu.argv, eu_f, eu.out))
     for t in tools:
-        t.rss.append(peak_rss(tmp, t.argv, cold_f if t.full else eu_f, t.env))
+        t.rss = peak_rss(tmp, t.argv, cold_f if t.full else eu_f, t.env)
     for t in tools:
         t.lat_s = latencies(lambda: first_answer(t.argv, addrs[0], t.env))
         t.lat = statistics.median(t.lat_s)
@@ -302,7 +303,7 @@ def bench_binary(args, tag, path):
         st = "-" if not t.full else ("n/a" if steady is None else f"{steady:,.0f}")
         fixed = "-" if steady is None else f"{t.cold_wall() - n / steady:.3f}"
         print(f"  {t.label:<{w}}  {t.cold_wall():7.3f}{' ' if t.full else '*'} {cn / t.cold_wall():11,.0f}"
-              f"  {st:>13}  {fixed:>7}  {max(t.rss) / 1024:8.1f}  {t.lat * 1e3:8.1f}")
+              f"  {st:>13}  {fixed:>7}  {t.rss / 1024:8.1f}  {t.lat * 1e3:8.1f}")
     print(f"  * eu-addr2line: one cold run on the first {eu_n:,} addresses only (too slow for more;"
           f" its memory is not comparable); not in the ratios")
     print(f"  fixed s: cold s minus {n:,} addresses at the steady rate (startup, reading the"
@@ -321,8 +322,8 @@ def bench_binary(args, tag, path):
         print(f"  steady: vigil/fastest ({fast_steady.label}) = {steady_ratio:.2f}x the throughput")
     else:
         print("  steady: n/a (the long set took no longer than the cold set: noise; raise ADDRS)")
-    leanest = min(others, key=lambda t: max(t.rss))
-    print(f"  memory: vigil/leanest ({leanest.label}) = {max(vg.rss) / max(leanest.rss):.2f}x the peak RSS;"
+    leanest = min(others, key=lambda t: t.rss)
+    print(f"  memory: vigil/leanest ({leanest.label}) = {vg.rss / leanest.rss:.2f}x the peak RSS;"
           f" first answer: vigil/fastest = {vg.lat / min(t.lat for t in others):.2f}x the time")
 
     # With the index: the others keep nothing between runs, so their
@@ -366,7 +367,7 @@ def bench_binary(args, tag, path):
     return {"tag": tag, "cold": n / vg.cold_wall(), "steady": vs, "cold_ratio": cold_ratio,
             "warm": n / vw.cold_wall(), "warm_ratio": warm_ratio, "warm_lat": vw.lat,
             "a2l_lat": a2l.lat, "cache_dir": cache_dir, "warm_spread": spread(vw.lat_s),
-            "steady_ratio": steady_ratio, "rss": max(vg.rss) / 1024, "leanest": leanest,
+            "steady_ratio": steady_ratio, "rss": vg.rss / 1024, "leanest": leanest,
             "differ": len(differ), "unnamed": len(unnamed), "n": n}
 
 
@@ -459,8 +460,8 @@ def main():
               f" ({r['warm']:,.0f}/s), first answer <= 5 ms {met(r['warm_lat'] <= 0.005)}"
               f" ({r['warm_lat'] * 1e3:.1f} ms, {r['warm_spread']}) and 10x sooner than addr2line"
               f" {met(r['a2l_lat'] >= 10 * r['warm_lat'])} ({r['a2l_lat'] / r['warm_lat']:.1f}x)")
-        print(f"goal {tag}: peak memory <= the leanest other ({lean.label}, {max(lean.rss) / 1024:.1f} MiB):"
-              f" {met(r['rss'] <= max(lean.rss) / 1024)} ({r['rss']:.1f} MiB)")
+        print(f"goal {tag}: peak memory <= the leanest other ({lean.label}, {lean.rss / 1024:.1f} MiB):"
+              f" {met(r['rss'] <= lean.rss / 1024)} ({r['rss']:.1f} MiB)")
 
 
     if live:
