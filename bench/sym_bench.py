@@ -19,8 +19,8 @@ so a load change hits all of them alike), medians taken:
 eu-addr2line (DIE scope walk on every address, ~100/s on the generated
 binary) runs once, cold, on the first M addresses only.  Peak RSS is
 /usr/bin/time -f %M of one more cold run (not timed: that wrapper's own
-start adds ~4 ms), first answer the median of 11 starts with one address
-on stdin, time to the first output line.  "fixed" is what the cold run
+start adds ~4 ms), first answer the median of 11 starts (after 3 not
+timed) with one address on stdin, time to the first output line.  "fixed" is what the cold run
 spent beyond N addresses at the steady rate: startup and index build.
 
 vigil runs twice: with --no-cache (VIGIL_NO_CACHE=1), reading the DWARF
@@ -57,12 +57,19 @@ import sym_oracle  # noqa: E402  (alias rules, ELF symbol facts, llvm output par
 SEED = 20261203
 LLVM = sym_oracle.LLVM
 LONG = 3                    # the long set is LONG times the cold set
-# First-answer latencies: the median of 11.  On a VM that hands freed
-# memory back to its host, the first runs after a large process exits
-# (the cold runs just before) fault in fresh pages and take 1-2 ms more
-# than the ones after; with 5 runs those made the median.  The spread
+# First-answer latencies: the median of 11, after 3 runs not timed, for
+# every tool alike.  On a VM that hands freed memory back to its host,
+# the first runs after a large process exits (the cold runs just before)
+# fault in fresh pages and take 1-2 ms more than the ones after, a
+# program that does nothing as much as vigil (a C hello world: 2.7 and
+# 2.5 ms, then 1.5-2.1).  Right after 11 cold runs, vigil's first five
+# indexed answers took 5.0 5.0 4.3 4.8 6.1 ms and the next six 3.4-4.1.
+# The runs not timed take off that start; they do not take off a slow
+# spell of the host, which can last the whole series (another time:
+# 5.2-7.4 ms, then 4.1-5.4 in the series after it).  The spread
 # (fastest-slowest) is printed beside every median.
 LATENCY_RUNS = 11
+LATENCY_WARMUP = 3
 SHOW = 5
 
 
@@ -139,7 +146,10 @@ def spread(samples):
 
 
 def latencies(measure):
-    """LATENCY_RUNS samples of measure(), in seconds."""
+    """LATENCY_RUNS samples of measure(), in seconds, after LATENCY_WARMUP
+    runs not kept."""
+    for _ in range(LATENCY_WARMUP):
+        measure()
     return [measure() for _ in range(LATENCY_RUNS)]
 
 
@@ -411,7 +421,7 @@ def live_first_answer(args, libc_result):
     res = {k: statistics.median(v) for k, v in samples.items()}
     res["warm_spread"] = spread(samples["warm"])
     print(f"\nvigil sym PID ADDR, one libc address of a running sleep(1) (libc6-dbg), first output line"
-          f" (median of {LATENCY_RUNS}, fastest-slowest): without the index {res['cold'] * 1e3:.1f} ms"
+          f" (median of {LATENCY_RUNS} after {LATENCY_WARMUP} not timed, fastest-slowest): without the index {res['cold'] * 1e3:.1f} ms"
           f" ({spread(samples['cold'])}), with it {res['warm'] * 1e3:.1f} ms ({res['warm_spread']})"
           f" (addr2line -e libc.so.6, one address: {libc_result['a2l_lat'] * 1e3:.1f} ms)")
     print(f"vigil stack PID, the same sleep, first frame printed: without the index"
