@@ -347,6 +347,9 @@ int image_open_fd(int fd, const char *label, struct vg_image **out,
 	img->priv->size = (uint64_t)st.st_size;
 	img->dev = st.st_dev;
 	img->inode = st.st_ino;
+	img->file_size = (uint64_t)st.st_size;
+	img->mtime_sec = (int64_t)st.st_mtim.tv_sec;
+	img->mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
 	img->open_path = strdup(label);
 	img->path = strdup("");
 	if (!img->open_path || !img->path) {

@@ -52,6 +52,11 @@ struct vg_image {
 	bool deleted;
 	bool is_main;               /* the target's executable (/proc/PID/exe) */
 	uint64_t dev, inode;
+	/* The opened file's size and mtime when it was opened (0 for an
+	 * image read from memory): with dev and inode, which file it was
+	 * (a persistent index records its DWARF file's, sym/symindex.h). */
+	uint64_t file_size;
+	int64_t mtime_sec, mtime_nsec;
 	uint8_t build_id[64];
 	size_t build_id_len;        /* 0: none */
 	/* The build-id came from the kernel (PROCMAP_QUERY), not from a note
