@@ -252,11 +252,28 @@ static void want_cached_index(struct image_state *st, const char *key,
 	}
 }
 
+/* Where st's DWARF came from and which file it was (vg_symindex_origin),
+ * into *o; NULL when that is no opened file. */
+static const struct vg_symindex_origin *origin_of(const struct image_state *st,
+						  struct vg_symindex_origin *o)
+{
+	const struct vg_image *di = st->dbg ? st->dbg->dwarf_image : NULL;
+
+	if (!di || !di->file_size)
+		return NULL;
+	*o = (struct vg_symindex_origin){
+		.source = (uint32_t)st->dbg->source, .dev = di->dev, .ino = di->inode,
+		.size = di->file_size, .mtime_sec = di->mtime_sec, .mtime_nsec = di->mtime_nsec,
+	};
+	return o;
+}
+
 /* Index every CU not indexed yet and keep the result for later runs.  A
  * failure costs only the next run's time: it is remembered for `sym
  * --index`, said when verbose. */
 static void write_pending_index(struct vg_symbolizer *s, struct image_state *st)
 {
+	struct vg_symindex_origin origin;
 	struct vg_error err = { 0 };
 	char *key = st->pending_key, *path = st->pending_path;
 
@@ -265,7 +282,8 @@ static void write_pending_index(struct vg_symbolizer *s, struct image_state *st)
 	st->pending_key = st->pending_path = NULL;
 	st->index_rc = vg_symcache_store(&s->cache, st->ix,
 					 st->dbg ? st->dbg->dwarf_image : NULL,
-					 sym_index_symbols_of(st), key, path, &st->index_size, &err);
+					 sym_index_symbols_of(st), origin_of(st, &origin), key, path,
+					 &st->index_size, &err);
 	if (st->index_rc == 0) {
 		st->index_path = path;
 		path = NULL;

@@ -258,7 +258,9 @@ static void evict(const struct vg_symcache *c, const char *keep, uint64_t incomi
 }
 
 int vg_symcache_store(const struct vg_symcache *c, struct vg_dwindex *ix,
-		      const struct vg_image *sym_img, uint32_t sym_of, const char *key, const char *path, size_t *size,
+		      const struct vg_image *sym_img, uint32_t sym_of,
+		      const struct vg_symindex_origin *origin,
+		      const char *key, const char *path, size_t *size,
 		      struct vg_error *err)
 {
 	struct vg_outfile o;
@@ -268,7 +270,7 @@ int vg_symcache_store(const struct vg_symcache *c, struct vg_dwindex *ix,
 	int rc;
 
 	*size = 0;
-	rc = vg_symindex_serialize(ix, sym_img, sym_of, key, &buf, &len);
+	rc = vg_symindex_serialize(ix, sym_img, sym_of, origin, key, &buf, &len);
 	if (rc == -EINVAL)
 		return vg_error_set(err, rc, "its DWARF is incomplete or corrupt; not kept");
 	if (rc < 0)
@@ -293,5 +295,23 @@ int vg_symcache_store(const struct vg_symcache *c, struct vg_dwindex *ix,
 	free(buf);
 	if (rc == 0)
 		*size = len;
+	return rc;
+}
+
+int vg_symcache_restamp(const struct vg_symcache_entry *e, const struct vg_symindex_origin *o,
+			struct vg_error *err)
+{
+	struct vg_outfile out;
+	uint8_t *buf;
+	int rc;
+
+	if (vg_symindex_restamp(e->map, e->size, o, &buf) < 0)
+		return vg_error_set(err, -ENOMEM, "out of memory restamping the index");
+	rc = vg_outfile_open(&out, e->path, VG_OUTFILE_PRIVATE, err);
+	if (rc == 0) {
+		vg_outfile_write(&out, buf, e->size);
+		rc = vg_outfile_commit(&out, "symbol index", err);
+	}
+	free(buf);
 	return rc;
 }

@@ -58,15 +58,22 @@ int vg_symcache_load(const struct vg_symcache *c, const char *key,
 		     const char *path, struct vg_symcache_entry *e);
 void vg_symcache_entry_free(struct vg_symcache_entry *e);
 
-/* Serialise ix (and sym_img's symbol table tagged sym_of, when given:
- * vg_symindex_serialize) for key and write it to path, evicting first
+/* Serialise ix (and sym_img's symbol table tagged sym_of, when given,
+ * and the DWARF file's origin: vg_symindex_serialize) for key and write
+ * it to path, evicting first
  * (least recently used) so the directory stays under the bound.  0 with
  * *size the file's size, or -errno with a sentence (-EINVAL: ix not
  * worth keeping, see vg_symindex_serialize; -EFBIG: larger than the
  * bound). */
 int vg_symcache_store(const struct vg_symcache *c, struct vg_dwindex *ix,
 		      const struct vg_image *sym_img, uint32_t sym_of,
+		      const struct vg_symindex_origin *origin,
 		      const char *key, const char *path, size_t *size,
 		      struct vg_error *err);
+
+/* Rewrite e's file with its origin set to o (vg_symindex_restamp),
+ * atomically as vg_symcache_store writes.  0 or -errno with a sentence. */
+int vg_symcache_restamp(const struct vg_symcache_entry *e, const struct vg_symindex_origin *o,
+			struct vg_error *err);
 
 #endif

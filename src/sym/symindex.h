@@ -19,7 +19,9 @@
  *   header    struct sx_header (symindex.c): magic "VIGILSX\0", version,
  *             header size, file size, CRC-32C (of the header with this
  *             field zero, the ranges, cus and str_crc), the key, then
- *             (offset, size) of each section;
+ *             (offset, size) of each section, the symbol table's tag and
+ *             bucket parameters, and the origin (version 5): where the
+ *             DWARF came from and which file it was;
  *   ranges    {lo, hi, cu}          sorted by lo: address -> CU;
  *   cus       per CU: first and count in scopes, segs, rows, blocks, and
  *             the CRC-32C of those slices;
@@ -51,7 +53,7 @@
 #include "sym/dwindex.h"
 #include "util/error.h"
 
-#define VG_SYMINDEX_VERSION 4
+#define VG_SYMINDEX_VERSION 5
 #define VG_SYMINDEX_KEY_MAX 255
 
 struct vg_symindex;
@@ -63,8 +65,20 @@ struct vg_symindex;
  * when the index is not worth keeping: libdw refused part of the DWARF,
  * or split units were not found (a later run may find them), or the
  * tables overflow 32-bit references. */
+/* The file the DWARF was read from when the index was written: the
+ * caller's tag of where it came from (the symbolizer's enum
+ * vg_debug_source; 0: not recorded) and its identity then (st_dev,
+ * st_ino, size, mtime).  A later run that finds the same file in the
+ * same place knows what opening it would give (sym/symbolizer.c). */
+struct vg_symindex_origin {
+	uint32_t source;
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec;
+};
+
 int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
-			  uint32_t sym_of, const char *key, uint8_t **buf, size_t *len);
+			  uint32_t sym_of, const struct vg_symindex_origin *origin,
+			  const char *key, uint8_t **buf, size_t *len);
 
 enum vg_symindex_flags {
 	/* For the fuzz harness only: every check but the checksums, so that
@@ -113,6 +127,16 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 
 /* Does x keep a symbol table tagged of (nonzero)? */
 bool vg_symindex_has_symbols(const struct vg_symindex *x, uint32_t of);
+
+/* The origin x was written with (source 0: none recorded). */
+void vg_symindex_origin(const struct vg_symindex *x, struct vg_symindex_origin *o);
+
+/* A malloc'd copy of the index file data (len bytes, one that
+ * vg_symindex_open_mem accepted) with its origin set to o and its header
+ * checksum redone: for a debug file found again as another inode, whose
+ * DWARF is the same (the key is its build-id).  0 or -ENOMEM. */
+int vg_symindex_restamp(const void *data, size_t len, const struct vg_symindex_origin *o,
+			uint8_t **out);
 
 /* As vg_image_symbol_at and vg_image_symbol_before on the image the kept
  * table was written from (same answers, the name pointing into data): 0,
