@@ -8,7 +8,11 @@
  * binutils computes it), every candidate by build-id when both files have
  * one.  A refused candidate adds one "PATH: reason" line to `tried` and the
  * walk goes on to the next candidate of the list; nothing is ever derived
- * from a path that did not open.
+ * from a path that did not open.  vg_debuginfo_vouched is the one
+ * shortcut: it stands for a file that an earlier run opened and checked
+ * (a persistent index written from it records its device, inode, size
+ * and mtime) and that is still that file, and opens nothing; the caller
+ * searches again when it needs the file itself.
  *
  * MiniDebugInfo (.gnu_debugdata) is an xz stream holding an ELF with a
  * .symtab of the local function symbols that `strip` removed; it has no
@@ -409,22 +413,32 @@ static bool try_embedded(struct finder *f)
 	return true;
 }
 
+/* DEBUG_DIR/.build-id/xx/rest.debug of img into *path: 0, -ENOENT (no
+ * build-id of two bytes or more: xx/rest needs them), -ENOMEM. */
+static int build_id_path(const struct vg_image *img, const char *debug_dir, char **path)
+{
+	char hex[2 * sizeof(img->build_id) + 1];
+
+	*path = NULL;
+	if (img->build_id_len < 2)
+		return -ENOENT;
+	vg_image_build_id_hex(img, hex, sizeof(hex));
+	if (asprintf(path, "%s/.build-id/%.2s/%s.debug", debug_dir, hex, hex + 2) < 0) {
+		*path = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static bool try_build_id_dir(struct finder *f)
 {
-	const struct vg_image *img = f->img;
-	char hex[2 * sizeof(img->build_id) + 1];
-	char *path = NULL;
+	char *path;
 	bool found;
+	int r = build_id_path(f->img, f->debug_dir, &path);
 
-	/* xx/rest needs at least two bytes. */
-	if (img->build_id_len < 2)
+	f->oom |= r == -ENOMEM;
+	if (r < 0)
 		return false;
-	vg_image_build_id_hex(img, hex, sizeof(hex));
-	if (asprintf(&path, "%s/.build-id/%.2s/%s.debug", f->debug_dir, hex,
-		     hex + 2) < 0) {
-		f->oom = true;
-		return false;
-	}
 	found = try_target_path(f, path, NULL, VG_DEBUG_BUILD_ID_DIR);
 	free(path);
 	return found;
@@ -787,6 +801,71 @@ oom:
 	return vg_error_set(err, -ENOMEM,
 			    "out of memory looking for the debug info of '%s'",
 			    label_of(img));
+}
+
+int vg_debuginfo_first_file(const struct vg_image *img,
+			    const struct vg_debuginfo_opts *opts, char **path,
+			    struct stat *st)
+{
+	const char *root = opts && opts->target_root && opts->target_root[0] ?
+		opts->target_root : NULL;
+	char *host, *rooted = NULL;
+	int r;
+
+	*path = NULL;
+	/* try_embedded comes first: with DWARF of its own, img is its own
+	 * debug file. */
+	if (has_debug_info(vg_image_elf(img)))
+		return -ENOENT;
+	r = build_id_path(img, opts && opts->debug_dir ? opts->debug_dir : DEFAULT_DEBUG_DIR,
+			  &host);
+	if (r < 0)
+		return r;
+	/* try_target_path's order: the target's file first, the host's
+	 * when the target has none there. */
+	if (root && host[0] == '/') {
+		if (asprintf(&rooted, "%s%s", root, host) < 0) {
+			free(host);
+			return -ENOMEM;
+		}
+		if (stat(rooted, st) == 0 && S_ISREG(st->st_mode)) {
+			free(host);
+			*path = rooted;
+			return 0;
+		}
+		free(rooted);
+	}
+	if (stat(host, st) == 0 && S_ISREG(st->st_mode)) {
+		*path = host;
+		return 0;
+	}
+	free(host);
+	return -ENOENT;
+}
+
+struct vg_debuginfo *vg_debuginfo_vouched(const struct vg_image *img, const char *path,
+					  bool file_has_symtab)
+{
+	bool own_symtab = has_symtab(img);
+	struct vg_debuginfo *d;
+
+	/* choose_symbols: img's own table first, then the debug file's;
+	 * without either, MiniDebugInfo, which needs img read. */
+	if (!own_symtab && !file_has_symtab)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->source = VG_DEBUG_BUILD_ID_DIR;
+	d->debuginfod = VG_DEBUGINFOD_NOT_NEEDED;
+	d->vouched = true;
+	d->symbol_image = own_symtab ? (struct vg_image *)img : NULL;
+	d->symbol_source = own_symtab ? VG_DEBUG_NONE : VG_DEBUG_BUILD_ID_DIR;
+	d->path = strdup(path);
+	d->tried = strdup("");
+	if (!d->path || !d->tried)
+		return vg_debuginfo_free(d);
+	return d;
 }
 
 int vg_debuginfo_open_dwarf(struct vg_debuginfo *d)

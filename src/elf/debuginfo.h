@@ -29,6 +29,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include <elfutils/libdw.h>
 
@@ -96,6 +97,11 @@ struct vg_debuginfo {
 		VG_DEBUGINFOD_ASKED,       /* asked (tried says the answer) */
 		VG_DEBUGINFOD_NOT_NEEDED,  /* an earlier source served */
 	} debuginfod;
+	/* Made by vg_debuginfo_vouched, not by a search: source, path and
+	 * symbol_source as the search would give them, no file opened
+	 * (dwarf_image NULL; symbol_image NULL when the symbols are the
+	 * debug file's).  Search again (vg_debuginfo_find) for the files. */
+	bool vouched;
 };
 
 /* The Debian package that ships path (from dpkg's file lists under
@@ -111,6 +117,26 @@ int vg_debuginfo_find(struct vg_image *img,
 		      const struct vg_debuginfo_opts *opts,
 		      struct vg_debuginfo **out, struct vg_error *err);
 struct vg_debuginfo *vg_debuginfo_free(struct vg_debuginfo *d);
+
+/* The separate debug file a search would try first for img's DWARF: none
+ * when img carries its own (embedded comes first), else the build-id
+ * directory's file (under opts->target_root first, as the search tries
+ * it) if one exists there.  0 with *path (malloc'd, as the search's
+ * vg_debuginfo.path would say it) and *st, -ENOENT, or -ENOMEM. */
+int vg_debuginfo_first_file(const struct vg_image *img,
+			    const struct vg_debuginfo_opts *opts, char **path,
+			    struct stat *st);
+
+/* What vg_debuginfo_find would give for img when its first file
+ * (vg_debuginfo_first_file: path) is one a caller already knows, without
+ * opening it: a persistent index written from that very file (same
+ * device, inode, size and mtime) vouches for it having DWARF that libdw
+ * reads, and says whether it has a .symtab (file_has_symtab).  NULL when
+ * the answer would need the file itself (img stripped of its .symtab and
+ * the file without one: the search would go on to MiniDebugInfo) or out
+ * of memory. */
+struct vg_debuginfo *vg_debuginfo_vouched(const struct vg_image *img, const char *path,
+					  bool file_has_symtab);
 
 /* Open the DWARF a defer_dwarf search found.  0 (d->dwarf set; also when
  * it was open already), -ENOENT when there is none, -EINVAL when libdw
