@@ -225,6 +225,8 @@ static int symbol_of(struct vg_symbolizer *s, struct image_state *st,
 		     const struct vg_image *symimg, uint64_t vaddr, bool before,
 		     bool shared, struct vg_symbol *sym)
 {
+	/* symimg NULL: a vouched stand-in's debug file, whose table the
+	 * index keeps (sym_symbol_image). */
 	uint32_t of = symimg == (st->dbg ? st->dbg->dwarf_image : NULL) ? sym_index_symbols_of(st) : 0;
 
 	if (st->cached && of && vg_symindex_has_symbols(st->cached->index, of)) {
@@ -237,6 +239,15 @@ static int symbol_of(struct vg_symbolizer *s, struct image_state *st,
 			return NEED_EXCLUSIVE;
 		if (rc == -EBADMSG)
 			sym_drop_cached_index(s, st);
+	}
+	if (!symimg) {
+		/* The index cannot answer: the file it vouched for, read. */
+		if (shared)
+			return NEED_EXCLUSIVE;
+		sym_realize_debug(s, st);
+		symimg = sym_symbol_image(st);
+		if (!symimg)
+			return -ENOENT;
 	}
 	if (shared && !vg_image_symbols_read(symimg))
 		return NEED_EXCLUSIVE;
@@ -254,8 +265,7 @@ static int fill_symbol(struct vg_symbolizer *s, struct image_state *st,
 	int rc;
 
 	*sym_source = VG_SYMSRC_NONE;
-	if (st->dbg && st->dbg->symbol_image && st->dbg->symbol_source != VG_DEBUG_NONE)
-		symimg = st->dbg->symbol_image;
+	symimg = sym_symbol_image(st);
 	/* A separate debug file's .symtab answers first for a stripped
 	 * image; the image's own .dynsym still covers what it lacks. */
 	rc = symbol_of(s, st, symimg, res->static_address, false, shared, &sym);

@@ -57,6 +57,11 @@ struct image_state {
 	 * debug file's ELF handle; freed after the index. */
 	struct second_handle *pf;
 	bool pf_tried;
+	/* cached was found through the debug file a search opened, and its
+	 * origin names another file (the same build-id reinstalled, another
+	 * inode): rewritten with this one's when the symbolizer is freed, so
+	 * that later runs need not open it (use_vouched_index). */
+	bool restamp;
 };
 
 /* The prefetch thread's libdw handle (begun by start_prefetch on the
@@ -175,9 +180,18 @@ void sym_names_free(struct vg_symbolizer *s);
 struct image_state *sym_state_of(struct vg_symbolizer *s,
 				 const struct vg_image *img);
 
-/* Finds and indexes st's debug info once.  0 or -errno. */
+/* Finds and indexes st's debug info once.  0 or -errno.  st->dbg may
+ * then be a stand-in that a persistent index vouched for (vouched: no
+ * file opened): sym_realize_debug before reading its images. */
 int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 		     struct vg_error *err);
+/* st->dbg as a search gives it, its files open, in place of a vouched
+ * stand-in (nothing to do otherwise).  The persistent index stays. */
+void sym_realize_debug(struct vg_symbolizer *s, struct image_state *st);
+/* The image whose symbol table answers first for st: the debug file's
+ * when the search chose it, else st's own; NULL for a vouched stand-in
+ * whose debug file has that table (read it with sym_realize_debug). */
+const struct vg_image *sym_symbol_image(const struct image_state *st);
 
 /* st's persistent index failed a check at a lookup: forget it, index the
  * DWARF instead (st->ix; NULL if that fails too) and rewrite the file when
