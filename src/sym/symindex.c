@@ -451,6 +451,23 @@ static int put_syms(const struct vg_image *img, struct buf *sec, struct interner
 	return rc;
 }
 
+static void set_origin(struct sx_header *h, const struct vg_symindex_origin *o)
+{
+	h->origin_source = o->source;
+	h->origin_dev = o->dev;
+	h->origin_ino = o->ino;
+	h->origin_size = o->size;
+	h->origin_mtime_sec = o->mtime_sec;
+	h->origin_mtime_nsec = o->mtime_nsec;
+}
+
+/* The header checksum of file (whose header h is) into it. */
+static void seal(uint8_t *file, struct sx_header *h)
+{
+	h->crc = header_crc(file, h);
+	memcpy(file + offsetof(struct sx_header, crc), &h->crc, sizeof(h->crc));
+}
+
 int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 			  uint32_t sym_of, const struct vg_symindex_origin *origin,
 			  const char *key, uint8_t **out, size_t *out_len)
@@ -543,14 +560,8 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 		total += pad8(sec[s].len);
 	}
 	h.file_size = total;
-	if (origin && origin->source) {
-		h.origin_source = origin->source;
-		h.origin_dev = origin->dev;
-		h.origin_ino = origin->ino;
-		h.origin_size = origin->size;
-		h.origin_mtime_sec = origin->mtime_sec;
-		h.origin_mtime_nsec = origin->mtime_nsec;
-	}
+	if (origin && origin->source)
+		set_origin(&h, origin);
 	h.key_len = (uint32_t)strlen(key);
 	memcpy(h.key, key, h.key_len);
 	file = calloc(1, total);
@@ -560,8 +571,7 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 	for (int s = 0; s < N_SEC; s++)
 		if (sec[s].len)
 			memcpy(file + h.sec[s].off, sec[s].p, sec[s].len);
-	h.crc = header_crc(file, &h);
-	memcpy(file + offsetof(struct sx_header, crc), &h.crc, sizeof(h.crc));
+	seal(file, &h);
 	*out = file;
 	*out_len = total;
 	rc = 0;
@@ -588,15 +598,9 @@ int vg_symindex_restamp(const void *data, size_t len, const struct vg_symindex_o
 		return -ENOMEM;
 	memcpy(file, data, len);
 	memcpy(&h, file, sizeof(h));
-	h.origin_source = o->source;
-	h.origin_dev = o->dev;
-	h.origin_ino = o->ino;
-	h.origin_size = o->size;
-	h.origin_mtime_sec = o->mtime_sec;
-	h.origin_mtime_nsec = o->mtime_nsec;
+	set_origin(&h, o);
 	memcpy(file, &h, sizeof(h));
-	h.crc = header_crc(file, &h);
-	memcpy(file + offsetof(struct sx_header, crc), &h.crc, sizeof(h.crc));
+	seal(file, &h);
 	*out = file;
 	return 0;
 }
