@@ -216,21 +216,34 @@ void sym_maybe_prefetch(struct vg_symbolizer *s, struct image_state *st)
 		start_prefetch(st);
 }
 
-/* The persistent index of st's debug file, if a valid one is there. */
-static bool use_cached_index(struct vg_symbolizer *s, struct image_state *st,
-			     const char *key, const char *path)
+/* The persistent index at path for key, if a valid one is there. */
+static struct vg_symcache_entry *load_index(const struct vg_symbolizer *s, const char *key,
+					    const char *path)
 {
 	struct vg_symcache_entry *e = malloc(sizeof(*e));
 
-	if (!e)
-		return false;
-	if (vg_symcache_load(&s->cache, key, path, e) < 0) {
+	if (e && vg_symcache_load(&s->cache, key, path, e) < 0) {
 		free(e);
-		return false;
+		e = NULL;
 	}
-	st->cached = e;
-	return true;
+	return e;
 }
+
+static void entry_free(struct vg_symcache_entry *e)
+{
+	if (e) {
+		vg_symcache_entry_free(e);
+		free(e);
+	}
+}
+
+/* The index file use_vouched_index read (path; "" if none): e when
+ * valid but not vouched for, for the search's key if it is the same, so
+ * that no file is read twice (nor a bad one said bad twice). */
+struct index_read {
+	char path[sizeof(((struct vg_symcache_entry *)0)->path)];
+	struct vg_symcache_entry *e;
+};
 
 /* An image whose DWARF was just indexed lazily: its persistent index is
  * written when the symbolizer is freed (write_pending_index), after the
@@ -397,39 +410,46 @@ static struct vg_debuginfo_opts debug_opts(const struct vg_symbolizer *s)
  * it, its section headers, its build-id note) was 0.2-0.3 ms of a 4 ms
  * `vigil sym PID ADDR`.  False, and nothing kept, otherwise. */
 static bool use_vouched_index(struct vg_symbolizer *s, struct image_state *st,
-			      const struct vg_debuginfo_opts *opts)
+			      const struct vg_debuginfo_opts *opts, struct index_read *read)
 {
-	char key[VG_SYMINDEX_KEY_MAX + 1], path[sizeof(st->cached->path)];
+	char key[VG_SYMINDEX_KEY_MAX + 1];
 	struct vg_symindex_origin o;
 	struct vg_debuginfo *d = NULL;
+	struct vg_symcache_entry *e;
 	struct stat sb;
 	char *file;
 
-	if (!s->cache.enabled || vg_debuginfo_first_file(st->img, opts, &file, &sb) < 0)
+	if (!s->cache.enabled || !st->img->build_id_len ||
+	    vg_debuginfo_first_file(st->img, opts, &file, &sb) < 0)
 		return false;
 	/* The image's build-id keys its debug file's index: a search takes
 	 * only a file whose build-id is the image's. */
-	if (vg_symcache_locate(&s->cache, st->img, key, sizeof(key), path, sizeof(path)) &&
-	    st->img->build_id_len && use_cached_index(s, st, key, path)) {
-		vg_symindex_origin(st->cached->index, &o);
+	if (!vg_symcache_locate(&s->cache, st->img, key, sizeof(key), read->path,
+				sizeof(read->path))) {
+		read->path[0] = '\0';
+		free(file);
+		return false;
+	}
+	e = load_index(s, key, read->path);
+	if (e) {
+		vg_symindex_origin(e->index, &o);
 		if (o.source == VG_DEBUG_BUILD_ID_DIR && o.dev == (uint64_t)sb.st_dev &&
 		    o.ino == (uint64_t)sb.st_ino && o.size == (uint64_t)sb.st_size &&
 		    o.mtime_sec == (int64_t)sb.st_mtim.tv_sec &&
 		    o.mtime_nsec == (int64_t)sb.st_mtim.tv_nsec)
 			d = vg_debuginfo_vouched(st->img, file,
-						 vg_symindex_has_symbols(st->cached->index,
-									 VG_DEBUG_BUILD_ID_DIR));
-		if (!d) {
-			vg_symcache_entry_free(st->cached);
-			free(st->cached);
-			st->cached = NULL;
-		}
+						 vg_symindex_has_symbols(e->index, VG_DEBUG_BUILD_ID_DIR));
 	}
-	if (d && s->cache.verbose)
-		fprintf(stderr, "vigil: symbol index %s: written from %s as it is now: that file not opened\n",
-			st->cached->path, file);
+	if (d) {
+		st->dbg = d;
+		st->cached = e;
+		if (s->cache.verbose)
+			fprintf(stderr, "vigil: symbol index %s: written from %s as it is now: that file not opened\n",
+				e->path, file);
+	} else {
+		read->e = e;
+	}
 	free(file);
-	st->dbg = d;
 	return d != NULL;
 }
 
@@ -459,19 +479,29 @@ int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 {
 	struct vg_debuginfo_opts opts = debug_opts(s);
 	char key[VG_SYMINDEX_KEY_MAX + 1], path[sizeof(st->cached->path)];
+	struct index_read read = { .path = "" };
 	bool keyed = false;
 	int rc;
 
 	if (st->looked)
 		return 0;
 	st->looked = true;
-	if (use_vouched_index(s, st, &opts))
+	if (use_vouched_index(s, st, &opts, &read))
 		return 0;
 	rc = vg_debuginfo_find(st->img, &opts, &st->dbg, err);
 	if (rc == 0 && st->dbg && st->dbg->dwarf_deferred) {
 		keyed = vg_symcache_locate(&s->cache, st->dbg->dwarf_image, key,
 					   sizeof(key), path, sizeof(path));
-		if (keyed && use_cached_index(s, st, key, path)) {
+		if (keyed && strcmp(path, read.path) == 0) {
+			/* Read already: valid (read.e) or not there or bad. */
+			st->cached = read.e;
+			read.e = NULL;
+		} else if (keyed) {
+			st->cached = load_index(s, key, path);
+		}
+		entry_free(read.e);
+		read.e = NULL;
+		if (st->cached) {
 			st->restamp = origin_stale(st);
 			return 0;
 		}
@@ -484,6 +514,7 @@ int sym_ensure_debug(struct vg_symbolizer *s, struct image_state *st,
 			rc = vg_debuginfo_find(st->img, &opts, &st->dbg, err);
 		}
 	}
+	entry_free(read.e);
 	if (rc < 0) {
 		/* Later lookups answer without DWARF: they must say why. */
 		st->why_no_dwarf = strdup("debug info lookup failed: out of memory");
