@@ -273,7 +273,8 @@ static const struct vg_symindex_origin *origin_of(const struct image_state *st,
 {
 	const struct vg_image *di = st->dbg ? st->dbg->dwarf_image : NULL;
 
-	if (!di || !di->file_size || st->dbg->vouched)
+	/* A vouched stand-in has no dwarf_image: nothing opened. */
+	if (!di || !di->file_size)
 		return NULL;
 	*o = (struct vg_symindex_origin){
 		.source = (uint32_t)st->dbg->source, .dev = di->dev, .ino = di->inode,
@@ -413,15 +414,21 @@ static bool use_vouched_index(struct vg_symbolizer *s, struct image_state *st,
 			      const struct vg_debuginfo_opts *opts, struct index_read *read)
 {
 	char key[VG_SYMINDEX_KEY_MAX + 1];
-	struct vg_symindex_origin o;
+	struct vg_symindex_origin then, now;
 	struct vg_debuginfo *d = NULL;
 	struct vg_symcache_entry *e;
 	struct stat sb;
 	char *file;
 
-	if (!s->cache.enabled || !st->img->build_id_len ||
-	    vg_debuginfo_first_file(st->img, opts, &file, &sb) < 0)
+	/* No build-id, no first file: the search's first candidate is the
+	 * build-id directory's. */
+	if (!s->cache.enabled || vg_debuginfo_first_file(st->img, opts, &file, &sb) < 0)
 		return false;
+	now = (struct vg_symindex_origin){
+		.source = VG_DEBUG_BUILD_ID_DIR, .dev = (uint64_t)sb.st_dev,
+		.ino = (uint64_t)sb.st_ino, .size = (uint64_t)sb.st_size,
+		.mtime_sec = (int64_t)sb.st_mtim.tv_sec, .mtime_nsec = (int64_t)sb.st_mtim.tv_nsec,
+	};
 	/* The image's build-id keys its debug file's index: a search takes
 	 * only a file whose build-id is the image's. */
 	if (!vg_symcache_locate(&s->cache, st->img, key, sizeof(key), read->path,
@@ -432,11 +439,8 @@ static bool use_vouched_index(struct vg_symbolizer *s, struct image_state *st,
 	}
 	e = load_index(s, key, read->path);
 	if (e) {
-		vg_symindex_origin(e->index, &o);
-		if (o.source == VG_DEBUG_BUILD_ID_DIR && o.dev == (uint64_t)sb.st_dev &&
-		    o.ino == (uint64_t)sb.st_ino && o.size == (uint64_t)sb.st_size &&
-		    o.mtime_sec == (int64_t)sb.st_mtim.tv_sec &&
-		    o.mtime_nsec == (int64_t)sb.st_mtim.tv_nsec)
+		vg_symindex_origin(e->index, &then);
+		if (same_origin(&then, &now))
 			d = vg_debuginfo_vouched(st->img, file,
 						 vg_symindex_has_symbols(e->index, VG_DEBUG_BUILD_ID_DIR));
 	}
