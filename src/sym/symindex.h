@@ -58,13 +58,6 @@
 
 struct vg_symindex;
 
-/* Serialise ix (every CU indexed first, dwindex_build_all) for key into a
- * malloc'd buffer, with sym_img's symbol table tagged sym_of when both
- * are given (sym_of != 0: which of the keyed file's roles the table
- * played, for vg_symindex_symbol_at to compare).  0, -ENOMEM, or -EINVAL
- * when the index is not worth keeping: libdw refused part of the DWARF,
- * or split units were not found (a later run may find them), or the
- * tables overflow 32-bit references. */
 /* The file the DWARF was read from when the index was written: the
  * caller's tag of where it came from (the symbolizer's enum
  * vg_debug_source; 0: not recorded) and its identity then (st_dev,
@@ -76,6 +69,14 @@ struct vg_symindex_origin {
 	int64_t mtime_sec, mtime_nsec;
 };
 
+/* Serialise ix (every CU indexed first, dwindex_build_all) for key into a
+ * malloc'd buffer, with sym_img's symbol table tagged sym_of when both
+ * are given (sym_of != 0: which of the keyed file's roles the table
+ * played, for vg_symindex_symbol_at to compare) and origin when given
+ * (NULL or source 0: none recorded).  0, -ENOMEM, or -EINVAL when the
+ * index is not worth keeping: libdw refused part of the DWARF, or split
+ * units were not found (a later run may find them), or the tables
+ * overflow 32-bit references. */
 int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 			  uint32_t sym_of, const struct vg_symindex_origin *origin,
 			  const char *key, uint8_t **buf, size_t *len);
