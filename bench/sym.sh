@@ -27,9 +27,9 @@
 # back to back: the marginal cost per address of a long-running symbolizer.
 # Ratios vigil/fastest other for both.  Also peak RSS (/usr/bin/time -f %M
 # over one more cold run, not timed), first-answer latency (one address on
-# stdin, time to the first output line, median of 11, fastest-slowest
-# shown), and vigil's answers against llvm-symbolizer's: byte-identical
-# blocks, and blocks identical modulo function-name aliases by
+# stdin, time to the first output line, median of 11 after 3 not timed,
+# fastest-slowest shown), and vigil's answers against llvm-symbolizer's:
+# byte-identical blocks, and blocks identical modulo function-name aliases by
 # tests/e2e/sym_oracle.py's rules (file:line:column of every frame exact),
 # up to 5 other differences shown.  The measuring is
 # bench/sym_bench.py; this script checks the tools and builds the generated

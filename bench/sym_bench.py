@@ -20,8 +20,9 @@ eu-addr2line (DIE scope walk on every address, ~100/s on the generated
 binary) runs once, cold, on the first M addresses only.  Peak RSS is
 /usr/bin/time -f %M of one more cold run (not timed: that wrapper's own
 start adds ~4 ms), first answer the median of 11 starts (after 3 not
-timed) with one address on stdin, time to the first output line.  "fixed" is what the cold run
-spent beyond N addresses at the steady rate: startup and index build.
+timed) with one address on stdin, time to the first output line.
+"fixed" is what the cold run spent beyond N addresses at the steady
+rate: startup and index build.
 
 vigil runs twice: with --no-cache (VIGIL_NO_CACHE=1), reading the DWARF
 every run as the other tools do, and with its persistent index present
