@@ -17,11 +17,17 @@ cd "$root"
 export VIGIL_NO_CACHE=1
 mkdir -p "$out"
 # shellcheck disable=SC2046
-libs="$(pkg-config --libs libelf libdw libcjson zlib liblzma libdeflate libprotobuf-c libbpf) -liberty -lpthread -lm"
-# Zydis and libthread_db are dlopen'ed (util/zydis.c, expr/thread_db.c), as
-# in meson.build: Zydis by the soname of the library found here.
-zydis_soname=$(readelf -d "$($cc -print-file-name=libZydis.so)" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+libs="$(pkg-config --libs libelf libdw zlib liblzma libdeflate libprotobuf-c libbpf) -liberty -lpthread -lm"
+# Zydis, cJSON and libthread_db are dlopen'ed (util/zydis.c, util/cjson.c,
+# expr/thread_db.c), as in meson.build: Zydis and cJSON by the sonames of
+# the libraries found here.
+soname_of() {
+	readelf -d "$($cc -print-file-name="$1")" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'
+}
+zydis_soname=$(soname_of libZydis.so)
 [ -n "$zydis_soname" ] || { echo "cannot read the soname of libZydis.so (libzydis-dev)" >&2; exit 1; }
+cjson_soname=$(soname_of libcjson.so)
+[ -n "$cjson_soname" ] || { echo "cannot read the soname of libcjson.so (libcjson-dev)" >&2; exit 1; }
 # kernel/syscalls.c includes the table meson generates, util/crc32c.c its
 # tables, report/pprof.c the
 # protoc-c output of profile.proto, probe/progs.c and stack/capture.c the
@@ -58,6 +64,7 @@ for h in tests/fuzz/fuzz_*.c; do
 	if ! $cc -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -D_GNU_SOURCE -std=gnu17 -Isrc -I"$out/gen" -I"$out/gen/report" \
 		-DVG_VERSION='"fuzz"' -DVG_ZYDIS_SONAME="\"$zydis_soname\"" \
+		-DVG_CJSON_SONAME="\"$cjson_soname\"" \
 		-o "$work/$base" "$h" $srcs $libs >"$work/build.log" 2>&1; then
 		echo "$base: build failed (see $work/build.log)"
 		tail -20 "$work/build.log" >&2
