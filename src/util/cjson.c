@@ -13,12 +13,16 @@
  *
  * libcjson is a dependency of the package, as a linked library was: when
  * it cannot be loaded, the first JSON call ends vigil with a one-line
- * error and exit status 1, where ld.so would have refused to start it. */
+ * error and exit status 1 (VG_EXIT_RUNTIME), where ld.so would have
+ * refused to start it.  This is the one error (VIGIL_VERBOSE notes
+ * aside) printed below src/cli/: a cJSON call has no error to return it
+ * through. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "util/dynlib.h"
+#include "util/error.h"
 
 #ifndef VG_CJSON_SONAME
 #error "VG_CJSON_SONAME: meson.build reads it from the libcjson.so it found"
@@ -112,7 +116,7 @@ static void need(void)
 	fflush(stdout);
 	fprintf(stderr, "vigil: error: JSON needs libcjson: %s; install it (apt-get install libcjson1)\n",
 		why ? why : "it could not be loaded");
-	exit(1);
+	exit(VG_EXIT_RUNTIME);
 }
 
 cJSON *cJSON_AddArrayToObject(cJSON *const object, const char *const name)
