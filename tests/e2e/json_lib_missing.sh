@@ -19,8 +19,8 @@ start_target tgt_globals_pie "$T/truth"
 wait_truth "$T/truth" ready
 tpid=$(truth_get "$T/truth" pid)
 
-# Text: the library is never opened (strace would show the open; the
-# answers being whole under the empty one is what the user sees).
+# Text: nothing loads the library (had anything loaded it, the empty one
+# would have ended vigil with exit 1 and nothing more on stdout).
 LD_LIBRARY_PATH=$T/lib vg maps_text maps "$tpid"
 assert_rc 0 "vigil maps (text) with an empty $soname on the library path"
 grep -q 'tgt_globals_pie' "$T/maps_text.out" || { show_last; fail "vigil maps (text) printed no mapping of the target"; }
