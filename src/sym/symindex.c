@@ -27,12 +27,29 @@
  * ~2.5 us per page). */
 #define STR_CHUNK 4096u
 #define SYM_CHUNK 128u
+/* The CUs' tables (scopes, segments, row addresses, rows: one span of
+ * the file) are checksummed in chunks of this many bytes, each checked
+ * when a search first reads it (format version 6): the first answer in
+ * the generated binary's 2 MB CU checked the whole CU, a fifth of its
+ * CPU time. */
+#define TAB_CHUNK 4096u
+/* A CU is checked by chunk for its first lookups (a one-address answer
+ * checks 4 to 7 chunks), then whole at this one: a batch's lookups then
+ * ask nothing per read (a chunk's state per read was 4% of the
+ * instructions of a batch in the generated binary, 5% in libc). */
+#define WHOLE_AT_LOOKUP 4u
 /* Locks over the first checks of CUs and chunks (by index modulo). */
 #define CHECK_STRIPES 8
+/* Records per bucket of a CU's stored bucket tables (util/bucket.h):
+ * rows, segments. */
+#define ROW_PER_BUCKET 16u
+#define SEG_PER_BUCKET 8u
 
 enum { SEC_RANGES, SEC_CUS, SEC_SCOPES, SEC_SEGS, SEC_ROW_ADDR, SEC_ROWS,
-       SEC_BLOCKS, SEC_STRINGS, SEC_STR_CRC, SEC_SYMS, SEC_SYM_MAX_END,
-       SEC_SYM_BUCKETS, SEC_SYM_CRC, N_SEC };
+       SEC_CU_BUCKETS, SEC_STRINGS, SEC_STR_CRC, SEC_SYMS, SEC_SYM_MAX_END,
+       SEC_SYM_BUCKETS, SEC_SYM_CRC, SEC_TAB_CRC, N_SEC };
+/* The sections of the checksummed-by-chunk table span. */
+static const int tab_secs[] = { SEC_SCOPES, SEC_SEGS, SEC_ROW_ADDR, SEC_ROWS };
 
 struct sx_header {
 	char magic[8];
@@ -40,9 +57,11 @@ struct sx_header {
 	uint32_t header_size;
 	uint64_t file_size;
 	/* CRC-32C of this header (with this field zero) and of the ranges,
-	 * cus and str_crc sections: what every lookup reads.  A CU's own
-	 * tables are covered by its sx_cu.crc, the strings by str_crc per
-	 * STR_CHUNK, checked at first use. */
+	 * cus and str_crc sections: what every lookup reads.  A CU's bucket
+	 * tables are covered by its sx_cu.crc, its other tables by tab_crc
+	 * per TAB_CHUNK, the strings by str_crc per STR_CHUNK, each checked
+	 * at first use.  tab_crc itself is not covered: a wrong entry can
+	 * only fail its chunk, never pass a bad one. */
 	uint32_t crc;
 	uint32_t key_len;
 	char key[VG_SYMINDEX_KEY_MAX + 1];
@@ -71,15 +90,22 @@ _Static_assert(offsetof(struct sx_header, key) == 32, "header layout");
 /* tests/e2e/sym_index.sh finds the sections here. */
 _Static_assert(offsetof(struct sx_header, sec) == 288, "header layout");
 /* tests/e2e/sym_index_vouched.sh finds the origin here. */
-_Static_assert(offsetof(struct sx_header, origin_source) == 520, "header layout");
-_Static_assert(sizeof(struct sx_header) == 568, "header layout");
+_Static_assert(offsetof(struct sx_header, origin_source) == 536, "header layout");
+_Static_assert(sizeof(struct sx_header) == 584, "header layout");
 
 struct sx_range { uint64_t lo, hi; uint32_t cu, pad; };
 VG_RANGE_HEAD_CHECK(struct sx_range, lo, hi);
+/* A CU: its slices of scopes, segs and rows (row_addr alike), and of
+ * cu_buckets: its rows' bucket table, then its segments' (each
+ * struct sx_bucket and first[n_buckets + 1], or the struct alone with
+ * n_buckets 0: none), bucket_words uint32_t in all, their CRC-32C in
+ * crc.  The tables are stored so that a first lookup neither reads the
+ * CU's rows nor builds them. */
 struct sx_cu {
-	uint32_t scope0, n_scopes, seg0, n_segs, row0, n_rows, block0, n_blocks;
-	uint32_t crc, pad;      /* CRC-32C of the CU's slices, in that order */
+	uint32_t scope0, n_scopes, seg0, n_segs, row0, n_rows, bucket0, bucket_words;
+	uint32_t crc, pad;
 };
+struct sx_bucket { uint32_t base_lo, base_hi, shift, n_buckets; };
 struct sx_scope {
 	uint64_t entry;
 	uint32_t name, parent, call_file, call_line, call_column;
@@ -101,8 +127,8 @@ _Static_assert(offsetof(struct sx_sym, vaddr) == offsetof(struct vg_symtab_head,
 static const size_t rec_size[N_SEC] = {
 	sizeof(struct sx_range), sizeof(struct sx_cu), sizeof(struct sx_scope),
 	sizeof(struct sx_seg), sizeof(uint64_t), sizeof(struct sx_row),
-	sizeof(uint64_t), 1, sizeof(uint32_t), sizeof(struct sx_sym), sizeof(uint64_t),
-	sizeof(uint32_t), sizeof(uint32_t),
+	sizeof(uint32_t), 1, sizeof(uint32_t), sizeof(struct sx_sym), sizeof(uint64_t),
+	sizeof(uint32_t), sizeof(uint32_t), sizeof(uint32_t),
 };
 
 struct vg_symindex {
@@ -119,8 +145,18 @@ struct vg_symindex {
 	const struct sx_seg *segs;
 	const uint64_t *row_addr;
 	const struct sx_row *rows;
-	const uint64_t *blocks;
-	size_t n_scopes, n_segs, n_rows, n_blocks;
+	const uint32_t *cu_buckets;
+	size_t n_scopes, n_segs, n_rows, n_cu_buckets;
+	/* The span of the file that holds scopes, segs, row_addr and rows,
+	 * and its chunks' checksums and states (as chunk_state). */
+	const uint8_t *tab;
+	size_t tab_len, n_tab_chunks;
+	const uint32_t *tab_crc;
+	uint8_t *tab_state;
+	/* Per CU: every chunk of its slices checked (as cu_state), and its
+	 * lookups so far, up to WHOLE_AT_LOOKUP. */
+	uint8_t *cu_whole;
+	uint32_t *cu_lookups;
 	const char *strings;
 	size_t n_strings;
 	const uint32_t *str_crc;
@@ -143,9 +179,10 @@ struct vg_symindex {
 	 * NUL (+1; 0: none), so that a string starting before it needs no
 	 * scan for its end. */
 	uint32_t *chunk_nul_end;
-	/* Per CU, built once its tables pass their checks: where in its
-	 * rows and segments a lookup starts (a bisection of 130,000 rows
-	 * missed the cache at nearly every step). */
+	/* Per CU, set once its bucket tables pass their checks: where in
+	 * its rows and segments a lookup starts (a bisection of 130,000 rows
+	 * missed the cache at nearly every step); first points into the
+	 * file. */
 	struct sx_fast { struct vg_bucket rows, segs; } *fast;
 	/* The ELF symbol table, if kept (sym_of != 0): its bucket table and
 	 * chunk checksums checked at the first symbol lookup (sym_state as
@@ -327,10 +364,33 @@ static size_t pad8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+/* The bucket table over n keys (stride bytes apart) into b, as the
+ * reader takes it: struct sx_bucket, then first[] when there is one. */
+static int put_bucket(struct buf *b, const void *keys, size_t stride, size_t n,
+		      unsigned per_bucket)
+{
+	struct vg_bucket t;
+	struct sx_bucket h = { 0 };
+	int rc = 0;
+
+	if (vg_bucket_build(&t, keys, stride, n, per_bucket) < 0)
+		return -ENOMEM;
+	if (t.first)
+		h = (struct sx_bucket){ .base_lo = (uint32_t)t.base,
+					.base_hi = (uint32_t)(t.base >> 32),
+					.shift = t.shift, .n_buckets = t.n_buckets };
+	if (buf_put(b, &h, sizeof(h)) ||
+	    (t.first && buf_put(b, t.first, ((size_t)t.n_buckets + 1) * sizeof(uint32_t))))
+		rc = -ENOMEM;
+	vg_bucket_free(&t);
+	return rc;
+}
+
 /* One CU's tables into the sections; *sx its entry. */
 static int put_cu(struct cu *c, struct buf *sec, struct interner *in,
 		  struct sx_cu *sx)
 {
+	size_t bucket0 = sec[SEC_CU_BUCKETS].len / sizeof(uint32_t);
 	int64_t o;
 
 	*sx = (struct sx_cu){
@@ -340,8 +400,7 @@ static int put_cu(struct cu *c, struct buf *sec, struct interner *in,
 		.n_segs = (uint32_t)c->n_segs,
 		.row0 = (uint32_t)(sec[SEC_ROWS].len / sizeof(struct sx_row)),
 		.n_rows = (uint32_t)c->n_rows,
-		.block0 = (uint32_t)(sec[SEC_BLOCKS].len / sizeof(uint64_t)),
-		.n_blocks = (uint32_t)c->n_blocks,
+		.bucket0 = (uint32_t)bucket0,
 	};
 	for (size_t i = 0; i < c->n_scopes; i++) {
 		const struct scope *s = &c->scopes[i];
@@ -385,9 +444,37 @@ static int put_cu(struct cu *c, struct buf *sec, struct interner *in,
 		if (buf_put(&sec[SEC_ROWS], &x, sizeof(x)))
 			return -ENOMEM;
 	}
-	if (c->n_blocks && buf_put(&sec[SEC_BLOCKS], c->row_block, c->n_blocks * sizeof(uint64_t)))
+	/* The reader's searches start where these say (bucket.h); built
+	 * here, once, not by every run's first lookup. */
+	if (put_bucket(&sec[SEC_CU_BUCKETS], c->row_addr, sizeof(uint64_t), c->n_rows,
+		       ROW_PER_BUCKET) < 0 ||
+	    put_bucket(&sec[SEC_CU_BUCKETS], c->n_segs ? &c->segs[0].lo : NULL,
+		       sizeof(struct seg), c->n_segs, SEG_PER_BUCKET) < 0)
 		return -ENOMEM;
+	sx->bucket_words = (uint32_t)(sec[SEC_CU_BUCKETS].len / sizeof(uint32_t) - bucket0);
+	sx->crc = vg_crc32c(0, sec[SEC_CU_BUCKETS].p + bucket0 * sizeof(uint32_t),
+			    (size_t)sx->bucket_words * sizeof(uint32_t));
 	return 0;
+}
+
+/* The table span [off, off + len) of a file whose sections are at h's
+ * offsets: from the first of tab_secs to the end of the last. */
+static void tab_span(const struct sx_header *h, size_t *off, size_t *len)
+{
+	size_t lo = SIZE_MAX, hi = 0;
+
+	for (size_t i = 0; i < sizeof(tab_secs) / sizeof(tab_secs[0]); i++) {
+		const int s = tab_secs[i];
+
+		if (!h->sec[s].size)
+			continue;
+		if (h->sec[s].off < lo)
+			lo = h->sec[s].off;
+		if (h->sec[s].off + h->sec[s].size > hi)
+			hi = h->sec[s].off + h->sec[s].size;
+	}
+	*off = lo == SIZE_MAX ? 0 : lo;
+	*len = lo == SIZE_MAX ? 0 : hi - lo;
 }
 
 /* The CRC-32C the header holds: the header with its crc field zero, then
@@ -503,16 +590,6 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 		rc = put_cu(dwindex_cu(ix, i), sec, &in, &x);
 		if (rc < 0)
 			goto fail;
-		x.crc = vg_crc32c(0, sec[SEC_SCOPES].p + (size_t)x.scope0 * sizeof(struct sx_scope),
-				  (size_t)x.n_scopes * sizeof(struct sx_scope));
-		x.crc = vg_crc32c(x.crc, sec[SEC_SEGS].p + (size_t)x.seg0 * sizeof(struct sx_seg),
-				  (size_t)x.n_segs * sizeof(struct sx_seg));
-		x.crc = vg_crc32c(x.crc, sec[SEC_ROW_ADDR].p + (size_t)x.row0 * sizeof(uint64_t),
-				  (size_t)x.n_rows * sizeof(uint64_t));
-		x.crc = vg_crc32c(x.crc, sec[SEC_ROWS].p + (size_t)x.row0 * sizeof(struct sx_row),
-				  (size_t)x.n_rows * sizeof(struct sx_row));
-		x.crc = vg_crc32c(x.crc, sec[SEC_BLOCKS].p + (size_t)x.block0 * sizeof(uint64_t),
-				  (size_t)x.n_blocks * sizeof(uint64_t));
 		if (buf_put(&sec[SEC_CUS], &x, sizeof(x)))
 			goto oom;
 	}
@@ -555,6 +632,14 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 	}
 	total = pad8(sizeof(h));
 	for (int s = 0; s < N_SEC; s++) {
+		size_t tab_off, tab_len;
+
+		if (s == SEC_TAB_CRC) {
+			/* Its size follows from the table span, laid out by now
+			 * (tab_secs come first); its values once written. */
+			tab_span(&h, &tab_off, &tab_len);
+			sec[s].len = (tab_len + TAB_CHUNK - 1) / TAB_CHUNK * sizeof(uint32_t);
+		}
 		h.sec[s].off = total;
 		h.sec[s].size = sec[s].len;
 		total += pad8(sec[s].len);
@@ -569,8 +654,20 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 		goto oom;
 	memcpy(file, &h, sizeof(h));
 	for (int s = 0; s < N_SEC; s++)
-		if (sec[s].len)
+		if (sec[s].len && s != SEC_TAB_CRC)
 			memcpy(file + h.sec[s].off, sec[s].p, sec[s].len);
+	{
+		size_t tab_off, tab_len;
+		uint8_t *crc_at = file + h.sec[SEC_TAB_CRC].off;
+
+		tab_span(&h, &tab_off, &tab_len);
+		for (size_t k = 0; k * TAB_CHUNK < tab_len; k++) {
+			size_t n = tab_len - k * TAB_CHUNK < TAB_CHUNK ? tab_len - k * TAB_CHUNK : TAB_CHUNK;
+			uint32_t c = vg_crc32c(0, file + tab_off + k * TAB_CHUNK, n);
+
+			memcpy(crc_at + k * sizeof(c), &c, sizeof(c));
+		}
+	}
 	seal(file, &h);
 	*out = file;
 	*out_len = total;
@@ -681,8 +778,17 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	x->row_addr = (const void *)(p + h.sec[SEC_ROW_ADDR].off);
 	x->rows = (const void *)(p + h.sec[SEC_ROWS].off);
 	x->n_rows = n[SEC_ROWS];
-	x->blocks = (const void *)(p + h.sec[SEC_BLOCKS].off);
-	x->n_blocks = n[SEC_BLOCKS];
+	x->cu_buckets = (const void *)(p + h.sec[SEC_CU_BUCKETS].off);
+	x->n_cu_buckets = n[SEC_CU_BUCKETS];
+	{
+		size_t off, tab_len;
+
+		tab_span(&h, &off, &tab_len);
+		x->tab = p + off;
+		x->tab_len = tab_len;
+		x->n_tab_chunks = (tab_len + TAB_CHUNK - 1) / TAB_CHUNK;
+	}
+	x->tab_crc = (const void *)(p + h.sec[SEC_TAB_CRC].off);
 	x->prefetch_records = (flags & VG_SYMINDEX_PREFETCH_RECORDS) || records_outgrow_l2(x);
 	x->serial = __atomic_add_fetch(&next_serial, 1, __ATOMIC_RELAXED);
 	x->strings = (const char *)(p + h.sec[SEC_STRINGS].off);
@@ -718,17 +824,21 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 			  n[SEC_SYM_CRC]))
 		goto bad;
 	if (n[SEC_ROW_ADDR] != n[SEC_ROWS] || n[SEC_STR_CRC] != x->n_chunks ||
+	    n[SEC_TAB_CRC] != x->n_tab_chunks ||
 	    (x->n_strings && x->strings[x->n_strings - 1] != '\0'))
 		goto bad;
 	x->max_hi = malloc((x->n_ranges ? x->n_ranges : 1) * sizeof(uint64_t));
 	x->cu_state = calloc(x->n_cus ? x->n_cus : 1, 1);
 	x->chunk_state = calloc(x->n_chunks ? x->n_chunks : 1, 1);
+	x->tab_state = calloc(x->n_tab_chunks ? x->n_tab_chunks : 1, 1);
+	x->cu_whole = calloc(x->n_cus ? x->n_cus : 1, 1);
+	x->cu_lookups = calloc(x->n_cus ? x->n_cus : 1, sizeof(*x->cu_lookups));
 	x->sym_chunk_state = calloc(x->n_sym_chunks ? x->n_sym_chunks : 1, 1);
 	x->chunk_nul_end = calloc(x->n_chunks ? x->n_chunks : 1, sizeof(*x->chunk_nul_end));
 	/* Written only for the CUs a run looks up in (libc has 1,937). */
 	x->fast = vg_sparse_calloc(x->n_cus, sizeof(*x->fast));
 	if (!x->max_hi || !x->cu_state || !x->chunk_state || !x->chunk_nul_end || !x->fast ||
-	    !x->sym_chunk_state) {
+	    !x->sym_chunk_state || !x->tab_state || !x->cu_whole || !x->cu_lookups) {
 		vg_symindex_free(x);
 		return vg_error_set(err, -ENOMEM, "out of memory");
 	}
@@ -750,41 +860,65 @@ bad:
 	return vg_error_set(err, -EINVAL, "inconsistent tables (a reference out of bounds or out of order)");
 }
 
-/* A CU's tables, checked once: their bounds and checksum.  Not every
- * reference and the order of every row (that was a fifth of a
- * one-address answer's CPU time on a 2.4 MB CU): the order is what the
- * checksum vouches for, since the writer sorted it, and a search over
- * keys out of order stays within its slice, only answering wrong; each
- * reference is checked where a lookup follows it (scope indices in
- * vg_symindex_lookup, string offsets in str()), so that a file whose
- * checksum passes by chance or design cannot make a lookup read out
- * of bounds. */
+/* The bucket table stored at word *at of the CU's bucket words (which
+ * end at end), over n keys, into *b, pointing into the file; *at moves
+ * past it.  Its bounds and order: vg_bucket_span hands out first[d] and
+ * first[d + 1] as a search's slice, within n when they never decrease
+ * and end at n.  The values are the CU's checksum's. */
+static bool cu_bucket(const struct vg_symindex *x, size_t *at, size_t end, size_t n,
+		      struct vg_bucket *b)
+{
+	struct sx_bucket h;
+	const uint32_t *first;
+
+	*b = (struct vg_bucket){ 0 };
+	if (end - *at < sizeof(h) / sizeof(uint32_t))
+		return false;
+	memcpy(&h, x->cu_buckets + *at, sizeof(h));
+	*at += sizeof(h) / sizeof(uint32_t);
+	if (!h.n_buckets)
+		return true;    /* none: the search bisects the whole slice */
+	if (h.shift > 63 || h.n_buckets >= NONE32 || end - *at < (size_t)h.n_buckets + 1 || !n)
+		return false;
+	first = x->cu_buckets + *at;
+	*at += (size_t)h.n_buckets + 1;
+	if (first[0] != 0 || first[h.n_buckets] != n)
+		return false;
+	for (uint32_t d = 0; d < h.n_buckets; d++)
+		if (first[d] > first[d + 1])
+			return false;
+	*b = (struct vg_bucket){ .base = h.base_lo | (uint64_t)h.base_hi << 32, .shift = h.shift,
+				 .n_buckets = h.n_buckets, .n = (uint32_t)n,
+				 .first = (uint32_t *)(uintptr_t)first };
+	return true;
+}
+
+/* A CU, checked once: its slices within their sections, and its stored
+ * bucket tables (checksum, bounds, order), which then start its
+ * searches.  Its other tables are checked by chunk as a search reads
+ * them (tab_vouch), and not every reference and the order of every row
+ * (that was a fifth of a one-address answer's CPU time on a 2.4 MB CU):
+ * the order is what the checksums vouch for, since the writer sorted
+ * it, and a search over keys out of order stays within its slice, only
+ * answering wrong; each reference is checked where a lookup follows it
+ * (scope indices in vg_symindex_lookup, string offsets in str()), so
+ * that a file whose checksums pass by chance or design cannot make a
+ * lookup read out of bounds. */
 static bool cu_check(struct vg_symindex *x, const struct sx_cu *c, size_t i)
 {
-	uint32_t crc;
+	size_t at = c->bucket0, end;
 
 	if (!slice_ok(c->scope0, c->n_scopes, x->n_scopes) ||
 	    !slice_ok(c->seg0, c->n_segs, x->n_segs) ||
 	    !slice_ok(c->row0, c->n_rows, x->n_rows) ||
-	    !slice_ok(c->block0, c->n_blocks, x->n_blocks) ||
-	    c->n_blocks != (c->n_rows + ROW_BLOCK - 1) / ROW_BLOCK)
+	    !slice_ok(c->bucket0, c->bucket_words, x->n_cu_buckets))
 		return false;
-	if (!x->no_crc) {
-		crc = vg_crc32c(0, x->scopes + c->scope0, (size_t)c->n_scopes * sizeof(struct sx_scope));
-		crc = vg_crc32c(crc, x->segs + c->seg0, (size_t)c->n_segs * sizeof(struct sx_seg));
-		crc = vg_crc32c(crc, x->row_addr + c->row0, (size_t)c->n_rows * sizeof(uint64_t));
-		crc = vg_crc32c(crc, x->rows + c->row0, (size_t)c->n_rows * sizeof(struct sx_row));
-		crc = vg_crc32c(crc, x->blocks + c->block0, (size_t)c->n_blocks * sizeof(uint64_t));
-		if (crc != c->crc)
-			return false;
-	}
-	/* The searches start in a bucket (over keys out of order, only a
-	 * wrong answer).  Out of memory only leaves them bisecting. */
-	(void)vg_bucket_build(&x->fast[i].rows, x->row_addr + c->row0, sizeof(uint64_t),
-			      c->n_rows, 16);
-	(void)vg_bucket_build(&x->fast[i].segs, &x->segs[c->seg0].lo, sizeof(struct sx_seg),
-			      c->n_segs, 8);
-	return true;
+	if (!x->no_crc &&
+	    vg_crc32c(0, x->cu_buckets + c->bucket0, (size_t)c->bucket_words * sizeof(uint32_t)) != c->crc)
+		return false;
+	end = at + c->bucket_words;
+	return cu_bucket(x, &at, end, c->n_rows, &x->fast[i].rows) &&
+	       cu_bucket(x, &at, end, c->n_segs, &x->fast[i].segs) && at == end;
 }
 
 /* *state (0: not checked yet, 1 good, 2 bad) after check() ran once,
@@ -918,17 +1052,94 @@ static bool chunk_good(struct vg_symindex *x, size_t k)
 	return checked_lockless(x, &x->chunk_state[k], chunk_check, k);
 }
 
+/* Table chunk k: its checksum. */
+static bool tab_chunk_check(struct vg_symindex *x, size_t k)
+{
+	size_t off = k * TAB_CHUNK;
+	size_t n = x->tab_len - off < TAB_CHUNK ? x->tab_len - off : TAB_CHUNK;
+
+	return x->no_crc || vg_crc32c(0, x->tab + off, n) == x->tab_crc[k];
+}
+
+/* Table chunks [first, last], each checked once. */
+static bool tab_chunks_good(struct vg_symindex *x, size_t first, size_t last)
+{
+	for (size_t k = first; k <= last; k++)
+		if (!checked_lockless(x, &x->tab_state[k], tab_chunk_check, k))
+			return false;
+	return true;
+}
+
+/* The chunks that the len bytes at p, within the table span, touch. */
+static bool tab_bytes_good(struct vg_symindex *x, const void *p, size_t len)
+{
+	size_t off = (size_t)((const uint8_t *)p - x->tab);
+
+	return !len || tab_chunks_good(x, off / TAB_CHUNK, (off + len - 1) / TAB_CHUNK);
+}
+
+/* Every chunk that CU i's slices (checked) touch. */
+static bool cu_whole_check(struct vg_symindex *x, size_t i)
+{
+	const struct sx_cu *c = &x->cus[i];
+
+	return tab_bytes_good(x, x->scopes + c->scope0,
+			      (size_t)c->n_scopes * sizeof(struct sx_scope)) &&
+	       tab_bytes_good(x, x->segs + c->seg0, (size_t)c->n_segs * sizeof(struct sx_seg)) &&
+	       tab_bytes_good(x, x->row_addr + c->row0, (size_t)c->n_rows * sizeof(uint64_t)) &&
+	       tab_bytes_good(x, x->rows + c->row0, (size_t)c->n_rows * sizeof(struct sx_row));
+}
+
+/* A lookup's CU (checked): whole once every chunk it touches passed,
+ * and then read without asking. */
+struct cu_view {
+	const struct sx_cu *c;
+	size_t i;
+	bool whole;
+};
+
+/* One more lookup in CU i: the WHOLE_AT_LOOKUP-th checks the rest of it
+ * (a chunk that fails there leaves the CU to be read by chunk, and fails
+ * the lookup that reads it).  Is it whole now? */
+static bool cu_count_lookup(struct vg_symindex *x, size_t i)
+{
+	return __atomic_add_fetch(&x->cu_lookups[i], 1, __ATOMIC_RELAXED) == WHOLE_AT_LOOKUP &&
+	       checked_once(x, &x->cu_whole[i], i, cu_whole_check, i);
+}
+
+/* The view of c (checked) for a lookup, which counts (lookup true), or
+ * for the prefetch hint. */
+static inline void cu_view(struct vg_symindex *x, const struct sx_cu *c, bool lookup,
+			   struct cu_view *v)
+{
+	v->c = c;
+	v->i = (size_t)(c - x->cus);
+	v->whole = __atomic_load_n(&x->cu_whole[v->i], __ATOMIC_ACQUIRE) == 1 ||
+		   (lookup && cu_count_lookup(x, v->i));
+}
+
+/* May the len > 0 bytes at p, within v's slices, be read?  Each chunk
+ * they touch is checked once.  Inlined: every search and record read of
+ * a lookup asks. */
+static inline bool tab_vouch(struct vg_symindex *x, const struct cu_view *v, const void *p,
+			     size_t len)
+{
+	size_t off, first, last;
+
+	if (v->whole)
+		return true;
+	off = (size_t)((const uint8_t *)p - x->tab);
+	first = off / TAB_CHUNK;
+	last = (off + len - 1) / TAB_CHUNK;
+	if (first == last && __atomic_load_n(&x->tab_state[first], __ATOMIC_ACQUIRE) == 1)
+		return true;
+	return tab_chunks_good(x, first, last);
+}
+
 struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
 {
 	if (x) {
-		/* Only a checked CU has buckets: the others' entries are left
-		 * untouched (libc's 2,083 were pages faulted in at exit). */
-		for (size_t i = 0; x->fast && x->cu_state && i < x->n_cus; i++) {
-			if (!x->cu_state[i])
-				continue;
-			vg_bucket_free(&x->fast[i].rows);
-			vg_bucket_free(&x->fast[i].segs);
-		}
+		/* The bucket tables point into the file. */
 		vg_sparse_free(x->fast, x->n_cus, sizeof(*x->fast));
 		for (int i = 0; i < CHECK_STRIPES; i++)
 			pthread_mutex_destroy(&x->check_lock[i]);
@@ -937,6 +1148,9 @@ struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
 		vg_bucket_free(&x->range_bucket);
 		free(x->cu_state);
 		free(x->chunk_state);
+		free(x->tab_state);
+		free(x->cu_whole);
+		free(x->cu_lookups);
 		free(x->sym_chunk_state);
 		free(x);
 	}
@@ -993,33 +1207,64 @@ static const struct sx_cu *find_cu(const struct vg_symindex *x, uint64_t addr)
 	return i == SIZE_MAX ? NULL : &x->cus[x->ranges[i].cu];
 }
 
-/* The row of an address with n_le rows at or below it in c, or NULL
- * (none, or an end-of-sequence row: no line there). */
-static const struct sx_row *row_at(const struct vg_symindex *x, const struct sx_cu *c,
-				   size_t n_le)
+/* How many of v's n keys (stride bytes apart) are <= addr, by the
+ * bucket table b; the keys searched are vouched for first (*bad set and
+ * 0 if they fail). */
+static inline size_t count_le(struct vg_symindex *x, const struct cu_view *v,
+			      const struct vg_bucket *b, const void *keys, size_t stride, size_t n,
+			      uint64_t addr, bool *bad)
 {
-	if (n_le == 0 || (x->rows[c->row0 + n_le - 1].colend >> 31))
+	size_t lo, hi;
+
+	vg_bucket_span(b, n, addr, &lo, &hi);
+	if (lo < hi && !tab_vouch(x, v, (const uint8_t *)keys + lo * stride, (hi - lo) * stride)) {
+		*bad = true;
+		return 0;
+	}
+	return vg_sorted_count_le_in(keys, stride, lo, hi, addr);
+}
+
+/* How many of v's rows start at or below addr. */
+static size_t rows_le(struct vg_symindex *x, const struct cu_view *v, uint64_t addr, bool *bad)
+{
+	return count_le(x, v, &x->fast[v->i].rows, x->row_addr + v->c->row0, sizeof(uint64_t),
+			v->c->n_rows, addr, bad);
+}
+
+/* The row of an address with n_le rows at or below it in v, or NULL
+ * (none, or an end-of-sequence row: no line there; or its chunk failed
+ * its check: *bad). */
+static const struct sx_row *row_at(struct vg_symindex *x, const struct cu_view *v, size_t n_le,
+				   bool *bad)
+{
+	const struct sx_row *r;
+
+	if (n_le == 0)
 		return NULL;
-	return &x->rows[c->row0 + n_le - 1];
+	r = &x->rows[v->c->row0 + n_le - 1];
+	if (!tab_vouch(x, v, r, sizeof(*r))) {
+		*bad = true;
+		return NULL;
+	}
+	return r->colend >> 31 ? NULL : r;
 }
 
-static const struct sx_row *find_row(const struct vg_symindex *x,
-				     const struct sx_cu *c, uint64_t addr)
+/* The scope of the segment addr is in (NONE32: a gap, or none, or its
+ * chunk failed its check: *bad). */
+static inline uint32_t find_scope(struct vg_symindex *x, const struct cu_view *v,
+				  uint64_t addr, bool *bad)
 {
-	const struct sx_fast *f = &x->fast[c - x->cus];
+	const struct sx_seg *segs = x->segs + v->c->seg0;
+	size_t lo = count_le(x, v, &x->fast[v->i].segs, &segs->lo, sizeof(*segs), v->c->n_segs,
+			     addr, bad);
 
-	return row_at(x, c, vg_bucket_count_le(&f->rows, x->row_addr + c->row0,
-						sizeof(uint64_t), c->n_rows, addr));
-}
-
-static uint32_t find_scope(const struct vg_symindex *x, const struct sx_cu *c,
-			   uint64_t addr)
-{
-	const struct sx_seg *segs = x->segs + c->seg0;
-	size_t lo = vg_bucket_count_le(&x->fast[c - x->cus].segs, &segs->lo, sizeof(*segs),
-				       c->n_segs, addr);
-
-	return lo ? segs[lo - 1].scope : NONE32;
+	if (lo == 0)
+		return NONE32;
+	if (!tab_vouch(x, v, &segs[lo - 1], sizeof(*segs))) {
+		*bad = true;
+		return NONE32;
+	}
+	return segs[lo - 1].scope;
 }
 
 void vg_symindex_prefetch(const struct vg_symindex *x, uint64_t addr)
@@ -1069,27 +1314,34 @@ static const struct sx_memo *memo_find(const struct vg_symindex *x, uint64_t add
 	return NULL;
 }
 
-void vg_symindex_prefetch_records(const struct vg_symindex *x, uint64_t addr)
+void vg_symindex_prefetch_records(struct vg_symindex *x, uint64_t addr)
 {
 	struct sx_memo *m;
 	const struct sx_cu *c;
-	size_t i, row;
+	struct cu_view v;
+	size_t row;
 	uint32_t s;
+	bool bad = false;
 
 	if (!x->prefetch_records || !(c = find_cu(x, addr)))
 		return;
-	i = (size_t)(c - x->cus);
-	if (__atomic_load_n(&x->cu_state[i], __ATOMIC_ACQUIRE) != 1)
+	cu_view(x, c, false, &v);
+	if (__atomic_load_n(&x->cu_state[v.i], __ATOMIC_ACQUIRE) != 1)
 		return;
-	s = find_scope(x, c, addr);
+	/* The chunks these searches read are checked here, a lookup
+	 * before the lookup would (a memo from unchecked chunks could not
+	 * be taken; a batch of the generated binary starts a chunk every
+	 * few addresses). */
+	s = find_scope(x, &v, addr, &bad);
+	row = rows_le(x, &v, addr, &bad);
+	if (bad)
+		return;
 	if (s < c->n_scopes)
 		__builtin_prefetch(&x->scopes[c->scope0 + s]);
-	row = vg_bucket_count_le(&x->fast[i].rows, x->row_addr + c->row0, sizeof(uint64_t),
-				 c->n_rows, addr);
 	if (row)
 		__builtin_prefetch(&x->rows[c->row0 + row - 1]);
 	m = &memo[memo_next++ & 1];
-	*m = (struct sx_memo){ .serial = x->serial, .addr = addr, .cu = i, .n_le_row = row,
+	*m = (struct sx_memo){ .serial = x->serial, .addr = addr, .cu = v.i, .n_le_row = row,
 			       .scope = s };
 }
 
@@ -1100,14 +1352,17 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 	const struct sx_memo *m = x->prefetch_records ? memo_find(x, addr) : NULL;
 	const struct sx_cu *c;
 	const struct sx_row *row;
+	struct cu_view v;
 	bool bad = false;
 	uint32_t s;
 
 	dw_result_clear(res);
 	if (m) {
-		/* Its CU was checked when the memo was made. */
+		/* Its CU was checked, and what its searches read, when the
+		 * memo was made. */
 		c = &x->cus[m->cu];
-		row = row_at(x, c, m->n_le_row);
+		cu_view(x, c, true, &v);
+		row = row_at(x, &v, m->n_le_row, &bad);
 		s = m->scope;
 	} else {
 		c = find_cu(x, addr);
@@ -1115,9 +1370,12 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 			return -ENOENT;
 		if (!cu_good(x, c))
 			return -EBADMSG;
-		row = find_row(x, c, addr);
-		s = find_scope(x, c, addr);
+		cu_view(x, c, true, &v);
+		row = row_at(x, &v, rows_le(x, &v, addr, &bad), &bad);
+		s = find_scope(x, &v, addr, &bad);
 	}
+	if (bad)
+		return -EBADMSG;
 	if (row) {
 		res->file = str(x, row->file, &bad);
 		res->line = row->line;
@@ -1128,7 +1386,7 @@ int vg_symindex_lookup(struct vg_symindex *x, uint64_t addr,
 		const struct sx_scope *sc;
 		struct vg_dw_frame *up;
 
-		if (s >= c->n_scopes) {
+		if (s >= c->n_scopes || !tab_vouch(x, &v, &x->scopes[c->scope0 + s], sizeof(*sc))) {
 			bad = true;
 			break;
 		}
@@ -1178,7 +1436,7 @@ static int sym_answer(struct vg_symindex *x, size_t i, struct vg_symbol *sym)
 	return bad || !sym->name ? -EBADMSG : 0;
 }
 
-static bool sym_table(struct vg_symindex *x, uint32_t of, struct vg_symtab *t, int *rc)
+static inline bool sym_table(struct vg_symindex *x, uint32_t of, struct vg_symtab *t, int *rc)
 {
 	if (!vg_symindex_has_symbols(x, of)) {
 		*rc = -ENODATA;

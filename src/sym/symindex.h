@@ -7,10 +7,10 @@
  * The file is untrusted input (another version of vigil, a disk error, a
  * hand edit): the magic, version, the key it was built for, CRC-32Cs
  * covering every byte that is read and every section's bounds are
- * checked before a lookup uses them (a CU's tables, the symbol table and
- * the strings when first needed, so that a first answer does not read
- * the whole file); every reference between tables where a lookup
- * follows it.  The order the searches rely on is the checksum's: out of
+ * checked before a lookup uses them (a CU's bucket tables, each 4 KiB of
+ * the CUs' tables, the symbol table and the strings when first needed,
+ * so that a first answer does not read the whole file); every reference
+ * between tables where a lookup follows it.  The order the searches rely on is the checksum's: out of
  * order (a file whose checksum passes by design), a search answers
  * wrong but never reads out of bounds.  Answers from it are byte-identical to
  * vg_dwindex_lookup's on the index it was written from.
@@ -23,14 +23,16 @@
  *             bucket parameters, and the origin (version 5): where the
  *             DWARF came from and which file it was;
  *   ranges    {lo, hi, cu}          sorted by lo: address -> CU;
- *   cus       per CU: first and count in scopes, segs, rows, blocks, and
- *             the CRC-32C of those slices;
+ *   cus       per CU: first and count in scopes, segs, rows and
+ *             cu_buckets, and the CRC-32C of its slice of cu_buckets;
  *   scopes    {entry, name, parent, call file/line/column, linkage,
  *             inlined}; parent is an index within the CU's scopes;
  *   segs      {lo, scope}           sorted per CU;
  *   row_addr  u64 per row           sorted per CU;
  *   rows      {file, line, column | end_sequence << 31};
- *   blocks    row_addr of every 16th row of each CU (the first search);
+ *   cu_buckets per CU, the bucket tables (util/bucket.h) over its
+ *             row_addr and its segs' lo, where their searches start
+ *             (version 6: built by the writer, not by each run);
  *   strings   NUL-terminated; names and files are offsets into it
  *             (UINT32_MAX: none);
  *   str_crc   CRC-32C of each 64 KiB of strings;
@@ -41,7 +43,10 @@
  *   sym_max_end  u64 per symbol: the running maximum of sized ends;
  *   sym_buckets  the bucket table (util/bucket.h) over syms' addresses,
  *             its first key and width in the header, with the CRC-32C
- *             of the three (checked at the first symbol lookup). */
+ *             of the three (checked at the first symbol lookup);
+ *   tab_crc   CRC-32C of each 4 KiB of the span from scopes to the end
+ *             of rows (version 6), each checked when a search first
+ *             reads in it. */
 #ifndef VG_SYM_SYMINDEX_H
 #define VG_SYM_SYMINDEX_H
 
@@ -53,7 +58,7 @@
 #include "sym/dwindex.h"
 #include "util/error.h"
 
-#define VG_SYMINDEX_VERSION 5
+#define VG_SYMINDEX_VERSION 6
 #define VG_SYMINDEX_KEY_MAX 255
 
 struct vg_symindex;
@@ -116,7 +121,7 @@ void vg_symindex_prefetch(const struct vg_symindex *x, uint64_t addr);
  * scope record and line row of addr, found through the lines the first
  * step fetched (the scope record was the miss that remained: 100,000
  * lookups of the generated binary took 11% less CPU time). */
-void vg_symindex_prefetch_records(const struct vg_symindex *x, uint64_t addr);
+void vg_symindex_prefetch_records(struct vg_symindex *x, uint64_t addr);
 
 /* As vg_dwindex_lookup: 0 with *res filled (strings point into data), or
  * -ENOENT when no CU covers addr, or -EBADMSG when the tables or strings

@@ -111,9 +111,9 @@ truncate -s $((bytes / 2)) "$idx"
 bad_case truncated "truncated"
 # A flipped byte in the middle of a section (offset, size at 288 + 16 * i
 # of the header, symindex.c): 1 the CU table (checked at load), 5 the
-# line rows, 7 the strings and 9 the ELF symbols (checked at the first
-# lookup that reads them: every CU and string is read by these
-# addresses).
+# line rows, 7 the strings and 9 the ELF symbols (checked by chunk at the
+# first lookup that reads them: these addresses read every row and
+# string).
 # In the rows (12-byte records: file, line, column), the line of the
 # middle row: nothing but a checksum can tell that one is wrong.
 flip() {  # SECTION [RECORD-SIZE FIELD-OFFSET]
@@ -210,4 +210,51 @@ grep -q "symbol index $libc_idx: .*checksum.*rebuilding it" "$T/libc-near.err" |
 	{ cat "$T/libc-near.err" >&2; fail "near ($near): the flipped chunk it reads was not reported"; }
 cmp -s "$libc_idx" "$T/libc-good.vsx" || fail "near ($near): the index was not rebuilt identical"
 
-echo "ok: ${#addrs[@]} addresses identical cold, warm, truncated, detached write at a terminal, flipped (cus, rows, strings, symbols), the symbols from the index, foreign, empty; LRU bound; libc's symbol table checked by chunk"
+# The CUs' tables likewise, 4 KiB to a chunk (format 6): the line of a
+# row in the middle of a large CU flipped; the lookup of that row's
+# address reads it, one of a row in another CU far away does not.  The
+# CU table (section 1: 40-byte records {scope0, n_scopes, seg0, n_segs,
+# row0, n_rows, ...}), the row addresses (4) and the rows (5: {file,
+# line, colend}, end of sequence in colend's top bit).
+read -r near far flip_at < <("$PYTHON" -c "
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+sec = [struct.unpack_from('<QQ', d, 288 + 16 * s) for s in range(14)]
+cus = [struct.unpack_from('<6I', d, sec[1][0] + 40 * k) for k in range(sec[1][1] // 40)]
+def row(i):
+    addr, = struct.unpack_from('<Q', d, sec[4][0] + 8 * i)
+    f, line, colend = struct.unpack_from('<III', d, sec[5][0] + 12 * i)
+    return addr, line, colend
+def pick(cu):
+    row0, n = cu[4], cu[5]
+    for i in range(row0 + n // 2, row0 + n - 1):
+        a, line, colend = row(i)
+        if not colend >> 31 and line and row(i + 1)[0] > a:
+            return i, a
+big = [cu for cu in cus if cu[5] >= 2000]
+assert len(big) >= 2, len(big)
+i, near = pick(big[len(big) // 2])
+j, far = pick(big[0] if abs(big[0][4] - i) > abs(big[-1][4] - i) else big[-1])
+assert abs(i - j) * 12 > 3 * 4096, (i, j)
+print(hex(near), hex(far), sec[5][0] + 12 * i + 4)" "$libc_idx") ||
+	harness_error "cannot read the line rows of $libc_idx"
+cmp -s "$libc_idx" "$T/libc-good.vsx" || harness_error "the libc index was not left as first written"
+for a in near far; do
+	VIGIL_CACHE_DIR=$libc_cache "$VIGIL" --no-cache sym --bin "$libc" "${!a}" >"$T/libc-row-$a.cold" 2>&1 ||
+		fail "cold answer for the row at $a (${!a}) failed"
+done
+printf '\x5a\x5a' | dd of="$libc_idx" bs=1 seek="$flip_at" conv=notrunc status=none
+cp "$libc_idx" "$T/libc-row-flipped.vsx"
+VIGIL_CACHE_DIR=$libc_cache VIGIL_VERBOSE=1 "$VIGIL" sym --bin "$libc" "$far" >"$T/libc-row-far.out" 2>"$T/libc-row-far.err" ||
+	fail "the far row lookup failed"
+cmp -s "$T/libc-row-far.cold" "$T/libc-row-far.out" || fail "far row ($far): the answer with the index differs from the cold one"
+grep -q "rebuilding" "$T/libc-row-far.err" && { cat "$T/libc-row-far.err" >&2; fail "far row ($far): a chunk it does not read made the index rebuilt"; }
+cmp -s "$libc_idx" "$T/libc-row-flipped.vsx" || fail "far row ($far): the index changed"
+VIGIL_CACHE_DIR=$libc_cache VIGIL_VERBOSE=1 "$VIGIL" sym --bin "$libc" "$near" >"$T/libc-row-near.out" 2>"$T/libc-row-near.err" ||
+	fail "the near row lookup failed"
+cmp -s "$T/libc-row-near.cold" "$T/libc-row-near.out" || fail "near row ($near): the answer differs from the cold one"
+grep -q "symbol index $libc_idx: .*checksum.*rebuilding it" "$T/libc-row-near.err" ||
+	{ cat "$T/libc-row-near.err" >&2; fail "near row ($near): the flipped row it reads was not reported"; }
+cmp -s "$libc_idx" "$T/libc-good.vsx" || fail "near row ($near): the index was not rebuilt identical"
+
+echo "ok: ${#addrs[@]} addresses identical cold, warm, truncated, detached write at a terminal, flipped (cus, rows, strings, symbols), the symbols from the index, foreign, empty; LRU bound; libc's symbol table and line rows checked by chunk"

@@ -114,16 +114,16 @@ def crc32c(crc, data, table=[]):
         crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
     return crc ^ 0xFFFFFFFF
 # symindex.c's struct sx_header (its _Static_asserts): version at 8, crc
-# at 24, sections from 288, the origin's source at 520 and mtime_nsec at
-# 560, 568 bytes; the checksum covers it (crc zero) and the ranges, cus
+# at 24, sections from 288, the origin's source at 536 and mtime_nsec at
+# 576, 584 bytes; the checksum covers it (crc zero) and the ranges, cus
 # and str_crc sections (0, 1, 8).
 d = bytearray(open(sys.argv[1], "rb").read())
-assert struct.unpack_from("<II", d, 8) == (5, 568), struct.unpack_from("<II", d, 8)
-assert struct.unpack_from("<I", d, 520)[0] == 2, "origin: not the build-id directory"
-struct.pack_into("<q", d, 560, struct.unpack_from("<q", d, 560)[0] + 1)
+assert struct.unpack_from("<II", d, 8) == (6, 584), struct.unpack_from("<II", d, 8)
+assert struct.unpack_from("<I", d, 536)[0] == 2, "origin: not the build-id directory"
+struct.pack_into("<q", d, 576, struct.unpack_from("<q", d, 576)[0] + 1)
 c = crc32c(0, d[0:24])
 c = crc32c(c, b"\0\0\0\0")
-c = crc32c(c, d[28:568])
+c = crc32c(c, d[28:584])
 for s in (0, 1, 8):
     off, size = struct.unpack_from("<QQ", d, 288 + 16 * s)
     c = crc32c(c, d[off:off + size])
