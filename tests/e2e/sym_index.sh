@@ -163,6 +163,34 @@ rm "$idx"
 VIGIL_CACHE_MAX=100 "$VIGIL" sym --index "$bin" >"$T/toobig.out" 2>&1 && fail "an index over the bound was written"
 grep -q "exceeds VIGIL_CACHE_MAX" "$T/toobig.out" || { cat "$T/toobig.out" >&2; fail "no reason for the refused index"; }
 [[ ! -e $idx ]] || fail "an index over the bound exists"
+# A byte string flipped at FLIP_AT in libc's index, in a chunk that a
+# lookup of NEAR reads and one of FAR does not: FAR answers from the index
+# as it is (unchanged, no rebuild), NEAR reports the checksum, answers as
+# the DWARF does and rebuilds the index identical to the good one.
+flipped_chunk() {  # NAME NEAR FAR FLIP_AT BYTES
+	local name=$1 near=$2 far=$3 at=$4 bytes=$5 a
+	for a in near far; do
+		VIGIL_CACHE_DIR=$libc_cache "$VIGIL" --no-cache sym --bin "$libc" "${!a}" \
+			>"$T/libc-$name-$a.cold" 2>&1 || fail "$name: cold answer for $a (${!a}) failed"
+	done
+	printf %b "$bytes" | dd of="$libc_idx" bs=1 seek="$at" conv=notrunc status=none
+	cp "$libc_idx" "$T/libc-$name-flipped.vsx"
+	VIGIL_CACHE_DIR=$libc_cache VIGIL_VERBOSE=1 "$VIGIL" sym --bin "$libc" "$far" \
+		>"$T/libc-$name-far.out" 2>"$T/libc-$name-far.err" || fail "$name: the far lookup failed"
+	cmp -s "$T/libc-$name-far.cold" "$T/libc-$name-far.out" ||
+		fail "$name: far ($far): the answer with the index differs from the cold one"
+	grep -q "rebuilding" "$T/libc-$name-far.err" &&
+		{ cat "$T/libc-$name-far.err" >&2; fail "$name: far ($far): a chunk it does not read made the index rebuilt"; }
+	cmp -s "$libc_idx" "$T/libc-$name-flipped.vsx" || fail "$name: far ($far): the index changed"
+	VIGIL_CACHE_DIR=$libc_cache VIGIL_VERBOSE=1 "$VIGIL" sym --bin "$libc" "$near" \
+		>"$T/libc-$name-near.out" 2>"$T/libc-$name-near.err" || fail "$name: the near lookup failed"
+	cmp -s "$T/libc-$name-near.cold" "$T/libc-$name-near.out" ||
+		fail "$name: near ($near): the answer differs from the cold one"
+	grep -q "symbol index $libc_idx: .*checksum.*rebuilding it" "$T/libc-$name-near.err" ||
+		{ cat "$T/libc-$name-near.err" >&2; fail "$name: near ($near): the flipped chunk it reads was not reported"; }
+	cmp -s "$libc_idx" "$T/libc-good.vsx" || fail "$name: near ($near): the index was not rebuilt identical"
+}
+
 # By chunk: libc's symbol table has thousands of records, checksummed
 # 128 to a chunk (and its strings 4 KiB to one).  A record flipped in one
 # chunk is caught by the lookup that reads it; a lookup that reads other
@@ -192,23 +220,7 @@ i, near = pick(2 * 128 + 10)
 _, far = pick((n // 128 - 1) * 128 + 10)
 print(hex(near), hex(far), off + 32 * i + 8)" "$libc_idx") ||
 	harness_error "cannot read the symbol table of $libc_idx"
-for a in near far; do
-	VIGIL_CACHE_DIR=$libc_cache "$VIGIL" --no-cache sym --bin "$libc" "${!a}" >"$T/libc-$a.cold" 2>&1 ||
-		fail "cold answer for $a (${!a}) failed"
-done
-printf '\x5a\x5a\x5a' | dd of="$libc_idx" bs=1 seek="$flip_at" conv=notrunc status=none
-cp "$libc_idx" "$T/libc-flipped.vsx"
-VIGIL_CACHE_DIR=$libc_cache VIGIL_VERBOSE=1 "$VIGIL" sym --bin "$libc" "$far" >"$T/libc-far.out" 2>"$T/libc-far.err" ||
-	fail "the far lookup failed"
-cmp -s "$T/libc-far.cold" "$T/libc-far.out" || fail "far ($far): the answer with the index differs from the cold one"
-grep -q "rebuilding" "$T/libc-far.err" && { cat "$T/libc-far.err" >&2; fail "far ($far): a chunk it does not read made the index rebuilt"; }
-cmp -s "$libc_idx" "$T/libc-flipped.vsx" || fail "far ($far): the index changed"
-VIGIL_CACHE_DIR=$libc_cache VIGIL_VERBOSE=1 "$VIGIL" sym --bin "$libc" "$near" >"$T/libc-near.out" 2>"$T/libc-near.err" ||
-	fail "the near lookup failed"
-cmp -s "$T/libc-near.cold" "$T/libc-near.out" || fail "near ($near): the answer differs from the cold one"
-grep -q "symbol index $libc_idx: .*checksum.*rebuilding it" "$T/libc-near.err" ||
-	{ cat "$T/libc-near.err" >&2; fail "near ($near): the flipped chunk it reads was not reported"; }
-cmp -s "$libc_idx" "$T/libc-good.vsx" || fail "near ($near): the index was not rebuilt identical"
+flipped_chunk sym "$near" "$far" "$flip_at" '\x5a\x5a\x5a'
 
 # The CUs' tables likewise, 4 KiB to a chunk (format 6): the line of a
 # row in the middle of a large CU flipped; the lookup of that row's
@@ -239,22 +251,6 @@ assert abs(i - j) * 12 > 3 * 4096, (i, j)
 print(hex(near), hex(far), sec[5][0] + 12 * i + 4)" "$libc_idx") ||
 	harness_error "cannot read the line rows of $libc_idx"
 cmp -s "$libc_idx" "$T/libc-good.vsx" || harness_error "the libc index was not left as first written"
-for a in near far; do
-	VIGIL_CACHE_DIR=$libc_cache "$VIGIL" --no-cache sym --bin "$libc" "${!a}" >"$T/libc-row-$a.cold" 2>&1 ||
-		fail "cold answer for the row at $a (${!a}) failed"
-done
-printf '\x5a\x5a' | dd of="$libc_idx" bs=1 seek="$flip_at" conv=notrunc status=none
-cp "$libc_idx" "$T/libc-row-flipped.vsx"
-VIGIL_CACHE_DIR=$libc_cache VIGIL_VERBOSE=1 "$VIGIL" sym --bin "$libc" "$far" >"$T/libc-row-far.out" 2>"$T/libc-row-far.err" ||
-	fail "the far row lookup failed"
-cmp -s "$T/libc-row-far.cold" "$T/libc-row-far.out" || fail "far row ($far): the answer with the index differs from the cold one"
-grep -q "rebuilding" "$T/libc-row-far.err" && { cat "$T/libc-row-far.err" >&2; fail "far row ($far): a chunk it does not read made the index rebuilt"; }
-cmp -s "$libc_idx" "$T/libc-row-flipped.vsx" || fail "far row ($far): the index changed"
-VIGIL_CACHE_DIR=$libc_cache VIGIL_VERBOSE=1 "$VIGIL" sym --bin "$libc" "$near" >"$T/libc-row-near.out" 2>"$T/libc-row-near.err" ||
-	fail "the near row lookup failed"
-cmp -s "$T/libc-row-near.cold" "$T/libc-row-near.out" || fail "near row ($near): the answer differs from the cold one"
-grep -q "symbol index $libc_idx: .*checksum.*rebuilding it" "$T/libc-row-near.err" ||
-	{ cat "$T/libc-row-near.err" >&2; fail "near row ($near): the flipped row it reads was not reported"; }
-cmp -s "$libc_idx" "$T/libc-good.vsx" || fail "near row ($near): the index was not rebuilt identical"
+flipped_chunk row "$near" "$far" "$flip_at" '\x5a\x5a'
 
 echo "ok: ${#addrs[@]} addresses identical cold, warm, truncated, detached write at a terminal, flipped (cus, rows, strings, symbols), the symbols from the index, foreign, empty; LRU bound; libc's symbol table and line rows checked by chunk"
