@@ -15,7 +15,6 @@
 #include "util/bucket.h"
 #include "util/crc32c.h"
 #include "util/ranges.h"
-#include "util/sparse.h"
 #include "util/vec.h"
 
 #define SX_MAGIC "VIGILSX"     /* 8 bytes with its NUL */
@@ -96,14 +95,14 @@ _Static_assert(sizeof(struct sx_header) == 584, "header layout");
 struct sx_range { uint64_t lo, hi; uint32_t cu, pad; };
 VG_RANGE_HEAD_CHECK(struct sx_range, lo, hi);
 /* A CU: its slices of scopes, segs and rows (row_addr alike), and of
- * cu_buckets: its rows' bucket table, then its segments' (each
- * struct sx_bucket and first[n_buckets + 1], or the struct alone with
- * n_buckets 0: none), bucket_words uint32_t in all, their CRC-32C in
- * crc.  The tables are stored so that a first lookup neither reads the
- * CU's rows nor builds them. */
+ * cu_buckets: its rows' bucket table, then its segments' from word
+ * seg_bucket of it (each struct sx_bucket and first[n_buckets + 1], or
+ * the struct alone with n_buckets 0: none), bucket_words uint32_t in
+ * all, their CRC-32C in crc.  The tables are stored so that a first
+ * lookup neither reads the CU's rows nor builds them. */
 struct sx_cu {
 	uint32_t scope0, n_scopes, seg0, n_segs, row0, n_rows, bucket0, bucket_words;
-	uint32_t crc, pad;
+	uint32_t crc, seg_bucket;
 };
 struct sx_bucket { uint32_t base_lo, base_hi, shift, n_buckets; };
 struct sx_scope {
@@ -179,11 +178,6 @@ struct vg_symindex {
 	 * NUL (+1; 0: none), so that a string starting before it needs no
 	 * scan for its end. */
 	uint32_t *chunk_nul_end;
-	/* Per CU, set once its bucket tables pass their checks: where in
-	 * its rows and segments a lookup starts (a bisection of 130,000 rows
-	 * missed the cache at nearly every step); first points into the
-	 * file. */
-	struct sx_fast { struct vg_bucket rows, segs; } *fast;
 	/* The ELF symbol table, if kept (sym_of != 0): its bucket table and
 	 * chunk checksums checked at the first symbol lookup (sym_state as
 	 * cu_state), each chunk of records when a search first reads it
@@ -447,8 +441,10 @@ static int put_cu(struct cu *c, struct buf *sec, struct interner *in,
 	/* The reader's searches start where these say (bucket.h); built
 	 * here, once, not by every run's first lookup. */
 	if (put_bucket(&sec[SEC_CU_BUCKETS], c->row_addr, sizeof(uint64_t), c->n_rows,
-		       ROW_PER_BUCKET) < 0 ||
-	    put_bucket(&sec[SEC_CU_BUCKETS], c->n_segs ? &c->segs[0].lo : NULL,
+		       ROW_PER_BUCKET) < 0)
+		return -ENOMEM;
+	sx->seg_bucket = (uint32_t)(sec[SEC_CU_BUCKETS].len / sizeof(uint32_t) - bucket0);
+	if (put_bucket(&sec[SEC_CU_BUCKETS], c->n_segs ? &c->segs[0].lo : NULL,
 		       sizeof(struct seg), c->n_segs, SEG_PER_BUCKET) < 0)
 		return -ENOMEM;
 	sx->bucket_words = (uint32_t)(sec[SEC_CU_BUCKETS].len / sizeof(uint32_t) - bucket0);
@@ -835,9 +831,7 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	x->cu_lookups = calloc(x->n_cus ? x->n_cus : 1, sizeof(*x->cu_lookups));
 	x->sym_chunk_state = calloc(x->n_sym_chunks ? x->n_sym_chunks : 1, 1);
 	x->chunk_nul_end = calloc(x->n_chunks ? x->n_chunks : 1, sizeof(*x->chunk_nul_end));
-	/* Written only for the CUs a run looks up in (libc has 1,937). */
-	x->fast = vg_sparse_calloc(x->n_cus, sizeof(*x->fast));
-	if (!x->max_hi || !x->cu_state || !x->chunk_state || !x->chunk_nul_end || !x->fast ||
+	if (!x->max_hi || !x->cu_state || !x->chunk_state || !x->chunk_nul_end ||
 	    !x->sym_chunk_state || !x->tab_state || !x->cu_whole || !x->cu_lookups) {
 		vg_symindex_free(x);
 		return vg_error_set(err, -ENOMEM, "out of memory");
@@ -861,17 +855,15 @@ bad:
 }
 
 /* The bucket table stored at word *at of the CU's bucket words (which
- * end at end), over n keys, into *b, pointing into the file; *at moves
- * past it.  Its bounds and order: vg_bucket_span hands out first[d] and
- * first[d + 1] as a search's slice, within n when they never decrease
- * and end at n.  The values are the CU's checksum's. */
-static bool cu_bucket(const struct vg_symindex *x, size_t *at, size_t end, size_t n,
-		      struct vg_bucket *b)
+ * end at end), over n keys, checked; *at moves past it.  Its bounds and
+ * order: vg_bucket_span hands out first[d] and first[d + 1] as a
+ * search's slice, within n when they never decrease and end at n.  The
+ * values are the CU's checksum's. */
+static bool cu_bucket_good(const struct vg_symindex *x, size_t *at, size_t end, size_t n)
 {
 	struct sx_bucket h;
 	const uint32_t *first;
 
-	*b = (struct vg_bucket){ 0 };
 	if (end - *at < sizeof(h) / sizeof(uint32_t))
 		return false;
 	memcpy(&h, x->cu_buckets + *at, sizeof(h));
@@ -887,10 +879,35 @@ static bool cu_bucket(const struct vg_symindex *x, size_t *at, size_t end, size_
 	for (uint32_t d = 0; d < h.n_buckets; d++)
 		if (first[d] > first[d + 1])
 			return false;
-	*b = (struct vg_bucket){ .base = h.base_lo | (uint64_t)h.base_hi << 32, .shift = h.shift,
-				 .n_buckets = h.n_buckets, .n = (uint32_t)n,
-				 .first = (uint32_t *)(uintptr_t)first };
 	return true;
+}
+
+/* The bucket table at w (checked by cu_bucket_good) over n keys, as
+ * util/bucket.h takes it, pointing into the file.  Read at each use, not
+ * copied per CU: a copy was an anonymous page written for every 64 CUs a
+ * batch reached (31 page faults in libc's). */
+static inline struct vg_bucket cu_bucket_at(const uint32_t *w, size_t n)
+{
+	struct sx_bucket h;
+
+	memcpy(&h, w, sizeof(h));
+	if (!h.n_buckets)
+		return (struct vg_bucket){ 0 };
+	return (struct vg_bucket){ .base = h.base_lo | (uint64_t)h.base_hi << 32, .shift = h.shift,
+				   .n_buckets = h.n_buckets, .n = (uint32_t)n,
+				   .first = (uint32_t *)(uintptr_t)(w + sizeof(h) / sizeof(uint32_t)) };
+}
+
+/* CU c's (checked) bucket table of its rows. */
+static inline struct vg_bucket cu_rows_bucket(const struct vg_symindex *x, const struct sx_cu *c)
+{
+	return cu_bucket_at(x->cu_buckets + c->bucket0, c->n_rows);
+}
+
+/* CU c's (checked) bucket table of its segments. */
+static inline struct vg_bucket cu_segs_bucket(const struct vg_symindex *x, const struct sx_cu *c)
+{
+	return cu_bucket_at(x->cu_buckets + c->bucket0 + c->seg_bucket, c->n_segs);
 }
 
 /* A CU, checked once: its slices within their sections, and its stored
@@ -904,7 +921,7 @@ static bool cu_bucket(const struct vg_symindex *x, size_t *at, size_t end, size_
  * (scope indices in vg_symindex_lookup, string offsets in str()), so
  * that a file whose checksums pass by chance or design cannot make a
  * lookup read out of bounds. */
-static bool cu_check(struct vg_symindex *x, const struct sx_cu *c, size_t i)
+static bool cu_check(const struct vg_symindex *x, const struct sx_cu *c)
 {
 	size_t at = c->bucket0, end;
 
@@ -917,8 +934,8 @@ static bool cu_check(struct vg_symindex *x, const struct sx_cu *c, size_t i)
 	    vg_crc32c(0, x->cu_buckets + c->bucket0, (size_t)c->bucket_words * sizeof(uint32_t)) != c->crc)
 		return false;
 	end = at + c->bucket_words;
-	return cu_bucket(x, &at, end, c->n_rows, &x->fast[i].rows) &&
-	       cu_bucket(x, &at, end, c->n_segs, &x->fast[i].segs) && at == end;
+	return cu_bucket_good(x, &at, end, c->n_rows) && at == (size_t)c->bucket0 + c->seg_bucket &&
+	       cu_bucket_good(x, &at, end, c->n_segs) && at == end;
 }
 
 /* *state (0: not checked yet, 1 good, 2 bad) after check() ran once,
@@ -961,7 +978,7 @@ static bool checked_lockless(struct vg_symindex *x, uint8_t *state,
 
 static bool cu_check_nth(struct vg_symindex *x, size_t i)
 {
-	return cu_check(x, &x->cus[i], i);
+	return cu_check(x, &x->cus[i]);
 }
 
 static bool cu_good(struct vg_symindex *x, const struct sx_cu *c)
@@ -1139,8 +1156,6 @@ static inline bool tab_vouch(struct vg_symindex *x, const struct cu_view *v, con
 struct vg_symindex *vg_symindex_free(struct vg_symindex *x)
 {
 	if (x) {
-		/* The bucket tables point into the file. */
-		vg_sparse_free(x->fast, x->n_cus, sizeof(*x->fast));
 		for (int i = 0; i < CHECK_STRIPES; i++)
 			pthread_mutex_destroy(&x->check_lock[i]);
 		free(x->chunk_nul_end);
@@ -1225,9 +1240,12 @@ static inline size_t count_le(struct vg_symindex *x, const struct cu_view *v,
 }
 
 /* How many of v's rows start at or below addr. */
-static size_t rows_le(struct vg_symindex *x, const struct cu_view *v, uint64_t addr, bool *bad)
+static inline size_t rows_le(struct vg_symindex *x, const struct cu_view *v, uint64_t addr,
+			      bool *bad)
 {
-	return count_le(x, v, &x->fast[v->i].rows, x->row_addr + v->c->row0, sizeof(uint64_t),
+	struct vg_bucket b = cu_rows_bucket(x, v->c);
+
+	return count_le(x, v, &b, x->row_addr + v->c->row0, sizeof(uint64_t),
 			v->c->n_rows, addr, bad);
 }
 
@@ -1255,7 +1273,8 @@ static inline uint32_t find_scope(struct vg_symindex *x, const struct cu_view *v
 				  uint64_t addr, bool *bad)
 {
 	const struct sx_seg *segs = x->segs + v->c->seg0;
-	size_t lo = count_le(x, v, &x->fast[v->i].segs, &segs->lo, sizeof(*segs), v->c->n_segs,
+	struct vg_bucket b = cu_segs_bucket(x, v->c);
+	size_t lo = count_le(x, v, &b, &segs->lo, sizeof(*segs), v->c->n_segs,
 			     addr, bad);
 
 	if (lo == 0)
@@ -1270,23 +1289,21 @@ static inline uint32_t find_scope(struct vg_symindex *x, const struct cu_view *v
 void vg_symindex_prefetch(const struct vg_symindex *x, uint64_t addr)
 {
 	const struct sx_cu *c = find_cu(x, addr);
-	const struct sx_fast *f;
-	size_t i, lo, hi;
+	struct vg_bucket rows, segs;
+	size_t lo, hi;
 
-	/* Only a CU already checked: its buckets are built, its pages
+	/* Only a CU already checked: its buckets are checked, its pages
 	 * mapped (a prefetch of an unmapped page is dropped anyway). */
-	if (!c)
+	if (!c || __atomic_load_n(&x->cu_state[c - x->cus], __ATOMIC_ACQUIRE) != 1)
 		return;
-	i = (size_t)(c - x->cus);
-	if (__atomic_load_n(&x->cu_state[i], __ATOMIC_ACQUIRE) != 1)
-		return;
-	f = &x->fast[i];
-	vg_bucket_span(&f->rows, c->n_rows, addr, &lo, &hi);
+	rows = cu_rows_bucket(x, c);
+	segs = cu_segs_bucket(x, c);
+	vg_bucket_span(&rows, c->n_rows, addr, &lo, &hi);
 	if (lo < hi) {
 		vg_prefetch_span(x->row_addr + c->row0 + lo, (hi - lo) * sizeof(uint64_t));
 		vg_prefetch_span(x->rows + c->row0 + lo, (hi - lo) * sizeof(struct sx_row));
 	}
-	vg_bucket_span(&f->segs, c->n_segs, addr, &lo, &hi);
+	vg_bucket_span(&segs, c->n_segs, addr, &lo, &hi);
 	if (lo < hi)
 		vg_prefetch_span(x->segs + c->seg0 + lo, (hi - lo) * sizeof(struct sx_seg));
 }
@@ -1325,9 +1342,9 @@ void vg_symindex_prefetch_records(struct vg_symindex *x, uint64_t addr)
 
 	if (!x->prefetch_records || !(c = find_cu(x, addr)))
 		return;
-	cu_view(x, c, false, &v);
-	if (__atomic_load_n(&x->cu_state[v.i], __ATOMIC_ACQUIRE) != 1)
+	if (__atomic_load_n(&x->cu_state[c - x->cus], __ATOMIC_ACQUIRE) != 1)
 		return;
+	cu_view(x, c, false, &v);
 	/* The chunks these searches read are checked here, a lookup
 	 * before the lookup would (a memo from unchecked chunks could not
 	 * be taken; a batch of the generated binary starts a chunk every
