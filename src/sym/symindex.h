@@ -7,7 +7,7 @@
  * The file is untrusted input (another version of vigil, a disk error, a
  * hand edit): the magic, version, the key it was built for, CRC-32Cs
  * covering every byte that is read and every section's bounds are
- * checked before a lookup uses them (a CU's bucket tables, each 4 KiB of
+ * checked before a lookup uses them (a CU's bucket tables, each 1 KiB of
  * the CUs' tables, the symbol table and the strings when first needed,
  * so that a first answer does not read the whole file); every reference
  * between tables where a lookup follows it.  The order the searches rely on is the checksum's: out of
@@ -35,7 +35,7 @@
  *             (version 6: built by the writer, not by each run);
  *   strings   NUL-terminated; names and files are offsets into it
  *             (UINT32_MAX: none);
- *   str_crc   CRC-32C of each 64 KiB of strings;
+ *   str_crc   CRC-32C of each 1 KiB of strings;
  *   syms      the ELF symbol table the symbolizer reads for the keyed
  *             file, when the caller kept one (version 3): {vaddr, size,
  *             limit, name, dyn, ifunc} in elf/symbols.c's order, so that
@@ -44,7 +44,7 @@
  *   sym_buckets  the bucket table (util/bucket.h) over syms' addresses,
  *             its first key and width in the header, with the CRC-32C
  *             of the three (checked at the first symbol lookup);
- *   tab_crc   CRC-32C of each 4 KiB of the span from scopes to the end
+ *   tab_crc   CRC-32C of each 1 KiB of the span from scopes to the end
  *             of rows (version 6), each checked when a search first
  *             reads in it. */
 #ifndef VG_SYM_SYMINDEX_H
@@ -100,7 +100,7 @@ enum vg_symindex_flags {
  * return a reader over it (data is borrowed: keep it mapped while the
  * reader lives).  What every lookup reads is checked here (header, its
  * checksum over the ranges and the CU table, section bounds, the ranges'
- * order); each CU's tables and each 64 KiB of strings when a lookup first
+ * order); each CU's tables and each 1 KiB of strings when a lookup first
  * needs them (vg_symindex_lookup).  0, or -EINVAL with a sentence in err
  * saying what is wrong (truncated, checksum, foreign key, an offset out
  * of bounds), or -ENOMEM. */

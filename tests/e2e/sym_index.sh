@@ -192,7 +192,7 @@ flipped_chunk() {  # NAME NEAR FAR FLIP_AT BYTES
 }
 
 # By chunk: libc's symbol table has thousands of records, checksummed
-# 128 to a chunk (and its strings 4 KiB to one).  A record flipped in one
+# 32 to a chunk (and its strings 1 KiB to one).  A record flipped in one
 # chunk is caught by the lookup that reads it; a lookup that reads other
 # chunks answers from the index as it is, which stays unchanged.
 libc=/lib/x86_64-linux-gnu/libc.so.6
@@ -209,20 +209,20 @@ read -r near far flip_at < <("$PYTHON" -c "
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
 off, size = struct.unpack_from('<QQ', d, 288 + 16 * 9)
-n = size // 32
-assert n > 6 * 128, n
+n, chunk = size // 32, 32
+assert n > 6 * chunk, n
 def pick(first):
     for i in range(first, n):
         vaddr, sz = struct.unpack_from('<QQ', d, off + 32 * i)
         if sz >= 16:
             return i, vaddr + sz // 2
-i, near = pick(2 * 128 + 10)
-_, far = pick((n // 128 - 1) * 128 + 10)
+i, near = pick(2 * chunk + 10)
+_, far = pick((n // chunk - 1) * chunk + 10)
 print(hex(near), hex(far), off + 32 * i + 8)" "$libc_idx") ||
 	harness_error "cannot read the symbol table of $libc_idx"
 flipped_chunk sym "$near" "$far" "$flip_at" '\x5a\x5a\x5a'
 
-# The CUs' tables likewise, 4 KiB to a chunk (format 6): the line of a
+# The CUs' tables likewise, 1 KiB to a chunk (format 6): the line of a
 # row in the middle of a large CU flipped; the lookup of that row's
 # address reads it, one of a row in another CU far away does not.  The
 # CU table (section 1: 40-byte records {scope0, n_scopes, seg0, n_segs,
@@ -247,7 +247,7 @@ big = [cu for cu in cus if cu[5] >= 2000]
 assert len(big) >= 2, len(big)
 i, near = pick(big[len(big) // 2])
 j, far = pick(big[0] if abs(big[0][4] - i) > abs(big[-1][4] - i) else big[-1])
-assert abs(i - j) * 12 > 3 * 4096, (i, j)
+assert abs(i - j) * 12 > 3 * 1024, (i, j)
 print(hex(near), hex(far), sec[5][0] + 12 * i + 4)" "$libc_idx") ||
 	harness_error "cannot read the line rows of $libc_idx"
 cmp -s "$libc_idx" "$T/libc-good.vsx" || harness_error "the libc index was not left as first written"
