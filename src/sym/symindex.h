@@ -6,7 +6,7 @@
  *
  * The file is untrusted input (another version of vigil, a disk error, a
  * hand edit): the magic, version, the key it was built for, CRC-32Cs
- * covering every byte that is read and every section's bounds are
+ * covering every byte an answer depends on and every section's bounds are
  * checked before a lookup uses them (a CU's bucket tables, each 1 KiB of
  * the CUs' tables, the symbol table and the strings when first needed,
  * so that a first answer does not read the whole file); every reference
