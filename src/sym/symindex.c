@@ -1022,7 +1022,7 @@ static bool syms_check(struct vg_symindex *x, size_t unused)
 	return true;
 }
 
-static bool syms_good(struct vg_symindex *x)
+static inline bool syms_good(struct vg_symindex *x)
 {
 	return checked_once(x, &x->sym_state, 0, syms_check, 0);
 }
