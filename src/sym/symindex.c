@@ -454,9 +454,7 @@ static int put_cu(struct cu *c, struct buf *sec, struct interner *in,
 		       sizeof(struct seg), c->n_segs, SEG_PER_BUCKET) < 0)
 		return -ENOMEM;
 	sx->bucket_words = (uint32_t)(sec[SEC_CU_BUCKETS].len / sizeof(uint32_t) - bucket0);
-	sx->crc = vg_crc32c(0, sec[SEC_CU_BUCKETS].p + bucket0 * sizeof(uint32_t),
-			    (size_t)sx->bucket_words * sizeof(uint32_t));
-	return 0;
+	return 0;   /* crc: seal_all */
 }
 
 /* The table span [off, off + len) of a file whose sections are at h's
@@ -557,6 +555,74 @@ static void seal(uint8_t *file, struct sx_header *h)
 	memcpy(file + offsetof(struct sx_header, crc), &h->crc, sizeof(h->crc));
 }
 
+/* first + n within total, without overflow. */
+static bool slice_ok(uint32_t first, uint32_t n, size_t total)
+{
+	return (uint64_t)first + n <= total;
+}
+
+/* The CRC-32C of each chunk of n bytes of data, as many as there are,
+ * into the n_crc entries at crc (the file's, unaligned-safe). */
+static void chunk_crcs(uint8_t *crc, size_t n_crc, const uint8_t *data, size_t n, size_t chunk)
+{
+	for (size_t k = 0; k < n_crc && k * chunk < n; k++) {
+		uint32_t c = vg_crc32c(0, data + k * chunk, n - k * chunk < chunk ? n - k * chunk : chunk);
+
+		memcpy(crc + k * sizeof(c), &c, sizeof(c));
+	}
+}
+
+/* Every checksum of file (its header h, sections within it) from what
+ * it holds: each CU's of its bucket tables, of each chunk of the tables,
+ * of the strings and of the symbols, the symbol table's, the header's.
+ * The writer's last step, and vg_symindex_reseal's; a part that is not
+ * where its checksum says (a slice out of bounds) is left unsealed. */
+static void seal_all(uint8_t *file, struct sx_header *h)
+{
+	const uint8_t *buckets = file + h->sec[SEC_CU_BUCKETS].off;
+	size_t n_bucket_words = h->sec[SEC_CU_BUCKETS].size / sizeof(uint32_t);
+	size_t n_syms = h->sec[SEC_SYMS].size / sizeof(struct sx_sym);
+	size_t tab_off, tab_len;
+
+	for (size_t i = 0; i < h->sec[SEC_CUS].size / sizeof(struct sx_cu); i++) {
+		uint8_t *at = file + h->sec[SEC_CUS].off + i * sizeof(struct sx_cu);
+		struct sx_cu c;
+
+		memcpy(&c, at, sizeof(c));
+		if (!slice_ok(c.bucket0, c.bucket_words, n_bucket_words))
+			continue;
+		c.crc = vg_crc32c(0, buckets + (size_t)c.bucket0 * sizeof(uint32_t),
+				  (size_t)c.bucket_words * sizeof(uint32_t));
+		memcpy(at, &c, sizeof(c));
+	}
+	tab_span(h, &tab_off, &tab_len);
+	chunk_crcs(file + h->sec[SEC_TAB_CRC].off, h->sec[SEC_TAB_CRC].size / sizeof(uint32_t),
+		   file + tab_off, tab_len, TAB_CHUNK);
+	chunk_crcs(file + h->sec[SEC_STR_CRC].off, h->sec[SEC_STR_CRC].size / sizeof(uint32_t),
+		   file + h->sec[SEC_STRINGS].off, h->sec[SEC_STRINGS].size, STR_CHUNK);
+	/* A symbol chunk: its records, then their max ends. */
+	if (h->sec[SEC_SYM_MAX_END].size / sizeof(uint64_t) >= n_syms) {
+		for (size_t k = 0; k < h->sec[SEC_SYM_CRC].size / sizeof(uint32_t) &&
+				   k * SYM_CHUNK < n_syms; k++) {
+			size_t first = k * SYM_CHUNK;
+			size_t m = n_syms - first < SYM_CHUNK ? n_syms - first : SYM_CHUNK;
+			uint32_t c = vg_crc32c(0, file + h->sec[SEC_SYMS].off + first * sizeof(struct sx_sym),
+					       m * sizeof(struct sx_sym));
+
+			c = vg_crc32c(c, file + h->sec[SEC_SYM_MAX_END].off + first * sizeof(uint64_t),
+				      m * sizeof(uint64_t));
+			memcpy(file + h->sec[SEC_SYM_CRC].off + k * sizeof(c), &c, sizeof(c));
+		}
+	}
+	if (h->sym_of) {
+		h->sym_crc = vg_crc32c(0, file + h->sec[SEC_SYM_BUCKETS].off, h->sec[SEC_SYM_BUCKETS].size);
+		h->sym_crc = vg_crc32c(h->sym_crc, file + h->sec[SEC_SYM_CRC].off,
+				       h->sec[SEC_SYM_CRC].size);
+	}
+	memcpy(file, h, sizeof(*h));
+	seal(file, h);
+}
+
 int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 			  uint32_t sym_of, const struct vg_symindex_origin *origin,
 			  const char *key, uint8_t **out, size_t *out_len)
@@ -599,23 +665,8 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 		rc = put_syms(sym_img, sec, &in, &h);
 		if (rc < 0)
 			goto fail;
-		if (sec[SEC_SYMS].len) {
-			size_t n = sec[SEC_SYMS].len / sizeof(struct sx_sym);
-
+		if (sec[SEC_SYMS].len)
 			h.sym_of = sym_of;
-			for (size_t k = 0; k < n; k += SYM_CHUNK) {
-				size_t m = n - k < SYM_CHUNK ? n - k : SYM_CHUNK;
-				uint32_t c = vg_crc32c(0, sec[SEC_SYMS].p + k * sizeof(struct sx_sym),
-						       m * sizeof(struct sx_sym));
-
-				c = vg_crc32c(c, sec[SEC_SYM_MAX_END].p + k * sizeof(uint64_t),
-					      m * sizeof(uint64_t));
-				if (buf_put(&sec[SEC_SYM_CRC], &c, sizeof(c)))
-					goto oom;
-			}
-			h.sym_crc = vg_crc32c(0, sec[SEC_SYM_BUCKETS].p, sec[SEC_SYM_BUCKETS].len);
-			h.sym_crc = vg_crc32c(h.sym_crc, sec[SEC_SYM_CRC].p, sec[SEC_SYM_CRC].len);
-		}
 	}
 	/* Every count is a uint32_t in the file. */
 	for (int s = 0; s < N_SEC; s++)
@@ -625,23 +676,26 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 		}
 	sec[SEC_STRINGS] = in.strings;
 	in.strings = (struct buf){ 0 };
-	for (size_t off = 0; off < sec[SEC_STRINGS].len; off += STR_CHUNK) {
-		size_t n = sec[SEC_STRINGS].len - off < STR_CHUNK ? sec[SEC_STRINGS].len - off : STR_CHUNK;
-		uint32_t c = vg_crc32c(0, sec[SEC_STRINGS].p + off, n);
-
-		if (buf_put(&sec[SEC_STR_CRC], &c, sizeof(c)))
-			goto oom;
-	}
 	total = pad8(sizeof(h));
 	for (int s = 0; s < N_SEC; s++) {
-		size_t tab_off, tab_len;
+		size_t tab_off, tab_len, n = 0;
 
-		if (s == SEC_TAB_CRC) {
-			/* Its size follows from the table span, laid out by now
-			 * (tab_secs come first); its values once written. */
+		/* The checksum sections' sizes follow from what they cover,
+		 * laid out before them; their values are seal_all's. */
+		switch (s) {
+		case SEC_STR_CRC:
+			n = (sec[SEC_STRINGS].len + STR_CHUNK - 1) / STR_CHUNK;
+			break;
+		case SEC_SYM_CRC:
+			n = (sec[SEC_SYMS].len / sizeof(struct sx_sym) + SYM_CHUNK - 1) / SYM_CHUNK;
+			break;
+		case SEC_TAB_CRC:
 			tab_span(&h, &tab_off, &tab_len);
-			sec[s].len = (tab_len + TAB_CHUNK - 1) / TAB_CHUNK * sizeof(uint32_t);
+			n = (tab_len + TAB_CHUNK - 1) / TAB_CHUNK;
+			break;
 		}
+		if (s == SEC_STR_CRC || s == SEC_SYM_CRC || s == SEC_TAB_CRC)
+			sec[s].len = n * sizeof(uint32_t);
 		h.sec[s].off = total;
 		h.sec[s].size = sec[s].len;
 		total += pad8(sec[s].len);
@@ -656,21 +710,9 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 		goto oom;
 	memcpy(file, &h, sizeof(h));
 	for (int s = 0; s < N_SEC; s++)
-		if (sec[s].len && s != SEC_TAB_CRC)
+		if (sec[s].p && sec[s].len)
 			memcpy(file + h.sec[s].off, sec[s].p, sec[s].len);
-	{
-		size_t tab_off, tab_len;
-		uint8_t *crc_at = file + h.sec[SEC_TAB_CRC].off;
-
-		tab_span(&h, &tab_off, &tab_len);
-		for (size_t k = 0; k * TAB_CHUNK < tab_len; k++) {
-			size_t n = tab_len - k * TAB_CHUNK < TAB_CHUNK ? tab_len - k * TAB_CHUNK : TAB_CHUNK;
-			uint32_t c = vg_crc32c(0, file + tab_off + k * TAB_CHUNK, n);
-
-			memcpy(crc_at + k * sizeof(c), &c, sizeof(c));
-		}
-	}
-	seal(file, &h);
+	seal_all(file, &h);
 	*out = file;
 	*out_len = total;
 	rc = 0;
@@ -726,10 +768,42 @@ static bool records_outgrow_l2(const struct vg_symindex *x)
 /* The last serial handed to an opened index (struct vg_symindex). */
 static uint64_t next_serial;
 
-/* first + n within total, without overflow. */
-static bool slice_ok(uint32_t first, uint32_t n, size_t total)
+/* The header of the len bytes at p into *h, and each section's count
+ * of records into n: magic, version, sizes, each section within the file
+ * and a whole number of records. */
+static int header_check(const uint8_t *p, size_t len, struct sx_header *h, size_t n[N_SEC],
+			struct vg_error *err)
 {
-	return (uint64_t)first + n <= total;
+	if (len < sizeof(*h))
+		return vg_error_set(err, -EINVAL, "truncated (%zu bytes, shorter than its header)", len);
+	memcpy(h, p, sizeof(*h));
+	if (memcmp(h->magic, SX_MAGIC, sizeof(h->magic)) != 0)
+		return vg_error_set(err, -EINVAL, "not a vigil symbol index (bad magic)");
+	if (h->version != VG_SYMINDEX_VERSION || h->header_size != sizeof(*h))
+		return vg_error_set(err, -EINVAL, "format version %u, this vigil reads %u",
+				    h->version, VG_SYMINDEX_VERSION);
+	if (h->file_size != len)
+		return vg_error_set(err, -EINVAL, "truncated or extended (%zu bytes, its header says %llu)",
+				    len, (unsigned long long)h->file_size);
+	for (int s = 0; s < N_SEC; s++) {
+		if (h->sec[s].off % 8 || h->sec[s].off < sizeof(*h) || h->sec[s].off > len ||
+		    h->sec[s].size > len - h->sec[s].off || h->sec[s].size % rec_size[s])
+			return vg_error_set(err, -EINVAL, "section %d out of bounds", s);
+		n[s] = h->sec[s].size / rec_size[s];
+	}
+	return 0;
+}
+
+int vg_symindex_reseal(void *data, size_t len, struct vg_error *err)
+{
+	struct sx_header h;
+	size_t n[N_SEC];
+	int rc = header_check(data, len, &h, n, err);
+
+	if (rc < 0)
+		return rc;
+	seal_all(data, &h);
+	return 0;
 }
 
 int vg_symindex_open_mem(const void *data, size_t len, const char *key,
@@ -739,25 +813,12 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 	struct sx_header h;
 	struct vg_symindex *x;
 	size_t n[N_SEC];
+	int rc;
 
 	*out = NULL;
-	if (len < sizeof(h))
-		return vg_error_set(err, -EINVAL, "truncated (%zu bytes, shorter than its header)", len);
-	memcpy(&h, p, sizeof(h));
-	if (memcmp(h.magic, SX_MAGIC, sizeof(h.magic)) != 0)
-		return vg_error_set(err, -EINVAL, "not a vigil symbol index (bad magic)");
-	if (h.version != VG_SYMINDEX_VERSION || h.header_size != sizeof(h))
-		return vg_error_set(err, -EINVAL, "format version %u, this vigil reads %u",
-				    h.version, VG_SYMINDEX_VERSION);
-	if (h.file_size != len)
-		return vg_error_set(err, -EINVAL, "truncated or extended (%zu bytes, its header says %llu)",
-				    len, (unsigned long long)h.file_size);
-	for (int s = 0; s < N_SEC; s++) {
-		if (h.sec[s].off % 8 || h.sec[s].off < sizeof(h) || h.sec[s].off > len ||
-		    h.sec[s].size > len - h.sec[s].off || h.sec[s].size % rec_size[s])
-			return vg_error_set(err, -EINVAL, "section %d out of bounds", s);
-		n[s] = h.sec[s].size / rec_size[s];
-	}
+	rc = header_check(p, len, &h, n, err);
+	if (rc < 0)
+		return rc;
 	if (!(flags & VG_SYMINDEX_NO_CRC) && header_crc(p, &h) != h.crc)
 		return vg_error_set(err, -EINVAL, "checksum mismatch (corrupt)");
 	if (h.key_len > VG_SYMINDEX_KEY_MAX || h.key_len != strlen(key) ||

@@ -109,6 +109,14 @@ int vg_symindex_open_mem(const void *data, size_t len, const char *key,
 			 struct vg_error *err);
 struct vg_symindex *vg_symindex_free(struct vg_symindex *x);
 
+/* Every checksum of the index file at data (len bytes, 8-byte aligned)
+ * recomputed in place from what it holds, when its header and section
+ * table are sound (the rest may be anything): for tests, so that an
+ * edited file passes its checksums and the checks behind them are
+ * reached (fuzz_symindex).  The writer seals with the same code.  0, or
+ * -EINVAL with a sentence in err. */
+int vg_symindex_reseal(void *data, size_t len, struct vg_error *err);
+
 /* A hint: the lines of the index that a lookup of addr will read first
  * (its CU's line rows and scope segments, within their buckets) are
  * fetched into the cache, so that a batch that calls this some lookups

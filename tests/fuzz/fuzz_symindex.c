@@ -1,10 +1,12 @@
 /* fuzz_symindex.c - libFuzzer harness for the persistent symbol index
  * loader (sym/symindex.h): a cache file is untrusted input.
  *
- * The input is a whole index file.  It is checked twice: as it is (most
- * mutations then fail a checksum, which must be said, not crashed on),
- * and with VG_SYMINDEX_NO_CRC, so that the bounds, reference and order
- * checks behind the checksums are reached too.  The key asked for is the
+ * The input is a whole index file.  It is checked three times: as it is
+ * (most mutations then fail a checksum, which must be said, not crashed
+ * on), with VG_SYMINDEX_NO_CRC, so that the bounds, reference and order
+ * checks behind the checksums are reached too, and resealed with one
+ * byte then changed (try_resealed), so that the lookups' checks by chunk
+ * fail where they read it.  The key asked for is the
  * one the file claims (bytes 28..31 its length, the key from byte 32: the
  * header of symindex.c), else the key check would stop every input.  A file that is accepted is then looked up at every range's
  * ends and at addresses taken from the input, each after the two
@@ -135,6 +137,36 @@ static void try_open(const uint8_t *buf, size_t size, const char *key, unsigned 
 	vg_symindex_free(x);
 }
 
+/* The input resealed (vg_symindex_reseal: every checksum true to what
+ * it holds) and, when its last byte is odd, one byte of it then changed
+ * where its last but one to last but four bytes say: a file edited by
+ * someone who recomputed the checksums, with one piece left wrong.  So
+ * the checks of chunks, CUs, whole CUs and the symbol table fail where
+ * a lookup reads that piece, with the checksums on (unreached otherwise:
+ * a mutation fails the header's first). */
+static void try_resealed(const uint8_t *data, size_t size, const char *key)
+{
+	struct vg_error err = { 0 };
+	uint8_t *buf = malloc(size ? size : 1);
+
+	if (!buf)
+		return;
+	memcpy(buf, data, size);
+	if (vg_symindex_reseal(buf, size, &err) == 0) {
+		if (size >= 8 && (data[size - 1] & 1)) {
+			uint32_t at;
+
+			memcpy(&at, data + size - 5, sizeof(at));
+			buf[at % size] ^= 0x5a;
+		}
+		try_open(buf, size, key, 0);
+		try_open(buf, size, key, VG_SYMINDEX_PREFETCH_RECORDS);
+	} else if (!err.msg[0]) {
+		abort();  /* a refusal always says why */
+	}
+	free(buf);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char key[VG_SYMINDEX_KEY_MAX + 1] = "";
@@ -156,5 +188,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	try_open(buf, size, key, 0);
 	try_open(buf, size, key, VG_SYMINDEX_NO_CRC | VG_SYMINDEX_PREFETCH_RECORDS);
 	free(buf);
+	try_resealed(data, size, key);
 	return 0;
 }
