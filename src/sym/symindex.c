@@ -572,6 +572,18 @@ static void chunk_crcs(uint8_t *crc, size_t n_crc, const uint8_t *data, size_t n
 	}
 }
 
+/* The CRC-32C of symbol chunk k of n symbols: its records, then their
+ * running maximum of ends (the writer's and the reader's). */
+static uint32_t sym_chunk_crc(const void *syms, const void *max_end, size_t n, size_t k)
+{
+	size_t first = k * SYM_CHUNK, m = n - first < SYM_CHUNK ? n - first : SYM_CHUNK;
+	uint32_t crc = vg_crc32c(0, (const uint8_t *)syms + first * sizeof(struct sx_sym),
+				 m * sizeof(struct sx_sym));
+
+	return vg_crc32c(crc, (const uint8_t *)max_end + first * sizeof(uint64_t),
+			 m * sizeof(uint64_t));
+}
+
 /* Every checksum of file (its header h, sections within it) from what
  * it holds: each CU's of its bucket tables, of each chunk of the tables,
  * of the strings and of the symbols, the symbol table's, the header's.
@@ -604,13 +616,9 @@ static void seal_all(uint8_t *file, struct sx_header *h)
 	if (h->sec[SEC_SYM_MAX_END].size / sizeof(uint64_t) >= n_syms) {
 		for (size_t k = 0; k < h->sec[SEC_SYM_CRC].size / sizeof(uint32_t) &&
 				   k * SYM_CHUNK < n_syms; k++) {
-			size_t first = k * SYM_CHUNK;
-			size_t m = n_syms - first < SYM_CHUNK ? n_syms - first : SYM_CHUNK;
-			uint32_t c = vg_crc32c(0, file + h->sec[SEC_SYMS].off + first * sizeof(struct sx_sym),
-					       m * sizeof(struct sx_sym));
+			uint32_t c = sym_chunk_crc(file + h->sec[SEC_SYMS].off,
+						   file + h->sec[SEC_SYM_MAX_END].off, n_syms, k);
 
-			c = vg_crc32c(c, file + h->sec[SEC_SYM_MAX_END].off + first * sizeof(uint64_t),
-				      m * sizeof(uint64_t));
 			memcpy(file + h->sec[SEC_SYM_CRC].off + k * sizeof(c), &c, sizeof(c));
 		}
 	}
@@ -678,24 +686,19 @@ int vg_symindex_serialize(struct vg_dwindex *ix, const struct vg_image *sym_img,
 	in.strings = (struct buf){ 0 };
 	total = pad8(sizeof(h));
 	for (int s = 0; s < N_SEC; s++) {
-		size_t tab_off, tab_len, n = 0;
+		size_t tab_off, tab_len;
 
 		/* The checksum sections' sizes follow from what they cover,
 		 * laid out before them; their values are seal_all's. */
-		switch (s) {
-		case SEC_STR_CRC:
-			n = (sec[SEC_STRINGS].len + STR_CHUNK - 1) / STR_CHUNK;
-			break;
-		case SEC_SYM_CRC:
-			n = (sec[SEC_SYMS].len / sizeof(struct sx_sym) + SYM_CHUNK - 1) / SYM_CHUNK;
-			break;
-		case SEC_TAB_CRC:
+		if (s == SEC_STR_CRC)
+			sec[s].len = (sec[SEC_STRINGS].len + STR_CHUNK - 1) / STR_CHUNK * sizeof(uint32_t);
+		if (s == SEC_SYM_CRC)
+			sec[s].len = (sec[SEC_SYMS].len / sizeof(struct sx_sym) + SYM_CHUNK - 1) /
+				     SYM_CHUNK * sizeof(uint32_t);
+		if (s == SEC_TAB_CRC) {
 			tab_span(&h, &tab_off, &tab_len);
-			n = (tab_len + TAB_CHUNK - 1) / TAB_CHUNK;
-			break;
+			sec[s].len = (tab_len + TAB_CHUNK - 1) / TAB_CHUNK * sizeof(uint32_t);
 		}
-		if (s == SEC_STR_CRC || s == SEC_SYM_CRC || s == SEC_TAB_CRC)
-			sec[s].len = n * sizeof(uint32_t);
 		h.sec[s].off = total;
 		h.sec[s].size = sec[s].len;
 		total += pad8(sec[s].len);
@@ -1091,15 +1094,8 @@ static inline bool syms_good(struct vg_symindex *x)
 /* Symbol chunk k: its records' and max ends' checksum. */
 static bool sym_chunk_check(struct vg_symindex *x, size_t k)
 {
-	size_t first = k * SYM_CHUNK;
-	size_t m = x->n_syms - first < SYM_CHUNK ? x->n_syms - first : SYM_CHUNK;
-	uint32_t crc;
-
-	if (x->no_crc)
-		return true;
-	crc = vg_crc32c(0, x->syms + first, m * sizeof(*x->syms));
-	crc = vg_crc32c(crc, x->sym_max_end + first, m * sizeof(uint64_t));
-	return crc == x->sym_chunk_crc[k];
+	return x->no_crc || sym_chunk_crc(x->syms, x->sym_max_end, x->n_syms, k) ==
+			    x->sym_chunk_crc[k];
 }
 
 /* symtab.h's vouch: records [first, end) (and their max ends), each
