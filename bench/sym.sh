@@ -28,7 +28,9 @@
 # Ratios vigil/fastest other for both.  Also peak RSS (/usr/bin/time -f %M
 # over one more cold run, not timed), first-answer latency (one address on
 # stdin, time to the first output line, median of 11 after 3 not timed,
-# fastest-slowest shown), and vigil's answers against llvm-symbolizer's:
+# fastest-slowest shown, beside a floor: bench/targets/echo_line.c, a C
+# program that echoes its line, timed in the same slots), and vigil's
+# answers against llvm-symbolizer's:
 # byte-identical blocks, and blocks identical modulo function-name aliases by
 # tests/e2e/sym_oracle.py's rules (file:line:column of every frame exact),
 # up to 5 other differences shown.  The measuring is
@@ -82,6 +84,8 @@ if [[ ! -x $gen/gen_funcs || "$(cat "$gen/stamp" 2>/dev/null)" != "$stamp" ]]; t
     echo "$stamp" >"$gen/stamp"
 fi
 
+compile_target echo_line
+
 echo
 echo "vigil sym benchmark: cold $naddrs and long $((3 * naddrs)) addresses per binary" \
      "(eu-addr2line: $eu_addrs, cold only), median of $runs runs, page cache warm"
@@ -91,5 +95,5 @@ echo "tools: $(addr2line --version | head -n1); $(eu-addr2line --version | head 
      "llvm-symbolizer-14 $(llvm-symbolizer-14 --version | sed -n 's/.*LLVM version //p' | head -n1)"
 
 python3 "$root/bench/sym_bench.py" --vigil "$vigil" --tmp "$tmp" --addrs "$naddrs" \
-    --eu-addrs "$eu_addrs" --runs "$runs" "generated:$gen/gen_funcs" "libc:$libc" ||
+    --eu-addrs "$eu_addrs" --runs "$runs" --floor "$out/echo_line" "generated:$gen/gen_funcs" "libc:$libc" ||
     die "a symbolizer failed (see above)"
