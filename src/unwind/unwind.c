@@ -61,12 +61,19 @@ struct vg_unwinder {
 	struct vg_unwind_stats stats;
 };
 
+/* The first and last CACHE_REGION-byte regions slot i lies in. */
+static void slot_regions(size_t i, size_t *first, size_t *last)
+{
+	*first = i * sizeof(struct slot) / CACHE_REGION;
+	*last = ((i + 1) * sizeof(struct slot) - 1) / CACHE_REGION;
+}
+
 /* Marks the regions slot s lies in as written. */
 static void touch(struct vg_unwinder *u, const struct slot *s)
 {
-	size_t first = (size_t)((const char *)s - (const char *)u->cache) / CACHE_REGION;
-	size_t last = (size_t)((const char *)(s + 1) - 1 - (const char *)u->cache) / CACHE_REGION;
+	size_t first, last;
 
+	slot_regions((size_t)(s - u->cache), &first, &last);
 	for (size_t r = first; r <= last; r++)
 		u->touched[r / 64] |= 1ull << (r % 64);
 }
@@ -76,9 +83,9 @@ static void touch(struct vg_unwinder *u, const struct slot *s)
  * (and clearing it would write a page nothing else wrote). */
 static bool touched(const struct vg_unwinder *u, size_t i)
 {
-	size_t first = i * sizeof(struct slot) / CACHE_REGION;
-	size_t last = ((i + 1) * sizeof(struct slot) - 1) / CACHE_REGION;
+	size_t first, last;
 
+	slot_regions(i, &first, &last);
 	for (size_t r = first; r <= last; r++)
 		if (!(u->touched[r / 64] & 1ull << (r % 64)))
 			return false;
