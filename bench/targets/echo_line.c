@@ -1,7 +1,7 @@
 /* echo_line: the least a dynamically linked C program does to answer a
  * first-answer measurement, for bench/sym_bench.py's floor.
  *
- *   echo_line [WORD...]
+ *   echo_line
  *
  * Writes back its first line of standard input, or "-" when there is none
  * (the address was on the command line), and exits.  sym_bench.py times it
